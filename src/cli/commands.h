@@ -1,0 +1,8 @@
+/* commands: one entry point per subcommand; main.c only dispatches. Each
+ * returns the process exit code (0 ok, 1 run/check failed, 2 bad usage). */
+#ifndef SERVELAB_COMMANDS_H
+#define SERVELAB_COMMANDS_H
+
+int cmd_sim(int argc, char **argv);
+
+#endif

@@ -1,0 +1,13 @@
+/* clock: the one monotonic clock every timestamp in servelab comes from.
+ * Microseconds as int64 keep arithmetic exact; ms conversions are for output. */
+#ifndef SERVELAB_CLOCK_H
+#define SERVELAB_CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in microseconds. */
+int64_t mono_us(void);
+/* Wall-clock UTC as "YYYY-MM-DDTHH:MM:SS.mmmZ" into buf (>= 32 bytes). */
+void utc_now_iso(char *buf, int n);
+
+#endif

@@ -1,0 +1,129 @@
+/* util: fatal errors, checked allocation, strict parsing, hashing. */
+#include "common/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+void die(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("servelab: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(code);
+}
+
+void warnx_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("servelab: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die(1, "out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        die(1, "out of memory allocating %zu x %zu bytes", n, size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        die(1, "out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+int parse_int(const char *s, long *out) {
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_double(const char *s, double *out) {
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || isnan(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_duration_ms(const char *s, double *out_ms) {
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || isnan(v) || v < 0)
+        return -1;
+    double scale;
+    if (!*end || !strcmp(end, "s"))
+        scale = 1000;
+    else if (!strcmp(end, "ms"))
+        scale = 1;
+    else if (!strcmp(end, "us"))
+        scale = 0.001;
+    else if (!strcmp(end, "m"))
+        scale = 60000;
+    else
+        return -1;
+    *out_ms = v * scale;
+    return 0;
+}
+
+uint64_t mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL ^ mix64(seed);
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return mix64(h);
+}
+
+void raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}

@@ -1,0 +1,36 @@
+/* util: small helpers every module uses: one-line fatal errors, checked
+ * allocation, and string parsing with error reporting. Kept tiny on purpose. */
+#ifndef SERVELAB_UTIL_H
+#define SERVELAB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SERVELAB_VERSION "0.1.0"
+
+/* Print "servelab: <message>" on stderr and exit with `code`. */
+_Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "servelab: warning: <message>" on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Strict number parsing: the whole string must be a number. Return 0 on
+ * success, -1 on error (value untouched). */
+int parse_int(const char *s, long *out);
+int parse_double(const char *s, double *out);
+/* A duration: "750ms", "1.5s", "2m", "30" (seconds) -> milliseconds. */
+int parse_duration_ms(const char *s, double *out_ms);
+
+/* 64-bit mixing hash (splitmix64 finaliser) and FNV-1a over bytes. */
+uint64_t mix64(uint64_t x);
+uint64_t hash_bytes(const void *data, size_t n, uint64_t seed);
+
+/* Raise the open-file limit to its hard maximum (load tools need many
+ * sockets). */
+void raise_fd_limit(void);
+
+#endif

@@ -1,0 +1,702 @@
+/* api: request handling for `servelab sim`.
+ *
+ * A completion request becomes a sim_request holding the engine's `seq`.
+ * The engine's emit callback turns each token into an SSE event written at
+ * once (or appends it to the whole answer when not streaming). When the
+ * request ends, however it ends, one trace row is written with the times
+ * as the server saw them: first_token_ms is read right after the first
+ * token's bytes went to the socket.
+ *
+ * The wire format follows vLLM's OpenAI server: `text_completion` chunks,
+ * `chat.completion.chunk` with a role-only first delta, the finish reason on
+ * the last token's chunk, an optional usage-only chunk with empty `choices`,
+ * per-chunk usage with `continuous_usage_stats`, then `data: [DONE]`. */
+#include "sim/api.h"
+#include "common/clock.h"
+#include "common/tokens.h"
+#include "common/util.h"
+#include "sim/metrics.h"
+
+#include <event2/buffer.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sim_server {
+    struct event_base *base;
+    sim_config cfg;
+    engine *eng;
+    httpd *http;
+    struct event *step_timer, *flush_timer;
+    int64_t t0_us;
+    sim_metrics metrics;
+    FILE *trace;
+    char *model_json; /* model id as a JSON string literal, quotes included */
+    uint64_t counter;
+};
+
+typedef struct sim_request {
+    sim_server *srv;
+    http_conn *conn;
+    seq s;
+    int chat, stream, include_usage, continuous_usage;
+    char id[40];
+    char request_id[128];
+    long created;
+    fault_kind fault;
+    int fault_at;
+    int status;
+    struct evbuffer *text; /* the whole answer, when not streaming */
+    struct event *stall_timer;
+    int64_t first_write_us; /* server-relative, -1 until the first token left */
+    uint64_t token_seed;
+} sim_request;
+
+/* The simulator's output vocabulary: common English word pieces, so the
+ * streamed text looks like text and never needs JSON escaping. */
+static const char *const vocab[] = {
+    " the", " of", " and", " to", " in", " a", " is", " that", " for", " it", " as", " was",
+    " with", " be", " by", " on", " not", " he", " this", " are", " or", " his", " from",
+    " at", " which", " but", " have", " an", " had", " they", " you", " were", " their",
+    " one", " all", " we", " can", " her", " has", " there", " been", " if", " more",
+    " when", " will", " would", " who", " so", " no", " model", " server", " token",
+    " cache", " batch", " request", " latency", ".", ",", " time", " first", " queue",
+    " memory", " load", " user"};
+#define VOCAB_SIZE (sizeof vocab / sizeof *vocab)
+
+static int64_t now_rel(const sim_server *s) {
+    return mono_us() - s->t0_us;
+}
+
+static const char *token_text(const sim_request *r, int index) {
+    return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
+}
+
+/* ---- error replies ---- */
+
+static const char *error_type(int status) {
+    switch (status) {
+    case 404: return "NotFoundError";
+    case 429: return "RateLimitError";
+    case 500: return "InternalServerError";
+    default: return "BadRequestError";
+    }
+}
+
+static void reply_error(http_conn *c, int status, const char *message) {
+    json_t *err = json_pack("{s:{s:s,s:s,s:n,s:i}}", "error", "message", message, "type",
+                            error_type(status), "param", "code", status);
+    char *body = json_dumps(err, JSON_COMPACT);
+    http_reply(c, status, "application/json", body, strlen(body), NULL);
+    free(body);
+    json_decref(err);
+}
+
+static void reply_json(http_conn *c, json_t *obj) {
+    char *body = json_dumps(obj, JSON_COMPACT);
+    http_reply(c, 200, "application/json", body, strlen(body), NULL);
+    free(body);
+    json_decref(obj);
+}
+
+/* ---- the trace ---- */
+
+static void put_ms(FILE *f, int64_t us) {
+    if (us >= 0)
+        fprintf(f, "%.3f", us / 1000.0);
+}
+
+static const char *finish_text(const sim_request *r) {
+    if (r->status != 200)
+        return "error";
+    switch (r->s.finish) {
+    case FINISH_STOP: return "stop";
+    case FINISH_LENGTH: return "length";
+    case FINISH_ABORT: return "abort";
+    default: return "";
+    }
+}
+
+static void trace_row(sim_server *s, sim_request *r) {
+    if (!s->trace)
+        return;
+    FILE *f = s->trace;
+    fputs(r->request_id, f);
+    fputc(',', f);
+    put_ms(f, r->s.arrived_us);
+    fputc(',', f);
+    put_ms(f, r->s.admitted_us);
+    fputc(',', f);
+    put_ms(f, r->stream ? r->first_write_us : r->s.first_token_us);
+    fputc(',', f);
+    put_ms(f, r->s.finished_us);
+    fprintf(f, ",%d,%d,%d,%s,%d,%s\n", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
+            finish_text(r), r->status, fault_name(r->fault));
+}
+
+static void request_free(sim_request *r) {
+    if (r->stall_timer)
+        event_free(r->stall_timer);
+    if (r->text)
+        evbuffer_free(r->text);
+    free(r);
+}
+
+/* The request is over: metrics, trace, memory. */
+static void request_end(sim_request *r) {
+    sim_server *s = r->srv;
+    if (r->s.finished_us < 0)
+        r->s.finished_us = now_rel(s);
+    if (r->s.state == SEQ_FINISHED) {
+        s->metrics.requests_success_total++;
+        histogram_observe(&s->metrics.ttft, (r->s.first_token_us - r->s.arrived_us) / 1e6);
+        histogram_observe(&s->metrics.queue_time, (r->s.admitted_us - r->s.arrived_us) / 1e6);
+        histogram_observe(&s->metrics.e2e, (r->s.finished_us - r->s.arrived_us) / 1e6);
+    } else if (r->s.state == SEQ_ABORTED) {
+        s->metrics.requests_aborted_total++;
+    }
+    trace_row(s, r);
+    request_free(r);
+}
+
+/* Client vanished mid-response: free the sequence and its KV blocks now. */
+static void on_conn_gone(void *arg) {
+    sim_request *r = arg;
+    engine_abort(r->srv->eng, &r->s, now_rel(r->srv));
+    if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall) */
+        r->s.state = SEQ_ABORTED;
+        r->s.finish = FINISH_ABORT;
+    }
+    request_end(r);
+}
+
+/* ---- streaming output ---- */
+
+static void add_usage(struct evbuffer *b, const sim_request *r) {
+    evbuffer_add_printf(b, "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
+                           "\"completion_tokens\":%d}",
+                        r->s.prompt_tokens, r->s.prompt_tokens + r->s.generated, r->s.generated);
+}
+
+static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
+    evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%ld,\"model\":%s,",
+                        r->id, r->chat ? "chat.completion.chunk" : "text_completion", r->created,
+                        r->srv->model_json);
+}
+
+static const char *finish_json(const sim_request *r) {
+    if (r->s.state != SEQ_FINISHED)
+        return "null";
+    return r->s.finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
+}
+
+/* One SSE event for token `index` (plus the role event before the first
+ * chat token). */
+static void add_token_event(struct evbuffer *b, sim_request *r, int index) {
+    if (r->chat && index == 0) {
+        add_chunk_head(b, r);
+        evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                               "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    }
+    add_chunk_head(b, r);
+    if (r->chat)
+        evbuffer_add_printf(b,
+                            "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
+                            "\"logprobs\":null,\"finish_reason\":%s}]",
+                            token_text(r, index), finish_json(r));
+    else
+        evbuffer_add_printf(b,
+                            "\"choices\":[{\"index\":0,\"text\":\"%s\",\"logprobs\":null,"
+                            "\"finish_reason\":%s,\"stop_reason\":null}]",
+                            token_text(r, index), finish_json(r));
+    if (r->continuous_usage) {
+        evbuffer_add(b, ",", 1);
+        add_usage(b, r);
+    }
+    evbuffer_add(b, "}\n\n", 3);
+}
+
+static void add_stream_tail(struct evbuffer *b, sim_request *r) {
+    if (r->include_usage) {
+        add_chunk_head(b, r);
+        evbuffer_add(b, "\"choices\":[],", 13);
+        add_usage(b, r);
+        evbuffer_add(b, "}\n\n", 3);
+    }
+    evbuffer_add(b, "data: [DONE]\n\n", 14);
+}
+
+static int send_buffer(sim_request *r, struct evbuffer *b) {
+    size_t n = evbuffer_get_length(b);
+    int rc = http_stream_send(r->conn, (const char *)evbuffer_pullup(b, -1), n);
+    evbuffer_drain(b, n);
+    return rc;
+}
+
+static void finish_whole(sim_request *r) {
+    const char *text = (const char *)evbuffer_pullup(r->text, -1);
+    json_t *usage = json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens,
+                              "total_tokens", r->s.prompt_tokens + r->s.generated,
+                              "completion_tokens", r->s.generated);
+    const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
+    json_t *choice =
+        r->chat ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
+                            "assistant", "content", text, evbuffer_get_length(r->text),
+                            "logprobs", "finish_reason", fin)
+                : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
+                            evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
+                            "stop_reason");
+    json_t *obj = json_pack("{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
+                            r->chat ? "chat.completion" : "text_completion", "created",
+                            (json_int_t)r->created, "model", json_loads(r->srv->model_json,
+                            JSON_DECODE_ANY, NULL), "choices", choice, "usage", usage);
+    if (r->fault == FAULT_MALFORMED) {
+        char *body = json_dumps(obj, JSON_COMPACT);
+        size_t n = strlen(body) / 2; /* truncated JSON */
+        http_reply(r->conn, 200, "application/json", body, n, NULL);
+        free(body);
+        json_decref(obj);
+    } else {
+        reply_json(r->conn, obj);
+    }
+}
+
+static void on_emit(seq *sq, int64_t now_us, void *ud) {
+    (void)now_us;
+    sim_server *s = ud;
+    sim_request *r = sq->user;
+    int index = sq->generated - 1;
+    int finished = sq->state == SEQ_FINISHED;
+
+    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
+        http_conn_drop(r->conn);
+        engine_abort(s->eng, sq, now_rel(s));
+        sq->state = SEQ_ABORTED;
+        sq->finish = FINISH_ABORT;
+        request_end(r);
+        return;
+    }
+    if (!r->stream) {
+        evbuffer_add(r->text, token_text(r, index) + 0, strlen(token_text(r, index)));
+        if (finished) {
+            finish_whole(r);
+            request_end(r);
+        }
+        return;
+    }
+    struct evbuffer *b = evbuffer_new();
+    if (r->fault == FAULT_MALFORMED && index == r->fault_at)
+        evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"choices\":[{\"text\":\" broken\n\n", r->id);
+    add_token_event(b, r, index);
+    if (finished)
+        add_stream_tail(b, r);
+    send_buffer(r, b);
+    evbuffer_free(b);
+    if (r->first_write_us < 0)
+        r->first_write_us = now_rel(s);
+    if (finished) {
+        http_stream_finish(r->conn);
+        request_end(r);
+    }
+}
+
+/* ---- the engine's clock ---- */
+
+static void begin_step(sim_server *s) {
+    int64_t d = engine_step_begin(s->eng, now_rel(s));
+    if (d < 0)
+        return;
+    struct timeval tv = {(time_t)(d / 1000000), (suseconds_t)(d % 1000000)};
+    evtimer_add(s->step_timer, &tv);
+}
+
+static void on_step(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_server *s = arg;
+    engine_step_end(s->eng, now_rel(s));
+    begin_step(s);
+}
+
+static void kick_engine(sim_server *s) {
+    if (!engine_in_step(s->eng))
+        begin_step(s);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_server_flush(arg);
+}
+
+/* ---- request parsing ---- */
+
+/* Prompt tokens of a completions `prompt`; -1 with msg on bad input. */
+static int prompt_tokens(json_t *prompt, const char **msg) {
+    if (json_is_string(prompt))
+        return (int)count_text_tokens(json_string_value(prompt), json_string_length(prompt));
+    if (json_is_array(prompt)) {
+        size_t n = json_array_size(prompt);
+        if (n == 0) {
+            *msg = "prompt must not be empty";
+            return -1;
+        }
+        json_t *first = json_array_get(prompt, 0);
+        if (json_is_integer(first)) {
+            size_t i;
+            json_t *v;
+            json_array_foreach(prompt, i, v) {
+                if (!json_is_integer(v) || json_integer_value(v) < 0) {
+                    *msg = "prompt token ids must be non-negative integers";
+                    return -1;
+                }
+            }
+            return (int)n;
+        }
+        if (n == 1)
+            return prompt_tokens(first, msg);
+        *msg = "batched prompts are not supported by the simulator; send one prompt a request";
+        return -1;
+    }
+    *msg = "prompt must be a string, a list of token ids, or a list of one of those";
+    return -1;
+}
+
+static int chat_tokens(json_t *messages, const char **msg) {
+    if (!json_is_array(messages) || json_array_size(messages) == 0) {
+        *msg = "messages must be a non-empty list";
+        return -1;
+    }
+    size_t i;
+    json_t *m;
+    int total = CHAT_TOKENS_REPLY_PRIMING;
+    json_array_foreach(messages, i, m) {
+        json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
+        if (!json_is_string(role)) {
+            *msg = "each message needs a string role";
+            return -1;
+        }
+        total += CHAT_TOKENS_PER_MESSAGE +
+                 (int)count_text_tokens(json_string_value(role), json_string_length(role));
+        if (json_is_string(content)) {
+            total += (int)count_text_tokens(json_string_value(content), json_string_length(content));
+        } else if (json_is_array(content)) {
+            size_t k;
+            json_t *part;
+            json_array_foreach(content, k, part) {
+                json_t *t = json_object_get(part, "text");
+                if (json_is_string(t))
+                    total += (int)count_text_tokens(json_string_value(t), json_string_length(t));
+            }
+        } else if (!json_is_null(content)) {
+            *msg = "message content must be a string, a list of parts, or null";
+            return -1;
+        }
+    }
+    return total;
+}
+
+/* Reads an optional non-negative integer field; -2 on a wrong type. */
+static long opt_int(json_t *body, const char *key, long dflt) {
+    json_t *v = json_object_get(body, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (!json_is_integer(v))
+        return -2;
+    return (long)json_integer_value(v);
+}
+
+static int opt_bool(json_t *obj, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    return v && json_is_true(v);
+}
+
+static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_request *r = arg;
+    engine_add(r->srv->eng, &r->s, now_rel(r->srv));
+    kick_engine(r->srv);
+}
+
+static void handle_completion(sim_server *s, http_conn *c, const http_request *req, int chat) {
+    int64_t arrived = now_rel(s);
+    json_error_t jerr;
+    json_t *body = json_loadb(req->body, req->body_len, 0, &jerr);
+    char msg[512];
+    const char *why = NULL;
+    int status = 400;
+    if (!body || !json_is_object(body)) {
+        snprintf(msg, sizeof msg, "invalid JSON body: %s", body ? "not an object" : jerr.text);
+        why = msg;
+    }
+    int ptoks = 0;
+    long max_tokens = -1, min_tokens = 0;
+    const engine_params *ep = engine_get_params(s->eng);
+    if (!why) {
+        json_t *model = json_object_get(body, "model");
+        if (model && !json_is_string(model)) {
+            why = "model must be a string";
+        } else if (model && strcmp(json_string_value(model), s->cfg.model)) {
+            snprintf(msg, sizeof msg, "The model `%s` does not exist.", json_string_value(model));
+            why = msg;
+            status = 404;
+        }
+    }
+    if (!why) {
+        json_t *src = json_object_get(body, chat ? "messages" : "prompt");
+        if (!src)
+            why = chat ? "field required: messages" : "field required: prompt";
+        else
+            ptoks = chat ? chat_tokens(src, &why) : prompt_tokens(src, &why);
+    }
+    if (!why) {
+        max_tokens = opt_int(body, "max_tokens", -1);
+        if (chat && max_tokens == -1)
+            max_tokens = opt_int(body, "max_completion_tokens", -1);
+        min_tokens = opt_int(body, "min_tokens", 0);
+        json_t *n = json_object_get(body, "n");
+        if (max_tokens == -2 || (max_tokens != -1 && max_tokens < 1))
+            why = "max_tokens must be a positive integer";
+        else if (min_tokens < 0)
+            why = "min_tokens must be a non-negative integer";
+        else if (max_tokens > 0 && min_tokens > max_tokens)
+            why = "min_tokens must not exceed max_tokens";
+        else if (n && !(json_is_integer(n) && json_integer_value(n) == 1))
+            why = "the simulator supports n=1 only";
+        else if (ptoks < 1)
+            ptoks = 1; /* an empty text prompt still costs its BOS token */
+    }
+    if (!why) {
+        long total = ptoks + (max_tokens > 0 ? max_tokens : 1);
+        if (total > ep->max_model_len) {
+            snprintf(msg, sizeof msg,
+                     "This model's maximum context length is %d tokens. However, you requested "
+                     "%ld tokens (%d in the messages, %ld in the completion). Please reduce the "
+                     "length of the messages or completion.",
+                     ep->max_model_len, total, ptoks, max_tokens > 0 ? max_tokens : 1);
+            why = msg;
+        }
+    }
+    if (why) {
+        json_decref(body);
+        reply_error(c, status, why);
+        return;
+    }
+
+    sim_request *r = xcalloc(1, sizeof *r);
+    r->srv = s;
+    r->conn = c;
+    r->chat = chat;
+    r->status = 200;
+    r->stream = opt_bool(body, "stream");
+    json_t *so = json_object_get(body, "stream_options");
+    r->include_usage = r->stream && opt_bool(so, "include_usage");
+    r->continuous_usage = r->stream && opt_bool(so, "continuous_usage_stats");
+    r->created = (long)time(NULL);
+    r->first_write_us = -1;
+    uint64_t n = ++s->counter;
+    const char *rid = http_header_get(req, "X-Request-Id");
+    if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
+        snprintf(r->request_id, sizeof r->request_id, "%s", rid);
+    else
+        snprintf(r->request_id, sizeof r->request_id, "srv-%llu", (unsigned long long)n);
+    uint64_t h = hash_bytes(r->request_id, strlen(r->request_id), s->cfg.seed);
+    snprintf(r->id, sizeof r->id, "%s%016llx", chat ? "chatcmpl-" : "cmpl-",
+             (unsigned long long)(h ^ n));
+    r->token_seed = mix64(h);
+
+    /* Output length: exactly max_tokens with ignore_eos, else a seeded draw. */
+    int ignore_eos = opt_bool(body, "ignore_eos");
+    long room = ep->max_model_len - ptoks;
+    long cap = max_tokens > 0 ? max_tokens : (room < 256 ? room : 256);
+    r->s.prompt_tokens = ptoks;
+    if (ignore_eos && max_tokens > 0) {
+        r->s.target_tokens = (int)max_tokens;
+        r->s.at_target = FINISH_LENGTH;
+    } else {
+        long lo = cap * s->cfg.eos_min_frac_pct / 100;
+        if (lo < min_tokens)
+            lo = min_tokens;
+        if (lo < 1)
+            lo = 1;
+        rng g;
+        rng_seed(&g, mix64(h ^ 0x1e57ULL));
+        long len = (long)rng_range(&g, lo, cap);
+        r->s.target_tokens = (int)len;
+        r->s.at_target = (len == cap && max_tokens > 0) ? FINISH_LENGTH : FINISH_STOP;
+    }
+    if (max_tokens <= 0 && r->s.target_tokens > room)
+        r->s.target_tokens = (int)room;
+    r->s.user = r;
+    json_decref(body);
+
+    /* Fault injection, drawn from the request id so runs repeat. */
+    rng fr;
+    rng_seed(&fr, mix64(h ^ 0xfa17ULL));
+    r->fault = fault_pick(&s->cfg.faults, rng_uniform(&fr));
+    r->fault_at = r->s.target_tokens / 2;
+    r->s.arrived_us = arrived;
+    r->s.admitted_us = r->s.first_token_us = r->s.finished_us = -1;
+    if (r->fault == FAULT_HTTP429 || r->fault == FAULT_HTTP500) {
+        r->status = r->fault == FAULT_HTTP429 ? 429 : 500;
+        reply_error(c, r->status,
+                    r->status == 429 ? "rate limit exceeded (servelab sim injected fault)"
+                                     : "internal server error (servelab sim injected fault)");
+        request_end(r);
+        return;
+    }
+    http_conn_on_gone(c, on_conn_gone, r);
+    if (r->stream)
+        http_stream_start(c, 200, "text/event-stream; charset=utf-8", NULL);
+    else
+        r->text = evbuffer_new();
+    if (r->fault == FAULT_STALL) {
+        r->stall_timer = evtimer_new(s->base, on_stall_over, r);
+        struct timeval tv = {s->cfg.stall_ms / 1000, (s->cfg.stall_ms % 1000) * 1000};
+        evtimer_add(r->stall_timer, &tv);
+        return;
+    }
+    engine_add(s->eng, &r->s, arrived);
+    kick_engine(s);
+}
+
+static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req) {
+    json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
+    const char *why = NULL;
+    json_t *tokens = json_array();
+    int count = 0;
+    json_t *prompt = body ? json_object_get(body, "prompt") : NULL;
+    json_t *messages = body ? json_object_get(body, "messages") : NULL;
+    if (!body || !json_is_object(body)) {
+        why = "invalid JSON body";
+    } else if (json_is_string(prompt)) {
+        size_t len = json_string_length(prompt);
+        size_t cap = len + 1;
+        int32_t *ids = xmalloc(cap * sizeof *ids);
+        count = (int)tokenize_text(json_string_value(prompt), len, ids, cap);
+        for (int i = 0; i < count; i++)
+            json_array_append_new(tokens, json_integer(ids[i]));
+        free(ids);
+    } else if (messages) {
+        count = chat_tokens(messages, &why);
+    } else {
+        why = "field required: prompt (a string) or messages";
+    }
+    json_decref(body);
+    if (why) {
+        json_decref(tokens);
+        reply_error(c, 400, why);
+        return;
+    }
+    reply_json(c, json_pack("{s:i,s:i,s:o}", "count", count, "max_model_len",
+                            engine_get_params(s->eng)->max_model_len, "tokens", tokens));
+}
+
+static void handle(http_conn *c, const http_request *req, void *ud) {
+    sim_server *s = ud;
+    const char *m = req->method, *p = req->path;
+    int get = !strcmp(m, "GET"), post = !strcmp(m, "POST");
+    const char *q = strchr(p, '?');
+    size_t plen = q ? (size_t)(q - p) : strlen(p);
+#define PATH_IS(x) (plen == strlen(x) && !strncmp(p, x, plen))
+    if (PATH_IS("/health") && get) {
+        http_reply(c, 200, "application/json", "", 0, NULL);
+    } else if (PATH_IS("/version") && get) {
+        const char *v = "{\"version\":\"" SERVELAB_VERSION "-servelab-sim\"}";
+        http_reply(c, 200, "application/json", v, strlen(v), NULL);
+    } else if (PATH_IS("/v1/models") && get) {
+        json_t *model = json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object",
+                                  "model", "created", (json_int_t)time(NULL), "owned_by",
+                                  "servelab-sim", "root", s->cfg.model, "parent",
+                                  "max_model_len", engine_get_params(s->eng)->max_model_len);
+        reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
+    } else if (PATH_IS("/metrics") && get) {
+        engine_stats st = engine_get_stats(s->eng);
+        struct evbuffer *b = evbuffer_new();
+        sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
+        size_t n = evbuffer_get_length(b);
+        http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+                   (const char *)evbuffer_pullup(b, -1), n, NULL);
+        evbuffer_free(b);
+    } else if (PATH_IS("/v1/completions") && post) {
+        handle_completion(s, c, req, 0);
+    } else if (PATH_IS("/v1/chat/completions") && post) {
+        handle_completion(s, c, req, 1);
+    } else if (PATH_IS("/tokenize") && post) {
+        handle_tokenize(s, c, req);
+    } else if (PATH_IS("/health") || PATH_IS("/version") || PATH_IS("/v1/models") ||
+               PATH_IS("/metrics") || PATH_IS("/v1/completions") ||
+               PATH_IS("/v1/chat/completions") || PATH_IS("/tokenize")) {
+        const char *b = "{\"detail\":\"Method Not Allowed\"}";
+        http_reply(c, 405, "application/json", b, strlen(b), NULL);
+    } else {
+        const char *b = "{\"detail\":\"Not Found\"}";
+        http_reply(c, 404, "application/json", b, strlen(b), NULL);
+    }
+#undef PATH_IS
+}
+
+sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, char *err,
+                             int errlen) {
+    sim_server *s = xcalloc(1, sizeof *s);
+    s->base = base;
+    s->cfg = *cfg;
+    s->eng = engine_new(&cfg->engine, on_emit, s, err, errlen);
+    if (!s->eng) {
+        free(s);
+        return NULL;
+    }
+    if (cfg->trace_path) {
+        s->trace = fopen(cfg->trace_path, "w");
+        if (!s->trace) {
+            snprintf(err, errlen, "--trace %s: cannot open for writing", cfg->trace_path);
+            engine_free(s->eng);
+            free(s);
+            return NULL;
+        }
+        fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
+              "output_tokens,preemptions,finish_reason,http_status,fault\n",
+              s->trace);
+    }
+    json_t *m = json_string(cfg->model);
+    s->model_json = json_dumps(m, JSON_ENCODE_ANY);
+    json_decref(m);
+    sim_metrics_init(&s->metrics);
+    s->http = httpd_start(base, cfg->host, cfg->port, &cfg->limits, handle, s, err, errlen);
+    if (!s->http) {
+        sim_server_free(s);
+        return NULL;
+    }
+    s->step_timer = evtimer_new(base, on_step, s);
+    s->flush_timer = event_new(base, -1, EV_PERSIST, on_flush, s);
+    struct timeval tv = {0, 100000};
+    evtimer_add(s->flush_timer, &tv);
+    s->t0_us = mono_us();
+    return s;
+}
+
+int sim_server_port(const sim_server *s) {
+    return httpd_port(s->http);
+}
+
+void sim_server_flush(sim_server *s) {
+    if (s->trace)
+        fflush(s->trace);
+}
+
+void sim_server_free(sim_server *s) {
+    if (!s)
+        return;
+    if (s->trace)
+        fclose(s->trace);
+    if (s->step_timer)
+        event_free(s->step_timer);
+    if (s->flush_timer)
+        event_free(s->flush_timer);
+    httpd_free(s->http);
+    engine_free(s->eng);
+    free(s->model_json);
+    free(s);
+}

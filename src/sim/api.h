@@ -1,0 +1,39 @@
+/* api: the simulator's OpenAI-compatible endpoints on top of httpd, wired to
+ * the engine. Owns the engine's real-time step timer, the ground-truth trace
+ * and the fault injection. */
+#ifndef SERVELAB_SIM_API_H
+#define SERVELAB_SIM_API_H
+
+#include "sim/engine.h"
+#include "sim/faults.h"
+#include "sim/httpd.h"
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct sim_config {
+    const char *host;
+    int port;
+    const char *model;
+    const char *profile_name;
+    engine_params engine;
+    int eos_min_frac_pct;
+    uint64_t seed;
+    const char *trace_path; /* NULL: no trace */
+    fault_spec faults;
+    int stall_ms;
+    httpd_limits limits;
+} sim_config;
+
+typedef struct sim_server sim_server;
+
+/* Binds and prepares everything; NULL with a message in err on failure. */
+sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, char *err,
+                             int errlen);
+int sim_server_port(const sim_server *s);
+/* Flush the trace (also done periodically). */
+void sim_server_flush(sim_server *s);
+void sim_server_free(sim_server *s);
+
+#endif

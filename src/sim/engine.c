@@ -1,0 +1,311 @@
+/* engine: continuous batching with a paged KV cache (see engine.h for the
+ * model). Two intrusive lists hold the sequences: `waiting` (FIFO, preempted
+ * sequences go back to its head) and `running` (in admission order, so the
+ * tail is the most recently admitted and the first to be preempted). The
+ * step's scheduled sequences sit in a small array so that step_end can emit
+ * their tokens; an abort during a step clears its slot. */
+#include "sim/engine.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct seq_list {
+    seq *head, *tail;
+    int count;
+} seq_list;
+
+struct engine {
+    engine_params p;
+    engine_emit_fn emit;
+    void *ud;
+    rng jitter_rng;
+    seq_list waiting, running;
+    int free_blocks;
+    uint64_t admit_counter;
+    seq **sched; /* this step's work, max_num_seqs slots */
+    int n_sched;
+    int in_step;
+    engine_stats stats;
+};
+
+static void list_remove(seq_list *l, seq *s) {
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        l->head = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else
+        l->tail = s->prev;
+    s->prev = s->next = NULL;
+    l->count--;
+}
+
+static void list_push_tail(seq_list *l, seq *s) {
+    s->next = NULL;
+    s->prev = l->tail;
+    if (l->tail)
+        l->tail->next = s;
+    else
+        l->head = s;
+    l->tail = s;
+    l->count++;
+}
+
+static void list_push_head(seq_list *l, seq *s) {
+    s->prev = NULL;
+    s->next = l->head;
+    if (l->head)
+        l->head->prev = s;
+    else
+        l->tail = s;
+    l->head = s;
+    l->count++;
+}
+
+static int blocks_for(const engine *e, int tokens) {
+    return (tokens + e->p.block_size - 1) / e->p.block_size;
+}
+
+engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen) {
+    const char *why = NULL;
+    if (p->max_num_seqs < 1)
+        why = "max_num_seqs must be at least 1";
+    else if (p->block_size < 1)
+        why = "block_size must be at least 1";
+    else if (p->kv_blocks < 1)
+        why = "kv_blocks must be at least 1";
+    else if (p->max_model_len < 2)
+        why = "max_model_len must be at least 2";
+    else if ((long long)p->kv_blocks * p->block_size < p->max_model_len)
+        why = "kv_blocks * block_size must hold at least max_model_len tokens";
+    else if (p->max_batched_tokens < 1)
+        why = "max_num_batched_tokens must be at least 1";
+    else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0)
+        why = "step cost terms must not be negative";
+    else if (p->jitter < 0 || p->jitter > 1)
+        why = "jitter must be in [0, 1]";
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return NULL;
+    }
+    engine *e = xcalloc(1, sizeof *e);
+    e->p = *p;
+    e->emit = emit;
+    e->ud = ud;
+    rng_seed(&e->jitter_rng, p->seed ^ 0x5eed5eedULL);
+    e->free_blocks = p->kv_blocks;
+    e->sched = xcalloc((size_t)p->max_num_seqs, sizeof *e->sched);
+    return e;
+}
+
+void engine_free(engine *e) {
+    if (!e)
+        return;
+    free(e->sched);
+    free(e);
+}
+
+const engine_params *engine_get_params(const engine *e) {
+    return &e->p;
+}
+
+void engine_add(engine *e, seq *s, int64_t now_us) {
+    if (s->prompt_tokens < 1)
+        s->prompt_tokens = 1;
+    if (s->target_tokens < 1)
+        s->target_tokens = 1;
+    if (s->at_target != FINISH_STOP)
+        s->at_target = FINISH_LENGTH;
+    s->generated = s->computed = s->blocks = s->preemptions = 0;
+    s->prefill_target = s->prompt_tokens;
+    s->step_work = s->step_decode = 0;
+    s->finish = FINISH_NONE;
+    s->arrived_us = now_us;
+    s->admitted_us = s->first_token_us = s->finished_us = -1;
+    s->state = SEQ_WAITING;
+    list_push_tail(&e->waiting, s);
+}
+
+static void unschedule(engine *e, seq *s) {
+    if (!s->step_work)
+        return;
+    for (int i = 0; i < e->n_sched; i++)
+        if (e->sched[i] == s)
+            e->sched[i] = NULL;
+    s->step_work = 0;
+}
+
+static void release(engine *e, seq *s) {
+    e->free_blocks += s->blocks;
+    s->blocks = 0;
+}
+
+void engine_abort(engine *e, seq *s, int64_t now_us) {
+    if (s->state == SEQ_WAITING)
+        list_remove(&e->waiting, s);
+    else if (s->state == SEQ_RUNNING)
+        list_remove(&e->running, s);
+    else
+        return;
+    unschedule(e, s);
+    release(e, s);
+    s->state = SEQ_ABORTED;
+    s->finish = FINISH_ABORT;
+    s->finished_us = now_us;
+}
+
+/* Recompute-style preemption: the victim loses its KV and will prefill its
+ * prompt plus the output so far again before its next token. */
+static void preempt(engine *e, seq *v) {
+    list_remove(&e->running, v);
+    release(e, v);
+    v->computed = 0;
+    v->prefill_target = v->prompt_tokens + v->generated;
+    v->state = SEQ_WAITING;
+    v->preemptions++;
+    e->stats.preemptions_total++;
+    list_push_head(&e->waiting, v);
+}
+
+static void schedule(engine *e, seq *s, int work, int decode) {
+    s->step_work = work;
+    s->step_decode = decode;
+    e->sched[e->n_sched++] = s;
+}
+
+int64_t engine_step_begin(engine *e, int64_t now_us) {
+    if (e->in_step)
+        return -1;
+    int budget = e->p.max_batched_tokens;
+    int decoding = 0, prefill_tokens = 0, preempted = 0;
+    e->n_sched = 0;
+
+    /* 1. Running sequences, oldest first. */
+    for (seq *s = e->running.head; s && budget > 0;) {
+        if (s->computed < s->prefill_target) {
+            int chunk = s->prefill_target - s->computed;
+            if (chunk > budget)
+                chunk = budget;
+            schedule(e, s, chunk, 0);
+            prefill_tokens += chunk;
+            budget -= chunk;
+            s = s->next;
+            continue;
+        }
+        int need = blocks_for(e, s->computed + 1);
+        while (s->blocks < need) {
+            if (e->free_blocks > 0) {
+                e->free_blocks--;
+                s->blocks++;
+                continue;
+            }
+            seq *victim = e->running.tail;
+            preempt(e, victim);
+            preempted++;
+            if (victim == s)
+                break;
+        }
+        if (s->state != SEQ_RUNNING)
+            break; /* s preempted itself: it was the tail */
+        schedule(e, s, 1, 1);
+        decoding++;
+        budget--;
+        s = s->next;
+    }
+
+    /* 2. Admission, FIFO, only when nothing was preempted this step. */
+    while ((!preempted || e->n_sched == 0) && e->waiting.head &&
+           e->running.count < e->p.max_num_seqs && budget > 0) {
+        seq *s = e->waiting.head;
+        int blocks = blocks_for(e, s->prefill_target);
+        if (blocks > e->free_blocks)
+            break;
+        list_remove(&e->waiting, s);
+        list_push_tail(&e->running, s);
+        s->state = SEQ_RUNNING;
+        s->blocks = blocks;
+        e->free_blocks -= blocks;
+        s->admit_order = ++e->admit_counter;
+        if (s->admitted_us < 0)
+            s->admitted_us = now_us;
+        int chunk = s->prefill_target < budget ? s->prefill_target : budget;
+        schedule(e, s, chunk, 0);
+        prefill_tokens += chunk;
+        budget -= chunk;
+    }
+
+    if (e->n_sched == 0)
+        return -1;
+    /* 3. The step's cost. */
+    double ms = e->p.decode_base_ms + e->p.decode_per_seq_ms * decoding +
+                e->p.prefill_per_token_ms * prefill_tokens;
+    if (e->p.jitter > 0) {
+        double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
+        ms *= f < 0.1 ? 0.1 : f;
+    }
+    int64_t us = llround(ms * 1000.0);
+    e->in_step = 1;
+    e->stats.steps++;
+    return us < 1 ? 1 : us;
+}
+
+/* One token out of `s`; finishes it at its target or the context limit. */
+static void emit_token(engine *e, seq *s, int64_t now_us) {
+    s->generated++;
+    e->stats.generation_tokens_total++;
+    if (s->first_token_us < 0)
+        s->first_token_us = now_us;
+    if (s->generated >= s->target_tokens ||
+        s->prompt_tokens + s->generated >= e->p.max_model_len) {
+        s->finish = s->generated >= s->target_tokens ? s->at_target : FINISH_LENGTH;
+        list_remove(&e->running, s);
+        release(e, s);
+        s->state = SEQ_FINISHED;
+        s->finished_us = now_us;
+    }
+    e->emit(s, now_us, e->ud);
+}
+
+void engine_step_end(engine *e, int64_t now_us) {
+    if (!e->in_step)
+        return;
+    e->in_step = 0;
+    /* 4. Emissions. The callback may abort other sequences (their slots
+     * become NULL) but never touches this array otherwise. */
+    for (int i = 0; i < e->n_sched; i++) {
+        seq *s = e->sched[i];
+        if (!s)
+            continue;
+        e->sched[i] = NULL;
+        int work = s->step_work;
+        s->step_work = 0;
+        if (s->step_decode) {
+            s->computed += 1;
+            emit_token(e, s, now_us);
+            continue;
+        }
+        s->computed += work;
+        if (s->computed >= s->prefill_target) {
+            if (s->generated == 0)
+                e->stats.prompt_tokens_total += (uint64_t)s->prompt_tokens;
+            emit_token(e, s, now_us);
+        }
+    }
+    e->n_sched = 0;
+}
+
+int engine_in_step(const engine *e) {
+    return e->in_step;
+}
+
+engine_stats engine_get_stats(const engine *e) {
+    engine_stats st = e->stats;
+    st.running = e->running.count;
+    st.waiting = e->waiting.count;
+    st.total_blocks = e->p.kv_blocks;
+    st.used_blocks = e->p.kv_blocks - e->free_blocks;
+    return st;
+}

@@ -1,0 +1,110 @@
+/* engine: the simulator's model of a vLLM-like inference engine.
+ *
+ * A discrete-event scheduler with continuous batching, a paged KV cache and
+ * preemption by recompute, driven by whoever owns the clock: the HTTP server
+ * calls it from real timers, the tests from a virtual clock. It never reads
+ * a clock itself, so a test can replay a schedule exactly.
+ *
+ * One step, as vLLM's scheduler does it:
+ *   1. Running sequences, oldest admitted first, each get work: the rest of
+ *      their prefill (as far as the step's token budget allows: chunked
+ *      prefill) or one decode token. A decode that crosses into a new KV
+ *      block needs a free block; when none is free the most recently
+ *      admitted running sequence is preempted (its blocks freed, back to the
+ *      head of the waiting queue, its prompt and output recomputed later),
+ *      possibly the one asking.
+ *   2. If nothing was preempted, waiting sequences are admitted in FIFO
+ *      order while fewer than max_num_seqs run, the blocks for their whole
+ *      (re)compute fit, and budget remains; the first that does not fit
+ *      stops admission (no overtaking).
+ *   3. The step lasts decode_base + decode_per_seq * decoding
+ *      + prefill_per_token * prefill_tokens, times (1 + jitter * N(0,1))
+ *      when jitter is set (seeded). `decoding` counts sequences that
+ *      generate a token by decode this step.
+ *   4. At its end every decoding sequence emits one token, and so does every
+ *      sequence whose prefill completed (the first token, or the next one
+ *      after a recompute). A sequence finishes at its target length or at
+ *      max_model_len; its blocks are freed at once.
+ * Times are int64 microseconds. */
+#ifndef SERVELAB_ENGINE_H
+#define SERVELAB_ENGINE_H
+
+#include "common/rng.h"
+
+#include <stdint.h>
+
+typedef struct engine_params {
+    int max_num_seqs;       /* most sequences running at once */
+    int kv_blocks;          /* KV cache size in blocks */
+    int block_size;         /* tokens per KV block */
+    int max_model_len;      /* prompt + output limit */
+    int max_batched_tokens; /* token budget of one step (chunked prefill) */
+    double decode_base_ms;  /* fixed cost of a step */
+    double decode_per_seq_ms;
+    double prefill_per_token_ms;
+    double jitter; /* relative sd of step time; 0 = deterministic */
+    uint64_t seed;
+} engine_params;
+
+typedef enum { SEQ_NEW, SEQ_WAITING, SEQ_RUNNING, SEQ_FINISHED, SEQ_ABORTED } seq_state;
+typedef enum { FINISH_NONE, FINISH_STOP, FINISH_LENGTH, FINISH_ABORT } finish_kind;
+
+/* One request as the engine sees it. The owner allocates it (usually
+ * embedded in its own request struct) and keeps it alive until it is
+ * finished or aborted. */
+typedef struct seq {
+    int prompt_tokens;
+    int target_tokens;    /* output tokens to generate before stopping */
+    finish_kind at_target; /* STOP (end of sequence) or LENGTH (max_tokens) */
+    /* progress */
+    int generated;      /* output tokens emitted so far */
+    int computed;       /* tokens whose KV is in the cache */
+    int prefill_target; /* tokens to compute before the next emission */
+    int blocks;         /* KV blocks held */
+    int preemptions;
+    int step_work;    /* tokens scheduled in the current step; 0 if none */
+    int step_decode;  /* 1 when this step's work is a decode */
+    seq_state state;
+    finish_kind finish;
+    uint64_t admit_order;
+    int64_t arrived_us, admitted_us, first_token_us, finished_us; /* -1 until set */
+    struct seq *prev, *next; /* waiting or running list */
+    void *user;
+} seq;
+
+typedef struct engine engine;
+
+/* Called at a step's end for each token: `s->generated` already counts it.
+ * When `s->state == SEQ_FINISHED` this was the last token; the engine no
+ * longer touches `s` after this call returns. */
+typedef void (*engine_emit_fn)(seq *s, int64_t now_us, void *ud);
+
+typedef struct engine_stats {
+    int running, waiting;
+    int used_blocks, total_blocks;
+    uint64_t preemptions_total;
+    uint64_t prompt_tokens_total;     /* counted when a first prefill completes */
+    uint64_t generation_tokens_total; /* tokens emitted */
+    uint64_t steps;
+} engine_stats;
+
+/* Returns NULL and fills `err` when the parameters are impossible. */
+engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen);
+void engine_free(engine *e);
+const engine_params *engine_get_params(const engine *e);
+
+/* Queue a new sequence (prompt_tokens, target_tokens and at_target set). */
+void engine_add(engine *e, seq *s, int64_t now_us);
+/* Remove a sequence wherever it is (client went away); frees its blocks. */
+void engine_abort(engine *e, seq *s, int64_t now_us);
+
+/* Plan the next step at `now_us`. Returns its duration in microseconds, or
+ * -1 when there is nothing to do (the engine is idle). */
+int64_t engine_step_begin(engine *e, int64_t now_us);
+/* Finish the step begun last: emits tokens through the callback. */
+void engine_step_end(engine *e, int64_t now_us);
+int engine_in_step(const engine *e);
+
+engine_stats engine_get_stats(const engine *e);
+
+#endif

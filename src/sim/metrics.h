@@ -1,0 +1,34 @@
+/* metrics: the simulator's Prometheus exposition, with vLLM's metric names,
+ * fed from the engine's counters and from per-request latencies. Counters
+ * only grow; histograms are cumulative with _bucket/_sum/_count. */
+#ifndef SERVELAB_SIM_METRICS_H
+#define SERVELAB_SIM_METRICS_H
+
+#include "sim/engine.h"
+
+#include <event2/buffer.h>
+#include <stdint.h>
+
+#define METRICS_MAX_BUCKETS 24
+
+typedef struct histogram {
+    int n_bounds;
+    double bounds[METRICS_MAX_BUCKETS]; /* upper bounds, seconds; +Inf implied */
+    uint64_t counts[METRICS_MAX_BUCKETS + 1];
+    double sum;
+    uint64_t count;
+} histogram;
+
+typedef struct sim_metrics {
+    histogram ttft, queue_time, e2e;
+    uint64_t requests_success_total;
+    uint64_t requests_aborted_total;
+} sim_metrics;
+
+void sim_metrics_init(sim_metrics *m);
+void histogram_observe(histogram *h, double seconds);
+/* Append the full /metrics page to `out`. */
+void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char *model,
+                        struct evbuffer *out);
+
+#endif
