@@ -40,7 +40,7 @@ test: deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
 
 demo: deps servelab
-	./servelab demo --out demo-out
+	sh scripts/demo.sh demo-out
 
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \

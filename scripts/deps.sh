@@ -3,7 +3,7 @@
 # that `make` on a fresh Debian/Ubuntu machine just works and is quick after.
 set -e
 need=""
-for p in gcc make pkg-config libevent-dev libcurl4-openssl-dev libjansson-dev libyaml-dev; do
+for p in gcc make pkg-config curl libevent-dev libcurl4-openssl-dev libjansson-dev libyaml-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -19,6 +19,7 @@
 
 #include <event2/buffer.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -397,13 +398,31 @@ static int chat_tokens(json_t *messages, const char **msg) {
     return total;
 }
 
-/* Reads an optional non-negative integer field; -2 on a wrong type. */
+#define FIELD_WRONG_TYPE LONG_MIN
+/* An optional integer field: `dflt` when absent, FIELD_WRONG_TYPE when not
+ * an integer. */
 static long opt_int(json_t *body, const char *key, long dflt) {
     json_t *v = json_object_get(body, key);
     if (!v || json_is_null(v))
         return dflt;
     if (!json_is_integer(v))
-        return -2;
+        return FIELD_WRONG_TYPE;
+    json_int_t x = json_integer_value(v);
+    if (x < -1000000000 || x > 1000000000)
+        return FIELD_WRONG_TYPE;
+    return (long)x;
+}
+
+/* max_tokens (or chat's max_completion_tokens): 0 when absent, -1 when not
+ * a positive integer. */
+static long read_max_tokens(json_t *body, int chat) {
+    json_t *v = json_object_get(body, "max_tokens");
+    if ((!v || json_is_null(v)) && chat)
+        v = json_object_get(body, "max_completion_tokens");
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000000)
+        return -1;
     return (long)json_integer_value(v);
 }
 
@@ -432,7 +451,7 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
         why = msg;
     }
     int ptoks = 0;
-    long max_tokens = -1, min_tokens = 0;
+    long max_tokens = 0, min_tokens = 0;
     const engine_params *ep = engine_get_params(s->eng);
     if (!why) {
         json_t *model = json_object_get(body, "model");
@@ -452,14 +471,12 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
             ptoks = chat ? chat_tokens(src, &why) : prompt_tokens(src, &why);
     }
     if (!why) {
-        max_tokens = opt_int(body, "max_tokens", -1);
-        if (chat && max_tokens == -1)
-            max_tokens = opt_int(body, "max_completion_tokens", -1);
+        max_tokens = read_max_tokens(body, chat);
         min_tokens = opt_int(body, "min_tokens", 0);
         json_t *n = json_object_get(body, "n");
-        if (max_tokens == -2 || (max_tokens != -1 && max_tokens < 1))
+        if (max_tokens < 0)
             why = "max_tokens must be a positive integer";
-        else if (min_tokens < 0)
+        else if (min_tokens == FIELD_WRONG_TYPE || min_tokens < 0)
             why = "min_tokens must be a non-negative integer";
         else if (max_tokens > 0 && min_tokens > max_tokens)
             why = "min_tokens must not exceed max_tokens";

@@ -1,0 +1,48 @@
+/* support: helpers for tests that run the real binary: start `servelab sim`
+ * on a free port, make blocking HTTP requests, and split SSE streams. */
+#ifndef SERVELAB_TEST_SUPPORT_H
+#define SERVELAB_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct sim_proc {
+    pid_t pid;
+    int port;
+} sim_proc;
+
+/* Path of the servelab binary under test ($SERVELAB or ./servelab). */
+const char *servelab_bin(void);
+/* Start `servelab sim --port 0 ARGS`; fails the test if it does not come up. */
+sim_proc sim_start(const char *args);
+/* SIGTERM and wait (the trace is flushed on the way out). */
+void sim_stop(sim_proc *p);
+
+typedef struct http_result {
+    int status;
+    char *headers; /* raw header block */
+    char *body;    /* de-chunked, NUL-terminated */
+    size_t body_len;
+} http_result;
+
+/* One request on a fresh connection (Connection: close). `extra_headers`
+ * is "" or CRLF-terminated lines. Returns -1 on a connection error. */
+int http_request_raw(int port, const char *method, const char *path, const char *extra_headers,
+                     const char *body, http_result *out);
+/* Send raw bytes, read until close or timeout; returns bytes read. */
+size_t http_send_bytes(int port, const char *data, size_t n, char *resp, size_t cap,
+                       int timeout_ms);
+void http_result_free(http_result *r);
+
+/* Collect the `data:` payloads of an SSE body; returns their count. */
+int sse_events(const char *body, char ***out);
+void sse_free(char **ev, int n);
+
+/* Run a shell command, capture stdout into a malloc'd string. */
+char *run_capture(const char *cmd, int *exit_code);
+/* Read a whole file; NULL if missing. */
+char *read_file(const char *path, size_t *len);
+/* A fresh temporary directory. */
+char *temp_dir(void);
+
+#endif

@@ -1,0 +1,160 @@
+/* Simulator under load: 1,000 concurrent streaming requests all complete,
+ * /metrics never shows more running than max_num_seqs, and the trace's
+ * admitted..finished intervals never overlap more than that either. */
+#include "support.h"
+#include "test.h"
+
+#include <curl/curl.h>
+#include <string.h>
+
+typedef struct stream {
+    int chunks_done; /* saw [DONE] */
+    size_t bytes;
+    char tail[8];
+} stream;
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud) {
+    stream *s = ud;
+    size_t len = sz * n;
+    s->bytes += len;
+    if (len >= 8 && memmem(p, len, "[DONE]", 6))
+        s->chunks_done = 1;
+    return len;
+}
+
+typedef struct sink {
+    char buf[65536];
+    size_t n;
+} sink;
+
+static size_t on_metrics(char *p, size_t sz, size_t n, void *ud) {
+    sink *k = ud;
+    size_t len = sz * n;
+    if (k->n + len < sizeof k->buf - 1) {
+        memcpy(k->buf + k->n, p, len);
+        k->n += len;
+        k->buf[k->n] = 0;
+    }
+    return len;
+}
+
+TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
+    char *dir = temp_dir();
+    char args[512];
+    snprintf(args, sizeof args, "--max-num-seqs 64 --decode-base-ms 2 --trace %s/trace.csv", dir);
+    sim_proc p = sim_start(args);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    CURLM *m = curl_multi_init();
+    curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, 2000L);
+    enum { N = 1000 };
+    static stream st[N];
+    char url[128], murl[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/completions", p.port);
+    snprintf(murl, sizeof murl, "http://127.0.0.1:%d/metrics", p.port);
+    const char *body = "{\"prompt\":\"hello world\",\"max_tokens\":16,\"ignore_eos\":true,"
+                       "\"stream\":true}";
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    for (int i = 0; i < N; i++) {
+        CURL *e = curl_easy_init();
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &st[i]);
+        curl_easy_setopt(e, CURLOPT_PRIVATE, &st[i]);
+        curl_multi_add_handle(m, e);
+    }
+    int running = 1, ok = 0, polls = 0;
+    double peak_running = 0;
+    sink *k = calloc(1, sizeof *k);
+    CURL *mh = NULL;
+    while (running) {
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            CURL *e = msg->easy_handle;
+            if (e == mh) {
+                char *at = strstr(k->buf, "\nvllm:num_requests_running{");
+                if (at) {
+                    double v = atof(strchr(at, '}') + 1);
+                    if (v > peak_running)
+                        peak_running = v;
+                    polls++;
+                }
+                mh = NULL;
+            } else {
+                long code = 0;
+                curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+                stream *s;
+                curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&s);
+                if (msg->data.result == CURLE_OK && code == 200 && s->chunks_done)
+                    ok++;
+            }
+            curl_multi_remove_handle(m, e);
+            curl_easy_cleanup(e);
+        }
+        if (!mh && running) { /* keep one /metrics poll in flight */
+            k->n = 0;
+            mh = curl_easy_init();
+            curl_easy_setopt(mh, CURLOPT_URL, murl);
+            curl_easy_setopt(mh, CURLOPT_WRITEFUNCTION, on_metrics);
+            curl_easy_setopt(mh, CURLOPT_WRITEDATA, k);
+            curl_multi_add_handle(m, mh);
+            running = 1;
+        }
+        curl_multi_poll(m, NULL, 0, 50, NULL);
+    }
+    curl_multi_cleanup(m);
+    curl_slist_free_all(hdrs);
+    CHECK_INT(ok, N);
+    CHECK(polls > 5);
+    CHECK_MSG(peak_running <= 64 && peak_running > 0, "peak running %g", peak_running);
+    sim_stop(&p);
+
+    /* The trace agrees: never more than 64 between admission and finish. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[512];
+    static double ev_t[2 * N];
+    static int ev_d[2 * N];
+    int ne = 0, rows = 0;
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    while (fgets(line, sizeof line, f)) {
+        char id[64];
+        double arr, adm, first, fin;
+        if (sscanf(line, "%63[^,],%lf,%lf,%lf,%lf", id, &arr, &adm, &first, &fin) == 5) {
+            ev_t[ne] = adm;
+            ev_d[ne++] = 1;
+            ev_t[ne] = fin;
+            ev_d[ne++] = -1;
+        }
+        rows++;
+    }
+    fclose(f);
+    CHECK_INT(rows, N);
+    /* sort events by time, finishes before admissions at equal times */
+    for (int i = 1; i < ne; i++)
+        for (int j = i; j > 0 && (ev_t[j] < ev_t[j - 1] ||
+                                  (ev_t[j] == ev_t[j - 1] && ev_d[j] < ev_d[j - 1]));
+             j--) {
+            double t = ev_t[j];
+            ev_t[j] = ev_t[j - 1];
+            ev_t[j - 1] = t;
+            int d = ev_d[j];
+            ev_d[j] = ev_d[j - 1];
+            ev_d[j - 1] = d;
+        }
+    int cur = 0, peak = 0;
+    for (int i = 0; i < ne; i++) {
+        cur += ev_d[i];
+        if (cur > peak)
+            peak = cur;
+    }
+    CHECK_MSG(peak <= 64, "trace peak in flight %d", peak);
+    CHECK(peak >= 32);
+}
