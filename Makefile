@@ -9,6 +9,8 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 PKGS     = libevent libcurl jansson yaml-0.1
 CFLAGS  ?= -O2 -g
+GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+CFLAGS  += -DSERVELAB_GIT_COMMIT='"$(GIT_COMMIT)"'
 CFLAGS  += -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -levent_pthreads -lpthread -lm -ldl
 

@@ -4,5 +4,6 @@
 #define SERVELAB_COMMANDS_H
 
 int cmd_sim(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

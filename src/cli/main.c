@@ -12,6 +12,7 @@ static const struct {
     const char *about;
 } commands[] = {
     {"sim", cmd_sim, "simulated OpenAI-compatible server (the fixture)"},
+    {"run", cmd_run, "one load run against a server"},
 };
 
 static void usage(FILE *f) {

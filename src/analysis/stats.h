@@ -1,0 +1,24 @@
+/* stats: exact descriptive statistics over samples. Percentiles interpolate
+ * linearly between closest ranks, numpy's default ("linear", method 7 of
+ * Hyndman and Fan): for p in [0,100] over n sorted values the rank is
+ * h = (n - 1) * p / 100 and the result x[floor h] + (h - floor h) *
+ * (x[floor h + 1] - x[floor h]). */
+#ifndef SERVELAB_STATS_H
+#define SERVELAB_STATS_H
+
+#include <stddef.h>
+
+typedef struct dist {
+    size_t n;
+    double mean, sd; /* sd: population standard deviation (numpy's default ddof=0) */
+    double min, max;
+    double p50, p90, p95, p99, p999;
+} dist;
+
+void sort_doubles(double *x, size_t n);
+/* Percentile of already sorted values; NaN when n == 0. */
+double percentile_sorted(const double *x, size_t n, double p);
+/* Sorts x in place and summarises it; all NaN when n == 0. */
+dist dist_of(double *x, size_t n);
+
+#endif

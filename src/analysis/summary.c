@@ -1,0 +1,287 @@
+/* summary: from per-request records to the run's figures. */
+#include "analysis/summary.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *err_names[ERR_COUNT] = {"",     "connect",    "timeout",  "http",
+                                           "disconnect", "malformed", "cancelled"};
+
+const char *err_class_name(int e) {
+    return e >= 0 && e < ERR_COUNT ? err_names[e] : "";
+}
+
+int err_class_parse(const char *s) {
+    for (int i = 0; i < ERR_COUNT; i++)
+        if (!strcmp(s, err_names[i]))
+            return i;
+    return -1;
+}
+
+void rows_add(run_rows *rows, const req_rec *r) {
+    if (rows->n == rows->cap)
+        rows->r = xrealloc(rows->r, (rows->cap = rows->cap ? rows->cap * 2 : 1024) * sizeof *r);
+    rows->r[rows->n++] = *r;
+}
+
+void rows_add_itl(run_rows *rows, float gap_ms) {
+    if (rows->n_itl == rows->cap_itl)
+        rows->itl_ms = xrealloc(rows->itl_ms, (rows->cap_itl = rows->cap_itl ? rows->cap_itl * 2
+                                                                               : 4096) *
+                                                  sizeof *rows->itl_ms);
+    rows->itl_ms[rows->n_itl++] = gap_ms;
+}
+
+void rows_free(run_rows *rows) {
+    free(rows->r);
+    free(rows->itl_ms);
+    memset(rows, 0, sizeof *rows);
+}
+
+static int meets_slo(const req_rec *r, const slo_spec *slo) {
+    if (r->error != ERR_NONE)
+        return 0;
+    if (slo->ttft_ms > 0 && !(r->first_ms - r->sent_ms <= slo->ttft_ms))
+        return 0;
+    if (slo->e2e_ms > 0 && !(r->end_ms - r->sent_ms <= slo->e2e_ms))
+        return 0;
+    if (slo->tpot_ms > 0 && r->output_tokens >= 2 &&
+        !((r->last_ms - r->first_ms) / (r->output_tokens - 1) <= slo->tpot_ms))
+        return 0;
+    return 1;
+}
+
+void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
+    memset(s, 0, sizeof *s);
+    size_t n = rows->n;
+    double *v[7];
+    size_t k[7] = {0};
+    for (int i = 0; i < 7; i++)
+        v[i] = xmalloc((n ? n : 1) * sizeof(double));
+    double last_sched = 0, last_end = 0;
+    s->requests = n;
+    for (size_t i = 0; i < n; i++) {
+        const req_rec *r = &rows->r[i];
+        if (r->scheduled_ms > last_sched)
+            last_sched = r->scheduled_ms;
+        if (r->end_ms > last_end)
+            last_end = r->end_ms;
+        if (!isnan(r->lag_ms))
+            v[6][k[6]++] = r->lag_ms;
+        s->errors[r->error < ERR_COUNT ? r->error : ERR_HTTP]++;
+        if (r->error != ERR_NONE) {
+            s->failed++;
+            continue;
+        }
+        s->completed++;
+        if (r->output_tokens > 0)
+            s->output_tokens += r->output_tokens;
+        if (r->prompt_tokens > 0)
+            s->prompt_tokens += r->prompt_tokens;
+        if (!isnan(r->first_ms)) {
+            v[0][k[0]++] = r->first_ms - r->sent_ms;
+            v[1][k[1]++] = r->first_ms - r->scheduled_ms;
+        }
+        if (r->output_tokens >= 2 && !isnan(r->first_ms))
+            v[2][k[2]++] = (r->last_ms - r->first_ms) / (r->output_tokens - 1);
+        v[3][k[3]++] = r->end_ms - r->sent_ms;
+        v[4][k[4]++] = r->end_ms - r->scheduled_ms;
+        if (meets_slo(r, &p->slo))
+            s->meeting_slo++;
+    }
+    s->ttft = dist_of(v[0], k[0]);
+    s->ttft_sched = dist_of(v[1], k[1]);
+    s->tpot = dist_of(v[2], k[2]);
+    s->e2e = dist_of(v[3], k[3]);
+    s->e2e_sched = dist_of(v[4], k[4]);
+    s->lag = dist_of(v[6], k[6]);
+    double *itl = xmalloc((rows->n_itl ? rows->n_itl : 1) * sizeof *itl);
+    for (size_t i = 0; i < rows->n_itl; i++)
+        itl[i] = rows->itl_ms[i];
+    s->itl = dist_of(itl, rows->n_itl);
+    free(itl);
+    for (int i = 0; i < 7; i++)
+        free(v[i]);
+
+    s->duration_s = last_end / 1000.0;
+    s->arrival_window_s = last_sched / 1000.0;
+    s->offered_rps = p->offered_rps;
+    s->realized_offered_rps = last_sched > 0 ? (double)(n - 1) / s->arrival_window_s : INFINITY;
+    double d = s->duration_s > 0 ? s->duration_s : NAN;
+    s->achieved_rps = s->completed / d;
+    s->output_tokens_per_s = s->output_tokens / d;
+    s->total_tokens_per_s = (s->output_tokens + s->prompt_tokens) / d;
+    size_t done_in_window = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows->r[i].error == ERR_NONE && rows->r[i].end_ms <= last_sched)
+            done_in_window++;
+    double w = s->arrival_window_s > 0 ? s->arrival_window_s : NAN;
+    s->achieved_rps_window = done_in_window / w;
+    s->output_tokens_per_s_window = rows->window_output_tokens / w;
+    s->slo = p->slo;
+    s->has_slo = p->slo.ttft_ms > 0 || p->slo.tpot_ms > 0 || p->slo.e2e_ms > 0;
+    s->goodput_rps = s->meeting_slo / d;
+    s->goodput_fraction = n ? (double)s->meeting_slo / (double)n : NAN;
+    s->cost_per_hour = p->cost_per_hour;
+    s->cost_per_million_output_tokens =
+        p->cost_per_hour > 0 && s->output_tokens > 0
+            ? p->cost_per_hour * (s->duration_s / 3600.0) / s->output_tokens * 1e6
+            : NAN;
+    s->client_cpu_s = p->client_cpu_s;
+}
+
+static json_t *num(double x) {
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *dist_json(const dist *d) {
+    return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)d->n,
+                     "mean", num(d->mean), "sd", num(d->sd), "min", num(d->min), "p50",
+                     num(d->p50), "p90", num(d->p90), "p95", num(d->p95), "p99", num(d->p99),
+                     "p99_9", num(d->p999), "max", num(d->max));
+}
+
+json_t *summary_json(const run_summary *s) {
+    json_t *errors = json_object();
+    for (int i = 1; i < ERR_COUNT; i++)
+        json_object_set_new(errors, err_names[i], json_integer((json_int_t)s->errors[i]));
+    json_t *slo = json_object();
+    if (s->slo.ttft_ms > 0)
+        json_object_set_new(slo, "ttft_ms", json_real(s->slo.ttft_ms));
+    if (s->slo.tpot_ms > 0)
+        json_object_set_new(slo, "tpot_ms", json_real(s->slo.tpot_ms));
+    if (s->slo.e2e_ms > 0)
+        json_object_set_new(slo, "e2e_ms", json_real(s->slo.e2e_ms));
+    json_t *o = json_object();
+    json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
+    json_object_set_new(o, "completed", json_integer((json_int_t)s->completed));
+    json_object_set_new(o, "failed", json_integer((json_int_t)s->failed));
+    json_object_set_new(o, "errors", errors);
+    json_object_set_new(o, "duration_s", num(s->duration_s));
+    json_object_set_new(o, "arrival_window_s", num(s->arrival_window_s));
+    json_object_set_new(o, "offered_rps", isinf(s->offered_rps) ? json_string("inf")
+                                                                : num(s->offered_rps));
+    json_object_set_new(o, "realized_offered_rps", num(s->realized_offered_rps));
+    json_object_set_new(o, "achieved_rps", num(s->achieved_rps));
+    json_object_set_new(o, "achieved_rps_arrival_window", num(s->achieved_rps_window));
+    json_object_set_new(o, "output_tokens", num(s->output_tokens));
+    json_object_set_new(o, "prompt_tokens", num(s->prompt_tokens));
+    json_object_set_new(o, "output_tokens_per_s", num(s->output_tokens_per_s));
+    json_object_set_new(o, "output_tokens_per_s_arrival_window",
+                        num(s->output_tokens_per_s_window));
+    json_object_set_new(o, "total_tokens_per_s", num(s->total_tokens_per_s));
+    json_object_set_new(o, "ttft_ms", dist_json(&s->ttft));
+    json_object_set_new(o, "ttft_from_scheduled_ms", dist_json(&s->ttft_sched));
+    json_object_set_new(o, "tpot_ms", dist_json(&s->tpot));
+    json_object_set_new(o, "itl_ms", dist_json(&s->itl));
+    json_object_set_new(o, "e2e_ms", dist_json(&s->e2e));
+    json_object_set_new(o, "e2e_from_scheduled_ms", dist_json(&s->e2e_sched));
+    json_object_set_new(o, "slo", slo);
+    json_object_set_new(o, "meeting_slo", json_integer((json_int_t)s->meeting_slo));
+    json_object_set_new(o, "goodput_rps", num(s->goodput_rps));
+    json_object_set_new(o, "goodput_fraction", num(s->goodput_fraction));
+    json_object_set_new(o, "cost_per_hour", s->cost_per_hour > 0 ? json_real(s->cost_per_hour)
+                                                                 : json_null());
+    json_object_set_new(o, "cost_per_million_output_tokens",
+                        num(s->cost_per_million_output_tokens));
+    json_t *client = json_object();
+    json_object_set_new(client, "schedule_lag_ms", dist_json(&s->lag));
+    json_object_set_new(client, "cpu_s", s->client_cpu_s >= 0 ? json_real(s->client_cpu_s)
+                                                               : json_null());
+    json_object_set_new(o, "client", client);
+    return o;
+}
+
+static void dist_line(FILE *f, const char *name, const dist *d) {
+    if (d->n == 0) {
+        fprintf(f, "  %-22s %10s\n", name, "-");
+        return;
+    }
+    fprintf(f, "  %-22s %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, d->mean, d->p50, d->p90,
+            d->p95, d->p99);
+}
+
+void summary_print(FILE *f, const run_summary *s) {
+    fprintf(f, "requests        %zu scheduled, %zu completed, %zu failed", s->requests,
+            s->completed, s->failed);
+    if (s->failed) {
+        fputs(" (", f);
+        int first = 1;
+        for (int i = 1; i < ERR_COUNT; i++)
+            if (s->errors[i]) {
+                fprintf(f, "%s%s %zu", first ? "" : ", ", err_names[i], s->errors[i]);
+                first = 0;
+            }
+        fputc(')', f);
+    }
+    fprintf(f, "\nduration        %.2f s (arrivals over the first %.2f s)\n", s->duration_s,
+            s->arrival_window_s);
+    if (isinf(s->offered_rps))
+        fprintf(f, "offered rate    inf (all at t=0)\n");
+    else
+        fprintf(f, "offered rate    %.2f req/s asked, %.2f req/s realized by the schedule\n",
+                s->offered_rps, s->realized_offered_rps);
+    fprintf(f, "achieved rate   %.2f req/s over the run, %.2f req/s in the arrival window\n",
+            s->achieved_rps, s->achieved_rps_window);
+    fprintf(f, "throughput      %.1f output tok/s (%.1f in the arrival window), %.1f total tok/s\n",
+            s->output_tokens_per_s, s->output_tokens_per_s_window, s->total_tokens_per_s);
+    fprintf(f, "\n  %-22s %10s %10s %10s %10s %10s\n", "latency (ms)", "mean", "p50", "p90", "p95",
+            "p99");
+    dist_line(f, "TTFT", &s->ttft);
+    dist_line(f, "TTFT from scheduled", &s->ttft_sched);
+    dist_line(f, "TPOT", &s->tpot);
+    dist_line(f, "ITL (per token)", &s->itl);
+    dist_line(f, "E2E", &s->e2e);
+    dist_line(f, "E2E from scheduled", &s->e2e_sched);
+    fputc('\n', f);
+    if (s->has_slo) {
+        char slo[128] = "";
+        if (s->slo.ttft_ms > 0)
+            snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " ttft<=%gms", s->slo.ttft_ms);
+        if (s->slo.tpot_ms > 0)
+            snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " tpot<=%gms", s->slo.tpot_ms);
+        if (s->slo.e2e_ms > 0)
+            snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " e2e<=%gms", s->slo.e2e_ms);
+        fprintf(f, "goodput         %.2f req/s, %.1f%% of requests met the SLO (%s )\n",
+                s->goodput_rps, 100 * s->goodput_fraction, slo);
+    }
+    if (isfinite(s->cost_per_million_output_tokens))
+        fprintf(f, "cost            $%.4f per million output tokens at $%.2f/hour\n",
+                s->cost_per_million_output_tokens, s->cost_per_hour);
+    fprintf(f, "client          schedule lag p50 %.3f ms, p99 %.3f ms, max %.3f ms",
+            s->lag.n ? s->lag.p50 : 0, s->lag.n ? s->lag.p99 : 0, s->lag.n ? s->lag.max : 0);
+    if (s->client_cpu_s >= 0)
+        fprintf(f, "; CPU %.2f s", s->client_cpu_s);
+    fputc('\n', f);
+}
+
+int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
+    memset(out, 0, sizeof *out);
+    char *copy = xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        double ms;
+        if (!eq || parse_duration_ms(eq + 1, &ms) || ms <= 0) {
+            snprintf(err, errlen, "--slo: '%s' is not NAME=DURATION (e.g. ttft=750ms)", t);
+            rc = -1;
+            break;
+        }
+        *eq = 0;
+        if (!strcmp(t, "ttft"))
+            out->ttft_ms = ms;
+        else if (!strcmp(t, "tpot"))
+            out->tpot_ms = ms;
+        else if (!strcmp(t, "e2e"))
+            out->e2e_ms = ms;
+        else {
+            snprintf(err, errlen, "--slo: unknown bound '%s' (ttft, tpot, e2e)", t);
+            rc = -1;
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* summary: the figures of one run (or of pooled repetitions), computed from
+ * compact per-request records. `servelab run` fills the records as requests
+ * finish; `servelab report` fills them from requests.csv. Both then call
+ * the same function, so the numbers can never disagree.
+ *
+ * Definitions (see the contract): the run's duration runs from t=0, the
+ * first scheduled arrival, to the end of the last request; the arrival
+ * window from t=0 to the last scheduled arrival. A request meets the SLO
+ * when it succeeded and every stated bound holds; failures count as misses
+ * and stay in every denominator. */
+#ifndef SERVELAB_SUMMARY_H
+#define SERVELAB_SUMMARY_H
+
+#include "analysis/stats.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    ERR_NONE,
+    ERR_CONNECT,
+    ERR_TIMEOUT,
+    ERR_HTTP,
+    ERR_DISCONNECT,
+    ERR_MALFORMED,
+    ERR_CANCELLED,
+    ERR_COUNT
+};
+const char *err_class_name(int e);
+/* -1 when unknown; "" is ERR_NONE. */
+int err_class_parse(const char *s);
+
+typedef struct req_rec {
+    double scheduled_ms, sent_ms, first_ms, last_ms, end_ms; /* NAN when missing */
+    double lag_ms;                                           /* client lateness; NAN unknown */
+    int32_t prompt_tokens, output_tokens;                    /* -1 unknown */
+    int16_t cls;
+    uint8_t error;
+} req_rec;
+
+typedef struct run_rows {
+    req_rec *r;
+    size_t n, cap;
+    float *itl_ms; /* every inter-chunk gap, per token (a k-token chunk's gap / k, k times) */
+    size_t n_itl, cap_itl;
+    double window_output_tokens; /* output tokens streamed before the last arrival */
+    const char *classes[32];
+    int n_classes;
+} run_rows;
+
+void rows_add(run_rows *rows, const req_rec *r);
+void rows_add_itl(run_rows *rows, float gap_ms);
+void rows_free(run_rows *rows);
+
+typedef struct slo_spec {
+    double ttft_ms, tpot_ms, e2e_ms; /* <= 0: not stated */
+} slo_spec;
+
+typedef struct summary_params {
+    double offered_rps; /* as asked; INFINITY for inf */
+    slo_spec slo;
+    double cost_per_hour; /* <= 0: no cost */
+    double client_cpu_s;  /* < 0: unknown */
+} summary_params;
+
+typedef struct run_summary {
+    size_t requests, completed, failed;
+    size_t errors[ERR_COUNT];
+    double duration_s, arrival_window_s;
+    double offered_rps, realized_offered_rps;
+    double achieved_rps, achieved_rps_window;
+    double output_tokens, prompt_tokens;
+    double output_tokens_per_s, total_tokens_per_s, output_tokens_per_s_window;
+    dist ttft, ttft_sched, tpot, itl, e2e, e2e_sched, lag;
+    int has_slo;
+    slo_spec slo;
+    size_t meeting_slo;
+    double goodput_rps, goodput_fraction;
+    double cost_per_hour, cost_per_million_output_tokens; /* NAN when no cost */
+    double client_cpu_s;
+} run_summary;
+
+void summarize(const run_rows *rows, const summary_params *p, run_summary *s);
+/* summary.json's object for a run. */
+json_t *summary_json(const run_summary *s);
+/* The table printed at the end of `servelab run`. */
+void summary_print(FILE *f, const run_summary *s);
+
+int slo_parse(const char *spec, slo_spec *out, char *err, int errlen);
+
+#endif

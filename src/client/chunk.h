@@ -1,0 +1,37 @@
+/* chunk: what one streamed event from an OpenAI-compatible server means for
+ * measurement: did it carry output (a token to time), is it the end, an
+ * error, or the usage report. Covers the dialects of vLLM, SGLang, TGI,
+ * llama.cpp's server (also its native /completion stream), Ollama's OpenAI
+ * API and OpenAI itself; the same call reads a whole non-streamed JSON body
+ * (an error answer, or a complete response). */
+#ifndef SERVELAB_CHUNK_H
+#define SERVELAB_CHUNK_H
+
+#include <stddef.h>
+
+typedef struct chunk_info {
+    int done;      /* data was exactly "[DONE]" (surrounding whitespace ignored) */
+    int malformed; /* not valid JSON (or not a JSON object) */
+    int error;     /* an error object: {"error":...} (non-null) or {"object":"error",...} */
+    char error_message[256]; /* its "message" (else its "type", else the error as JSON),
+                                cut at a UTF-8 character boundary */
+    int has_output;          /* carries output: non-empty choices[].text (completions),
+                                choices[].delta.content, delta.reasoning_content, delta.reasoning, or
+                                non-empty delta.tool_calls (chat), the same fields of choices[].message
+                                (a non-streamed body), or a non-empty top-level "content" string
+                                (llama.cpp native /completion) */
+    int output_tokens;       /* tokens this chunk carried when the server says so: the length of
+                                llama.cpp native's "tokens" array; else 0 (the caller derives
+                                per-chunk tokens from cumulative usage.completion_tokens) */
+    int has_usage; /* a "usage" object whose completion_tokens is a non-negative integer */
+    long prompt_tokens, completion_tokens; /* from usage; prompt_tokens 0 when absent */
+    char finish_reason[24];                /* "" when null/absent; first choice's finish_reason; for
+                                              llama.cpp native, "stop" when "stop": true */
+    int native_stop; /* llama.cpp native /completion final event ("stop": true) */
+} chunk_info;
+
+/* Parse one SSE data payload (need not be NUL-terminated). Never crashes on
+ * any input; *out is always fully written. */
+void chunk_parse(const char *data, size_t len, chunk_info *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* loadgen: the open-loop load generator and streaming client.
+ *
+ * One thread, one libevent loop, libcurl's multi_socket API. Requests are
+ * dispatched when their absolute due time comes (timers on a precise
+ * monotonic clock); with a concurrency cap they wait in a FIFO in the
+ * client, and that wait shows as sent_ms - scheduled_ms. Each response is
+ * timestamped when curl hands its bytes over, parsed as SSE as it arrives,
+ * and every request ends as exactly one row, whatever the server did. */
+#ifndef SERVELAB_LOADGEN_H
+#define SERVELAB_LOADGEN_H
+
+#include "analysis/summary.h"
+#include "workload/workload.h"
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct loadgen_config {
+    const char *endpoint;       /* full URL of /v1/completions or /v1/chat/completions */
+    struct curl_slist *headers; /* user headers incl. Authorization; not owned */
+    const workload *w;
+    body_opts body;
+    const int64_t *due_us; /* the schedule */
+    size_t n;
+    size_t first_index; /* request index of due_us[0] (warmup uses its own range) */
+    int concurrency;    /* 0: no cap */
+    double timeout_s;   /* per request; 0: none */
+    int insecure;
+    size_t max_event_bytes;
+    const char *out_dir; /* NULL: write no rows (warmup) */
+    int progress;        /* progress line on stderr */
+} loadgen_config;
+
+typedef struct loadgen_result {
+    run_rows rows;
+    int interrupted;                     /* SIGINT stopped it */
+    size_t usage_counted, chunk_counted; /* how output tokens were counted */
+    double cpu_s;
+    int write_error; /* errno of a failed row write */
+} loadgen_result;
+
+/* Runs the whole schedule. Returns 0, or -1 with a message in err when it
+ * could not start (output files). */
+int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int errlen);
+
+#endif

@@ -1,0 +1,36 @@
+/* arrivals: the open-loop schedule. Every request's due time is computed up
+ * front as an absolute offset from the run's start (t=0 is the first
+ * arrival), never as a relative sleep, so a slow client cannot drift the
+ * offered rate: it can only be late, and its lateness is measured.
+ *   poisson   exponential gaps with mean 1/rate
+ *   gamma     gamma gaps with mean 1/rate and coefficient of variation
+ *             `burstiness` (shape 1/cv^2; cv 1 is poisson, > 1 burstier)
+ *   constant  gaps of exactly 1/rate
+ *   rate inf  everything due at t=0 */
+#ifndef SERVELAB_ARRIVALS_H
+#define SERVELAB_ARRIVALS_H
+
+#include "common/rng.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT } arrival_kind;
+
+typedef struct arrival_spec {
+    arrival_kind kind;
+    double rate;       /* requests per second; INFINITY for all at once */
+    double burstiness; /* gamma's coefficient of variation */
+} arrival_spec;
+
+/* Parse "poisson" | "gamma" | "constant"; -1 when unknown. */
+int arrival_kind_parse(const char *s, arrival_kind *out);
+const char *arrival_kind_name(arrival_kind k);
+
+/* Due times in microseconds for up to `max_n` requests, stopping early at
+ * the first one due after `max_us` (use INT64_MAX for none). Returns the
+ * count; *out is malloc'd. */
+size_t arrivals_generate(const arrival_spec *a, uint64_t seed, size_t max_n, int64_t max_us,
+                         int64_t **out);
+
+#endif

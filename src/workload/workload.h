@@ -1,0 +1,61 @@
+/* workload: what each request asks. Loads the prompt source (the built-in
+ * set, a JSONL file, a ShareGPT file, or synthetic random:IN:OUT), assigns
+ * every request index a prompt with a seeded draw (a class by --mix, then a
+ * prompt in it), and builds the JSON body at send time so that a million
+ * requests cost no memory before they are sent. Same seed, same assignment,
+ * byte for byte. */
+#ifndef SERVELAB_WORKLOAD_H
+#define SERVELAB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct prompt_item {
+    int cls;             /* index into workload.class_names */
+    char *text;          /* completions prompt */
+    char *messages_json; /* chat messages array, JSON */
+    int max_tokens;      /* 0: the class or run default */
+    int prompt_tokens;   /* by servelab's token rule (see common/tokens.h) */
+} prompt_item;
+
+#define WORKLOAD_MAX_CLASSES 32
+
+typedef struct workload {
+    char source[512];
+    prompt_item *items;
+    size_t n_items;
+    const char *class_names[WORKLOAD_MAX_CLASSES];
+    int class_default_max_tokens[WORKLOAD_MAX_CLASSES];
+    int n_classes;
+    double mix[WORKLOAD_MAX_CLASSES]; /* normalised weights */
+    /* random:IN:OUT: prompts are generated per request, not stored */
+    int random_in, random_out;
+    /* assignment: request index -> item (or class for random) */
+    uint32_t *assign;
+    size_t n_requests;
+    uint64_t seed;
+} workload;
+
+typedef struct body_opts {
+    int chat;
+    const char *model;
+    int include_usage;
+    int continuous_usage;
+    int ignore_eos;
+    int max_tokens; /* 0: per item/class default */
+} body_opts;
+
+/* Load `spec` (builtin | FILE.jsonl | sharegpt:FILE.json | random:IN:OUT)
+ * and the optional mix ("short=0.5,..."). On error returns -1 with a
+ * one-line message (file:line when it applies) in err. */
+int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen);
+/* Assign prompts to n requests with the seed. */
+void workload_assign(workload *w, size_t n, uint64_t seed);
+const char *workload_class_of(const workload *w, size_t req);
+int workload_max_tokens(const workload *w, size_t req, const body_opts *o);
+int workload_prompt_tokens(const workload *w, size_t req);
+/* The request's JSON body (malloc'd, NUL-terminated). */
+char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len);
+void workload_free(workload *w);
+
+#endif
