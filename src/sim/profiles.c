@@ -5,12 +5,13 @@
  *
  * gpu-7b A 7B-class model (Llama-2-7B shape, AWQ 4-bit weights) under vLLM on
  *        one 24 GB RTX 3090 with --max-num-seqs 32.
- *        - decode_base 7.8 ms + 0.2 ms a sequence: batch-1 decode is about
- *          8 ms per output token (AWQ 7B on a 3090 streams ~120-125 tok/s
- *          alone in public vLLM and AutoAWQ benchmarks, ~8 ms/token), and at
- *          8 requests/s of short-to-long chat (about 20 decoding at once plus
- *          interleaved prefill) steps land near 13 ms.
- *        - prefill 0.08 ms a token: ~12k prompt tokens/s when batched, the
+ *        - decode_base 7.85 ms + 0.15 ms a sequence: batch-1 decode is 8 ms
+ *          per output token (AWQ 7B on a 3090 streams ~120-125 tok/s alone
+ *          in public vLLM and AutoAWQ benchmarks), and at 8 requests/s of
+ *          the built-in short/medium/long chat mix (about 20 decoding at
+ *          once plus interleaved prefill) TPOT lands near 13 ms (measured
+ *          with `servelab run --api chat --rate 8`: p50 12.7, mean 13.4).
+ *        - prefill 0.07 ms a token: ~14k prompt tokens/s when batched, the
  *          order of a 3090's fp16 tensor throughput on a 7B (2 x 7e9 FLOP a
  *          token at ~50% of 71 TFLOPS is ~5k tok/s unbatched; chunked prefill
  *          mixed into decode steps amortises weight loads).
@@ -56,9 +57,9 @@ static const sim_profile profiles[] = {
                 .block_size = 16,
                 .max_model_len = 4096,
                 .max_batched_tokens = 2048,
-                .decode_base_ms = 7.8,
-                .decode_per_seq_ms = 0.2,
-                .prefill_per_token_ms = 0.08,
+                .decode_base_ms = 7.85,
+                .decode_per_seq_ms = 0.15,
+                .prefill_per_token_ms = 0.07,
                 .jitter = 0.02},
      .eos_min_frac_pct = 50},
     {.name = "cpu-1b",
