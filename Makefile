@@ -10,8 +10,9 @@ BUILD   ?= build
 PKGS     = libevent libcurl jansson yaml-0.1
 CFLAGS  ?= -O2 -g
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-CFLAGS  += -DSERVELAB_GIT_COMMIT='"$(GIT_COMMIT)"'
-CFLAGS  += -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc
+# Flags the build always needs, kept apart so `make CFLAGS=...` cannot drop them.
+ALL_CFLAGS = $(CFLAGS) -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc \
+             -DSERVELAB_GIT_COMMIT='"$(GIT_COMMIT)"'
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -levent_pthreads -lpthread -lm -ldl
 
 SRC      = $(wildcard src/*/*.c)
@@ -29,14 +30,14 @@ deps:
 	@sh scripts/deps.sh
 
 servelab: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 test: deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
@@ -50,7 +51,7 @@ asan:
 	SERVELAB=./servelab-asan ASAN_OPTIONS=detect_leaks=1 build-asan/test_runner $(TESTS)
 
 servelab-asan: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 install: servelab
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

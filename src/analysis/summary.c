@@ -60,14 +60,20 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     size_t k[7] = {0};
     for (int i = 0; i < 7; i++)
         v[i] = xmalloc((n ? n : 1) * sizeof(double));
-    double last_sched = 0, last_end = 0;
+    int parts = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows->r[i].part + 1 > parts)
+            parts = rows->r[i].part + 1;
+    double *part_sched = xcalloc((size_t)parts + 1, sizeof *part_sched);
+    double *part_end = xcalloc((size_t)parts + 1, sizeof *part_end);
     s->requests = n;
+    s->parts = parts;
     for (size_t i = 0; i < n; i++) {
         const req_rec *r = &rows->r[i];
-        if (r->scheduled_ms > last_sched)
-            last_sched = r->scheduled_ms;
-        if (r->end_ms > last_end)
-            last_end = r->end_ms;
+        if (r->scheduled_ms > part_sched[r->part])
+            part_sched[r->part] = r->scheduled_ms;
+        if (r->end_ms > part_end[r->part])
+            part_end[r->part] = r->end_ms;
         if (!isnan(r->lag_ms))
             v[6][k[6]++] = r->lag_ms;
         s->errors[r->error < ERR_COUNT ? r->error : ERR_HTTP]++;
@@ -105,18 +111,26 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     for (int i = 0; i < 7; i++)
         free(v[i]);
 
-    s->duration_s = last_end / 1000.0;
-    s->arrival_window_s = last_sched / 1000.0;
+    double sum_end = 0, sum_sched = 0;
+    for (int k = 0; k < parts; k++) {
+        sum_end += part_end[k];
+        sum_sched += part_sched[k];
+    }
+    s->duration_s = sum_end / 1000.0;
+    s->arrival_window_s = sum_sched / 1000.0;
     s->offered_rps = p->offered_rps;
-    s->realized_offered_rps = last_sched > 0 ? (double)(n - 1) / s->arrival_window_s : INFINITY;
+    s->realized_offered_rps =
+        sum_sched > 0 ? (double)(n - (size_t)parts) / s->arrival_window_s : INFINITY;
     double d = s->duration_s > 0 ? s->duration_s : NAN;
     s->achieved_rps = s->completed / d;
     s->output_tokens_per_s = s->output_tokens / d;
     s->total_tokens_per_s = (s->output_tokens + s->prompt_tokens) / d;
     size_t done_in_window = 0;
     for (size_t i = 0; i < n; i++)
-        if (rows->r[i].error == ERR_NONE && rows->r[i].end_ms <= last_sched)
+        if (rows->r[i].error == ERR_NONE && rows->r[i].end_ms <= part_sched[rows->r[i].part])
             done_in_window++;
+    free(part_sched);
+    free(part_end);
     double w = s->arrival_window_s > 0 ? s->arrival_window_s : NAN;
     s->achieved_rps_window = done_in_window / w;
     s->output_tokens_per_s_window = rows->window_output_tokens / w;

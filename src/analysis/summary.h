@@ -7,7 +7,8 @@
  * first scheduled arrival, to the end of the last request; the arrival
  * window from t=0 to the last scheduled arrival. A request meets the SLO
  * when it succeeded and every stated bound holds; failures count as misses
- * and stay in every denominator. */
+ * and stay in every denominator. Pooled repetitions (req_rec.part) add up
+ * their own durations and arrival windows. */
 #ifndef SERVELAB_SUMMARY_H
 #define SERVELAB_SUMMARY_H
 
@@ -37,6 +38,7 @@ typedef struct req_rec {
     int32_t prompt_tokens, output_tokens;                    /* -1 unknown */
     int16_t cls;
     uint8_t error;
+    uint16_t part; /* repetition within pooled rows (0 for a single run) */
 } req_rec;
 
 typedef struct run_rows {
@@ -44,7 +46,7 @@ typedef struct run_rows {
     size_t n, cap;
     float *itl_ms; /* every inter-chunk gap, per token (a k-token chunk's gap / k, k times) */
     size_t n_itl, cap_itl;
-    double window_output_tokens; /* output tokens streamed before the last arrival */
+    double window_output_tokens; /* output tokens streamed before each part's last arrival */
     const char *classes[32];
     int n_classes;
 } run_rows;
@@ -66,6 +68,7 @@ typedef struct summary_params {
 
 typedef struct run_summary {
     size_t requests, completed, failed;
+    int parts; /* repetitions pooled */
     size_t errors[ERR_COUNT];
     double duration_s, arrival_window_s;
     double offered_rps, realized_offered_rps;

@@ -254,6 +254,7 @@ static void finish_request(lg *g, inflight *f, int error) {
     rec.output_tokens = r->output_tokens;
     rec.error = (uint8_t)error;
     rec.cls = 0;
+    rec.part = 0;
     rows_add(&g->res->rows, &rec);
     for (int i = 0; i < f->n_chunks; i++) {
         if (f->t_us[i] <= g->last_due)
