@@ -2,6 +2,7 @@
  * computed by hand for the edge cases (n=1, n=2, ties). */
 #include "analysis/stats.h"
 #include "test.h"
+#include "common/rng.h"
 
 #include <math.h>
 
@@ -45,4 +46,35 @@ TEST(stats_percentile_ties_and_known_values) {
 TEST(stats_empty_is_nan) {
     dist d = dist_of(NULL, 0);
     CHECK(isnan(d.p50) && isnan(d.mean));
+}
+
+/* The order-statistic bootstrap agrees with a brute-force bootstrap that
+ * resamples the data itself, within Monte-Carlo noise. */
+TEST(stats_bootstrap_matches_brute_force) {
+    enum { N = 400, B = 4000 };
+    double x[N];
+    rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < N; i++)
+        x[i] = rng_exponential(&r, 100);
+    sort_doubles(x, N);
+    double lo, hi;
+    bootstrap_percentile_ci(x, N, 95, B, 1, &lo, &hi);
+    static double reps[B], sample[N];
+    for (int b = 0; b < B; b++) {
+        for (int i = 0; i < N; i++)
+            sample[i] = x[rng_range(&r, 0, N - 1)];
+        sort_doubles(sample, N);
+        reps[b] = percentile_sorted(sample, N, 95);
+    }
+    sort_doubles(reps, B);
+    double blo = percentile_sorted(reps, B, 2.5), bhi = percentile_sorted(reps, B, 97.5);
+    double p95 = percentile_sorted(x, N, 95);
+    CHECK(lo < p95 && p95 < hi);
+    CHECK_NEAR(lo, blo, (bhi - blo) * 0.1);
+    CHECK_NEAR(hi, bhi, (bhi - blo) * 0.1);
+    /* seeded: same answer twice */
+    double lo2, hi2;
+    bootstrap_percentile_ci(x, N, 95, B, 1, &lo2, &hi2);
+    CHECK(lo == lo2 && hi == hi2);
 }

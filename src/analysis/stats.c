@@ -52,3 +52,50 @@ dist dist_of(double *x, size_t n) {
     d.p999 = percentile_sorted(x, n, 99.9);
     return d;
 }
+
+#include "common/rng.h"
+#include "common/util.h"
+
+static double beta_draw(rng *r, double a, double b) {
+    double x = rng_gamma(r, a, 1.0), y = rng_gamma(r, b, 1.0);
+    return x / (x + y);
+}
+
+void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint64_t seed,
+                             double *lo, double *hi) {
+    if (n == 0) {
+        *lo = *hi = NAN;
+        return;
+    }
+    if (n == 1) {
+        *lo = *hi = x[0];
+        return;
+    }
+    double h = (double)(n - 1) * p / 100.0;
+    size_t k0 = (size_t)floor(h); /* 0-based rank of the lower order statistic */
+    double frac = h - (double)k0;
+    double *rep = xmalloc((size_t)reps * sizeof *rep);
+    rng r;
+    rng_seed(&r, seed ^ 0xb00757ULL);
+    double nd = (double)n;
+    for (int i = 0; i < reps; i++) {
+        double k = (double)(k0 + 1);
+        double u = beta_draw(&r, k, nd + 1 - k);
+        size_t i0 = (size_t)floor(u * nd);
+        if (i0 >= n)
+            i0 = n - 1;
+        double v = x[i0];
+        if (frac > 0 && k0 + 1 < n) {
+            double u1 = u + (1 - u) * beta_draw(&r, 1, nd - k);
+            size_t i1 = (size_t)floor(u1 * nd);
+            if (i1 >= n)
+                i1 = n - 1;
+            v += frac * (x[i1] - x[i0]);
+        }
+        rep[i] = v;
+    }
+    sort_doubles(rep, (size_t)reps);
+    *lo = percentile_sorted(rep, (size_t)reps, 2.5);
+    *hi = percentile_sorted(rep, (size_t)reps, 97.5);
+    free(rep);
+}

@@ -7,6 +7,7 @@
 #define SERVELAB_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct dist {
     size_t n;
@@ -20,5 +21,14 @@ void sort_doubles(double *x, size_t n);
 double percentile_sorted(const double *x, size_t n, double p);
 /* Sorts x in place and summarises it; all NaN when n == 0. */
 dist dist_of(double *x, size_t n);
+
+/* Bootstrap 95% confidence interval of the p-th percentile of sorted x,
+ * `reps` replicates, seeded. Exact for the order statistics: the k-th
+ * smallest of n resampled ranks is floor(n * U(k)) with U(k) ~ Beta(k,
+ * n+1-k), and U(k+1) = U(k) + (1 - U(k)) * Beta(1, n-k); each replicate's
+ * percentile interpolates between those two values as numpy does. O(reps),
+ * whatever n. */
+void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint64_t seed,
+                             double *lo, double *hi);
 
 #endif

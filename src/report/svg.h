@@ -1,0 +1,43 @@
+/* svg: servelab's small plotting module. Line and scatter plots with
+ * readable axes (1-2-5 ticks, optional log scales, units in the labels), a
+ * legend, an optional right-hand axis, and horizontal bars for timelines.
+ * Output is self-contained SVG text: no fonts, scripts or links to fetch. */
+#ifndef SERVELAB_SVG_H
+#define SERVELAB_SVG_H
+
+#include "report/strbuf.h"
+
+#include <stddef.h>
+
+typedef struct plot_series {
+    const char *name;
+    const double *x, *y;
+    size_t n;
+    int right_axis; /* plotted against the right-hand axis */
+    int dashed;
+    int markers; /* draw points */
+    int step;    /* CDF-style steps */
+    int color;   /* palette index; -1: by series order */
+} plot_series;
+
+typedef struct plot_bar {
+    double x0, x1, y; /* a horizontal segment at height y */
+    int color;
+} plot_bar;
+
+typedef struct plot_spec {
+    const char *title, *xlabel, *ylabel, *y2label;
+    int logx, logy;
+    int width, height;
+    double ymin_zero; /* 1: y axis starts at 0 */
+    const plot_bar *bars;
+    size_t n_bars;
+    double bar_height; /* in y units */
+    const char *const *bar_legend; /* names of bar colours 0..n, NULL-terminated */
+} plot_spec;
+
+/* Append one <svg> element. */
+void svg_plot(strbuf *out, const plot_spec *spec, const plot_series *s, int ns);
+const char *svg_color(int i);
+
+#endif
