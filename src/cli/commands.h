@@ -5,5 +5,6 @@
 
 int cmd_sim(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

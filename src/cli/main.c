@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
     {"sim", cmd_sim, "simulated OpenAI-compatible server (the fixture)"},
     {"run", cmd_run, "one load run against a server"},
+    {"report", cmd_report, "tables, figures and HTML from raw rows"},
 };
 
 static void usage(FILE *f) {

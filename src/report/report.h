@@ -1,0 +1,49 @@
+/* report: from run directories to every file `servelab report` writes.
+ * Building (report_build) finds the runs, pools their repetitions and
+ * computes all figures; rendering (report_render) produces the files in
+ * memory, so that --check can compare them with what is on disk byte for
+ * byte. Nothing in the output depends on the time or the machine of the
+ * report itself: the same rows always give the same files. */
+#ifndef SERVELAB_REPORT_H
+#define SERVELAB_REPORT_H
+
+#include "analysis/summary.h"
+#include "report/load.h"
+#include "report/strbuf.h"
+
+typedef struct report_run {
+    char name[256];
+    char **rep_dirs;
+    int n_reps;
+    run_rows rows; /* all repetitions pooled (req_rec.part = repetition) */
+    run_files *files;
+    summary_params params;
+    run_summary pooled;
+    run_summary *per_rep;
+    run_summary *per_class; /* rows.n_classes entries */
+    double ci[4][2];        /* 95% CI: ttft p50, ttft p95, tpot p50, tpot p95 */
+    int fixture;
+} report_run;
+
+typedef struct report {
+    report_run *runs;
+    int n_runs;
+} report;
+
+typedef struct report_opts {
+    const char *slo; /* overrides the runs' own SLO when set */
+    double cost_per_hour;
+} report_opts;
+
+typedef struct out_file {
+    char name[256]; /* relative to the output directory */
+    strbuf body;
+} out_file;
+
+int report_build(char *const *paths, int n_paths, const report_opts *o, report *r, char *err,
+                 int errlen);
+void report_render(const report *r, out_file **files, int *n_files);
+void report_free(report *r);
+void out_files_free(out_file *f, int n);
+
+#endif
