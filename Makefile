@@ -21,7 +21,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test demo asan install clean format
+.PHONY: all deps test-deps test demo asan install clean format
 
 all: deps servelab
 
@@ -39,7 +39,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-test: deps servelab $(BUILD)/test_runner
+test-deps:
+	@sh scripts/deps.sh test
+
+test: deps test-deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
 
 demo: deps servelab

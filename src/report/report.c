@@ -193,6 +193,20 @@ static int cmp_runs(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+/* Length of the report argument a found directory lies under, with its
+ * slash, so that files never name the path the report was called with. */
+static int root_len_of(const char *dir, char *const *paths, int n_paths) {
+    for (int i = 0; i < n_paths; i++) {
+        size_t n = strlen(paths[i]);
+        while (n > 1 && paths[i][n - 1] == '/')
+            n--;
+        if (!strncmp(dir, paths[i], n) && dir[n] == '/')
+            return (int)n + 1;
+    }
+    const char *b = strrchr(dir, '/'); /* the argument was the run itself */
+    return b ? (int)(b - dir) + 1 : 0;
+}
+
 int report_build(char *const *paths, int n_paths, const report_opts *o, report *r, char *err,
                  int errlen) {
     memset(r, 0, sizeof *r);
@@ -224,6 +238,7 @@ int report_build(char *const *paths, int n_paths, const report_opts *o, report *
             rr = &r->runs[r->n_runs++];
             memset(rr, 0, sizeof *rr);
             snprintf(rr->name, sizeof rr->name, "%s", name);
+            rr->root_len = root_len_of(dirs.d[i], paths, n_paths);
         }
         rr->rep_dirs = xrealloc(rr->rep_dirs, (size_t)(rr->n_reps + 1) * sizeof *rr->rep_dirs);
         rr->rep_dirs[rr->n_reps++] = xstrdup(dirs.d[i]);
@@ -435,7 +450,7 @@ static void render_json(const report *r, strbuf *o) {
         json_t *reps = json_array();
         for (int i = 0; i < rr->n_reps; i++) {
             json_t *rep = summary_json(&rr->per_rep[i]);
-            json_object_set_new(rep, "directory", json_string(rr->rep_dirs[i]));
+            json_object_set_new(rep, "directory", json_string(rr->rep_dirs[i] + rr->root_len));
             json_array_append_new(reps, rep);
         }
         json_object_set_new(j, "per_repetition", reps);
@@ -1029,7 +1044,7 @@ void report_render(const report *r, out_file **files, int *n_files) {
         sb_escape(h, rr->name);
         sb_puts(h, "</h2>\n");
         table *parts[4] = {detail_table(rr), latency_table(rr), reps_table(rr), class_table(rr)};
-        const char *heads[4] = {"Figures", "Latency", "Repetitions", "By prompt class"};
+        const char *heads[4] = {"Key figures", "Latency", "Repetitions", "By prompt class"};
         for (int i = 0; i < 4; i++) {
             sb_printf(md, "### %s\n\n", heads[i]);
             sb_printf(h, "<h3>%s</h3>\n", heads[i]);
