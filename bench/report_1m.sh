@@ -1,0 +1,42 @@
+#!/bin/sh
+# Benchmark: `servelab report` on one run of 1,000,000 request rows and
+# 8,000,000 chunk rows (8 chunks a request), synthetic but in the exact
+# format `servelab run` writes. Prints wall time and peak RSS for each of
+# REPEAT runs and their medians. Target (issue 4): under 10 s and 2 GiB.
+#   sh bench/report_1m.sh [REQUESTS] [REPEAT]
+set -e
+N=${1:-1000000}
+REPEAT=${2:-3}
+BIN=${SERVELAB:-./servelab}
+DIR=$(mktemp -d /tmp/servelab-bench-XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+mkdir -p "$DIR/run"
+echo "generating $N requests and $((N * 8)) chunks in $DIR ..."
+awk -v n="$N" 'BEGIN {
+    srand(1);
+    print "request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,prompt_tokens,output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms" > "'"$DIR"'/run/requests.csv";
+    print "request_id,index,t_ms,tokens" > "'"$DIR"'/run/chunks.csv";
+    for (i = 0; i < n; i++) {
+        s = i * 10.0; sent = s + 0.05; f = sent + 20 + rand() * 200; t = f;
+        for (k = 0; k < 8; k++) {
+            if (k) t += 5 + rand() * 30;
+            printf "req-%d,%d,%.3f,1\n", i, k, t > "'"$DIR"'/run/chunks.csv";
+        }
+        cls = (i % 3 == 0) ? "short" : (i % 3 == 1) ? "medium" : "long";
+        err = (i % 97 == 0) ? "timeout" : "";
+        printf "req-%d,%s,%.3f,%.3f,%.3f,%.3f,%.3f,120,8,%.3f,%.3f,%.3f,length,200,%s,8,0.010\n",
+            i, cls, s, sent, f, t, t + 0.1, f - sent, (t - f) / 7, t + 0.1 - sent, err > "'"$DIR"'/run/requests.csv";
+    }
+}'
+ls -la "$DIR/run"
+times=""
+rss=""
+for r in $(seq 1 "$REPEAT"); do
+    /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$BIN" report "$DIR/run" --out "$DIR/rep" > /dev/null
+    read -r t m < "$DIR/time.txt"
+    echo "run $r: ${t} s wall, $((m / 1024)) MiB peak RSS"
+    times="$times $t"
+    rss="$rss $m"
+done
+med() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median: $(med $times) s wall, $(( $(med $rss) / 1024 )) MiB peak RSS (target: < 10 s, < 2048 MiB)"
