@@ -32,6 +32,11 @@ deps:
 servelab: $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
+# hostinfo.o carries the git commit: rebuild it when the commit changes.
+$(BUILD)/src/common/hostinfo.o: $(BUILD)/commit-$(GIT_COMMIT).stamp
+$(BUILD)/commit-%.stamp:
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/commit-*.stamp && touch $@
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<

@@ -6,5 +6,8 @@
 int cmd_sim(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 
 #endif

@@ -13,7 +13,10 @@ static const struct {
 } commands[] = {
     {"sim", cmd_sim, "simulated OpenAI-compatible server (the fixture)"},
     {"run", cmd_run, "one load run against a server"},
+    {"sweep", cmd_sweep, "a campaign: runs x repetitions, warmup, server restarts"},
     {"report", cmd_report, "tables, figures and HTML from raw rows"},
+    {"demo", cmd_demo, "embedded simulator + small sweep + report, no setup"},
+    {"env", cmd_env, "environment and metadata as JSON (GPU, driver, CUDA, server)"},
 };
 
 static void usage(FILE *f) {

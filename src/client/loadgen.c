@@ -9,6 +9,7 @@
 #include "client/loadgen.h"
 #include "client/chunk.h"
 #include "client/rowwriter.h"
+#include "client/sampler.h"
 #include "client/sse.h"
 #include "common/clock.h"
 #include "common/util.h"
@@ -62,6 +63,8 @@ struct lg {
     int writing;
     int64_t last_due;
     int stopping;
+    sampler smp;
+    struct event *sample_timer;
 };
 
 typedef struct sock_ctx {
@@ -277,6 +280,11 @@ static void drain_messages(lg *g) {
     while ((m = curl_multi_info_read(g->multi, &left))) {
         if (m->msg != CURLMSG_DONE)
             continue;
+        if (g->smp.easy && m->easy_handle == g->smp.easy) {
+            curl_multi_remove_handle(g->multi, g->smp.easy);
+            sampler_metrics_done(&g->smp, m->data.result, now_rel(g) / 1000.0);
+            continue;
+        }
         inflight *f;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&f);
         CURLcode rc = m->data.result;
@@ -499,6 +507,19 @@ static void on_progress(evutil_socket_t fd, short what, void *arg) {
             now_rel(g) / 1e6);
 }
 
+static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    lg *g = arg;
+    CURL *e = sampler_metrics_start(&g->smp);
+    if (e) {
+        curl_multi_add_handle(g->multi, e);
+        int running;
+        curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    sampler_gpu_now(&g->smp, now_rel(g) / 1000.0);
+}
+
 static double cpu_seconds(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -538,14 +559,44 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         evtimer_add(g.progress_timer, &tv);
     }
     g.last_due = cfg->n ? cfg->due_us[cfg->n - 1] : 0;
+    int sampling = cfg->out_dir && (cfg->metrics_url || cfg->gpu);
+    if (sampling) {
+        g.smp = (sampler){.dir = cfg->out_dir,
+                          .url = cfg->metrics_url,
+                          .headers = cfg->metrics_headers,
+                          .metrics = &res->metrics,
+                          .metrics_samples = &res->metrics_samples,
+                          .gpu = cfg->gpu,
+                          .gpu_series = &res->gpu,
+                          .gpu_samples = &res->gpu_samples};
+        g.sample_timer = event_new(g.base, -1, EV_PERSIST, on_sample_timer, &g);
+        double iv = cfg->sample_interval_s > 0 ? cfg->sample_interval_s : 1.0;
+        struct timeval tv = {(time_t)iv, (suseconds_t)((iv - (time_t)iv) * 1e6)};
+        evtimer_add(g.sample_timer, &tv);
+    }
     double cpu0 = cpu_seconds();
     g.t0 = mono_us();
+    if (sampling)
+        on_sample_timer(-1, 0, &g); /* the sample at t=0 */
     if (cfg->n > 0) {
         arm_due_timer(&g);
         event_base_dispatch(g.base);
     }
     if (g.stopping)
         cancel_everything(&g);
+    if (sampling) {
+        /* the last sample closes the run's deltas */
+        if (g.smp.easy) {
+            curl_multi_remove_handle(g.multi, g.smp.easy);
+            curl_easy_cleanup(g.smp.easy);
+            g.smp.easy = NULL;
+        }
+        double t_end = now_rel(&g) / 1000.0;
+        sampler_metrics_now(&g.smp, t_end);
+        sampler_gpu_now(&g.smp, t_end);
+        sampler_close(&g.smp);
+        event_free(g.sample_timer);
+    }
     res->cpu_s = cpu_seconds() - cpu0;
     if (cfg->progress)
         fputc('\n', stderr);

@@ -9,7 +9,9 @@
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
+#include "analysis/serverstats.h"
 #include "analysis/summary.h"
+#include "monitor/gpu.h"
 #include "workload/workload.h"
 
 #include <curl/curl.h>
@@ -30,6 +32,12 @@ typedef struct loadgen_config {
     size_t max_event_bytes;
     const char *out_dir; /* NULL: write no rows (warmup) */
     int progress;        /* progress line on stderr */
+    /* Sampling while the run goes (both optional): the server's /metrics
+     * into server_metrics.csv, the GPUs into gpu.csv, every interval. */
+    const char *metrics_url;
+    struct curl_slist *metrics_headers;
+    double sample_interval_s;
+    gpu_monitor *gpu;
 } loadgen_config;
 
 typedef struct loadgen_result {
@@ -38,6 +46,8 @@ typedef struct loadgen_result {
     size_t usage_counted, chunk_counted; /* how output tokens were counted */
     double cpu_s;
     int write_error; /* errno of a failed row write */
+    series_set metrics, gpu; /* what was sampled (kept metrics only) */
+    int metrics_samples, gpu_samples;
 } loadgen_result;
 
 /* Runs the whole schedule. Returns 0, or -1 with a message in err when it

@@ -287,29 +287,6 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
     return rc;
 }
 
-static void series_add(series *s, double t, double v) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->t_ms = xrealloc(s->t_ms, s->cap * sizeof *s->t_ms);
-        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
-    }
-    s->t_ms[s->n] = t;
-    s->v[s->n++] = v;
-}
-
-static series *series_get(series **arr, int *n, const char *name, size_t nlen) {
-    for (int i = 0; i < *n; i++)
-        if (strlen((*arr)[i].name) == nlen && !memcmp((*arr)[i].name, name, nlen))
-            return &(*arr)[i];
-    *arr = xrealloc(*arr, (size_t)(*n + 1) * sizeof **arr);
-    series *s = &(*arr)[(*n)++];
-    memset(s, 0, sizeof *s);
-    size_t k = nlen < sizeof s->name - 1 ? nlen : sizeof s->name - 1;
-    memcpy(s->name, name, k);
-    s->name[k] = 0;
-    return s;
-}
-
 /* server_metrics.csv: t_ms,name,labels,value. Only the gauges and counters
  * the report draws are kept (labels ignored: one model per server). */
 static void load_metrics(const char *path, run_files *rf) {
@@ -330,13 +307,13 @@ static void load_metrics(const char *path, run_files *rf) {
         double t, v;
         if (num(f[0], len[0], &t) || num(f[n - 1], len[n - 1], &v) || isnan(t))
             continue;
-        static const char *keep[] = {"vllm:num_requests_running", "vllm:num_requests_waiting",
-                                     "vllm:kv_cache_usage_perc", "vllm:num_preemptions_total",
-                                     "llamacpp:requests_processing",
-                                     "llamacpp:requests_deferred"};
-        for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
-            if (len[1] == strlen(keep[k]) && !memcmp(f[1], keep[k], len[1]))
-                series_add(series_get(&rf->metrics, &rf->n_metrics, f[1], len[1]), t, v);
+        char name[64];
+        if (len[1] >= sizeof name)
+            continue;
+        memcpy(name, f[1], len[1]);
+        name[len[1]] = 0;
+        if (server_metric_wanted(name))
+            series_add(&rf->metrics, name, t, v);
     }
     unmap_file(&m);
 }
@@ -362,9 +339,9 @@ static void load_gpu(const char *path, run_files *rf) {
             continue;
         char name[48];
         snprintf(name, sizeof name, "gpu%.*s util_pct", (int)len[1], f[1]);
-        series_add(series_get(&rf->gpu, &rf->n_gpu, name, strlen(name)), t, util);
+        series_add(&rf->gpu, name, t, util);
         snprintf(name, sizeof name, "gpu%.*s power_w", (int)len[1], f[1]);
-        series_add(series_get(&rf->gpu, &rf->n_gpu, name, strlen(name)), t, power);
+        series_add(&rf->gpu, name, t, power);
     }
     unmap_file(&m);
 }
@@ -385,20 +362,13 @@ int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *
     load_metrics(path, files);
     snprintf(path, sizeof path, "%s/gpu.csv", dir);
     load_gpu(path, files);
+    server_stats_compute(&files->metrics, &files->gpu, &files->server);
     return 0;
 }
 
 void run_files_free(run_files *f) {
     json_decref(f->meta);
-    for (int i = 0; i < f->n_metrics; i++) {
-        free(f->metrics[i].t_ms);
-        free(f->metrics[i].v);
-    }
-    free(f->metrics);
-    for (int i = 0; i < f->n_gpu; i++) {
-        free(f->gpu[i].t_ms);
-        free(f->gpu[i].v);
-    }
-    free(f->gpu);
+    series_set_free(&f->metrics);
+    series_set_free(&f->gpu);
     memset(f, 0, sizeof *f);
 }

@@ -6,24 +6,17 @@
 #ifndef SERVELAB_REPORT_LOAD_H
 #define SERVELAB_REPORT_LOAD_H
 
+#include "analysis/serverstats.h"
 #include "analysis/summary.h"
 
 #include <jansson.h>
 
-/* A sample series from server_metrics.csv or gpu.csv. */
-typedef struct series {
-    char name[64];
-    double *t_ms, *v;
-    size_t n, cap;
-} series;
-
 typedef struct run_files {
     json_t *meta; /* NULL when missing */
     int has_chunks;
-    series *metrics; /* server_metrics.csv, one series per name+labels */
-    int n_metrics;
-    series *gpu; /* gpu.csv: util_pct, mem_used_mib, power_w per GPU */
-    int n_gpu;
+    series_set metrics; /* server_metrics.csv: the metrics servelab keeps */
+    series_set gpu;     /* gpu.csv: "gpuN util_pct", "gpuN power_w" */
+    server_stats server;
 } run_files;
 
 /* Appends the run in `dir` to `rows` as part `part`; class names are

@@ -153,6 +153,9 @@ static int build_run(report_run *rr, const report_opts *o, char *err, int errlen
                                : json_is_number(cost) ? json_number_value(cost)
                                                       : 0;
     rr->fixture = json_is_true(json_object_get(meta, "fixture"));
+    rr->server = rr->files[0].server;
+    for (int k = 1; k < rr->n_reps; k++)
+        server_stats_pool(&rr->server, &rr->files[k].server);
     summarize(&rr->rows, &rr->params, &rr->pooled);
     if (!meta) /* no nominal rate known: the schedule's own */
         rr->pooled.offered_rps = rr->params.offered_rps = rr->pooled.realized_offered_rps;
@@ -369,7 +372,9 @@ static const char *csv_cols[] = {
     "ttft_p95_ci_hi_ms", "tpot_p50_ci_lo_ms", "tpot_p50_ci_hi_ms", "tpot_p95_ci_lo_ms",
     "tpot_p95_ci_hi_ms", "ttft_p50_rep_min_ms", "ttft_p50_rep_max_ms", "ttft_p95_rep_min_ms",
     "ttft_p95_rep_max_ms", "errors_connect", "errors_timeout", "errors_http",
-    "errors_disconnect", "errors_malformed", "errors_cancelled"};
+    "errors_disconnect", "errors_malformed", "errors_cancelled", "server_preemptions",
+    "server_peak_running", "server_peak_waiting", "server_peak_kv_usage",
+    "server_queue_share_of_ttft", "gpu_energy_j_per_output_token"};
 #define N_CSV_COLS ((int)(sizeof csv_cols / sizeof *csv_cols))
 
 static void rep_range(const report_run *rr, int p95, double *lo, double *hi) {
@@ -403,7 +408,10 @@ static void csv_values(const report_run *rr, char v[][32]) {
                      rr->ci[2][0], rr->ci[2][1], rr->ci[3][0], rr->ci[3][1], lo50, hi50, lo95,
                      hi95, (double)s->errors[ERR_CONNECT], (double)s->errors[ERR_TIMEOUT],
                      (double)s->errors[ERR_HTTP], (double)s->errors[ERR_DISCONNECT],
-                     (double)s->errors[ERR_MALFORMED], (double)s->errors[ERR_CANCELLED]};
+                     (double)s->errors[ERR_MALFORMED], (double)s->errors[ERR_CANCELLED],
+                     rr->server.preemptions, rr->server.peak_running, rr->server.peak_waiting,
+                     rr->server.peak_kv_usage, rr->server.queue_share_of_ttft,
+                     s->output_tokens > 0 ? rr->server.gpu_energy_j / s->output_tokens : NAN};
     /* decimals by column meaning */
     for (int c = 1; c < N_CSV_COLS; c++) {
         const char *name = csv_cols[c];
@@ -416,8 +424,11 @@ static void csv_values(const report_run *rr, char v[][32]) {
             dec = 6;
         else if (!strcmp(name, "requests") || !strcmp(name, "repetitions") ||
                  !strcmp(name, "completed") || !strcmp(name, "failed") ||
-                 !strncmp(name, "errors_", 7))
+                 !strncmp(name, "errors_", 7) || !strcmp(name, "server_preemptions") ||
+                 !strncmp(name, "server_peak_r", 13) || !strncmp(name, "server_peak_w", 13))
             dec = 0;
+        else if (!strcmp(name, "server_peak_kv_usage") || strstr(name, "share"))
+            dec = 4;
         fnum(v[c], vals[c - 1], dec);
     }
 }
@@ -447,6 +458,7 @@ static void render_json(const report *r, strbuf *o) {
         json_object_set_new(j, "repetitions", json_integer(rr->n_reps));
         json_object_set_new(j, "fixture", json_boolean(rr->fixture));
         json_object_set_new(j, "pooled", summary_json(&rr->pooled));
+        json_object_set_new(j, "server", server_stats_json(&rr->server, rr->pooled.output_tokens));
         json_t *reps = json_array();
         for (int i = 0; i < rr->n_reps; i++) {
             json_t *rep = summary_json(&rr->per_rep[i]);
@@ -558,11 +570,12 @@ static table *meta_table(const report *r) {
 static table *overview_table(const report *r) {
     const char *h[] = {"run", "offered rps", "realized rps", "requests", "failed",
                        "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "TPOT p95 ms",
-                       "output tok/s", "goodput rps", "goodput %", "$ / M output tok"};
-    table *t = tbl_new(13, h);
+                       "output tok/s", "goodput rps", "goodput %", "$ / M output tok",
+                       "server queueing % of TTFT", "preemptions"};
+    table *t = tbl_new(15, h);
     for (int k = 0; k < r->n_runs; k++) {
         const run_summary *s = &r->runs[k].pooled;
-        char b[13][32];
+        char b[15][32];
         snprintf(b[0], 32, "%.31s", r->runs[k].name);
         fnum(b[1], s->offered_rps, 2);
         fnum(b[2], s->realized_offered_rps, 2);
@@ -576,8 +589,10 @@ static table *overview_table(const report *r) {
         fnum(b[10], s->goodput_rps, 3);
         fnum(b[11], 100 * s->goodput_fraction, 1);
         fnum(b[12], s->cost_per_million_output_tokens, 4);
-        const char *cells[13];
-        for (int c = 0; c < 13; c++)
+        fnum(b[13], 100 * r->runs[k].server.queue_share_of_ttft, 1);
+        fnum(b[14], r->runs[k].server.preemptions, 0);
+        const char *cells[15];
+        for (int c = 0; c < 15; c++)
             cells[c] = b[c];
         tbl_row(t, cells);
     }
@@ -646,6 +661,22 @@ static table *detail_table(const report_run *rr) {
     if (isfinite(s->cost_per_million_output_tokens))
         ROW("cost per million output tokens", "$%.4f at $%.2f/hour",
             s->cost_per_million_output_tokens, s->cost_per_hour);
+    const server_stats *sv = &rr->server;
+    if (sv->has_metrics) {
+        ROW("server: preemptions during the run", "%s", fnum(c, sv->preemptions, 0));
+        ROW("server: prompt / generation tokens", "%.0f / %.0f", sv->prompt_tokens,
+            sv->generation_tokens);
+        ROW("server: peak running / waiting", "%.0f / %.0f", sv->peak_running, sv->peak_waiting);
+        ROW("server: peak KV-cache use", "%s%%", fnum(c, 100 * sv->peak_kv_usage, 1));
+        ROW("server: share of TTFT spent queued", "%s%%", fnum(c, 100 * sv->queue_share_of_ttft, 1));
+    } else {
+        ROW("server metrics", "%s", "not sampled (no /metrics)");
+    }
+    if (sv->has_gpu) {
+        ROW("GPU energy per output token", "%s J",
+            fnum(c, s->output_tokens > 0 ? sv->gpu_energy_j / s->output_tokens : NAN, 4));
+        ROW("GPU utilisation (mean)", "%s%%", fnum(c, sv->gpu_util_mean_pct, 1));
+    }
     const char *ci_names[] = {"TTFT p50 95% CI (bootstrap)", "TTFT p95 95% CI (bootstrap)",
                               "TPOT p50 95% CI (bootstrap)", "TPOT p95 95% CI (bootstrap)"};
     for (int m = 0; m < 4; m++) {
@@ -784,6 +815,24 @@ static void fig_load(const report *r, figure **figs, int *nf) {
     f = fig_add(figs, nf, "throughput_vs_load",
                 "Output token throughput (left) and achieved and goodput request rates (right).");
     svg_plot(&f->svg, &sp2, thr, 3);
+    int have_share = 0;
+    for (int k = 0; k < n; k++) {
+        y[0][k] = 100 * r->runs[k].server.queue_share_of_ttft;
+        y[1][k] = 100 * r->runs[k].server.peak_kv_usage;
+        have_share |= isfinite(y[0][k]);
+    }
+    if (have_share) {
+        plot_series q[] = {{"server queueing share of TTFT", x, y[0], (size_t)n, 0, 0, 1, 0, 1},
+                           {"peak KV-cache use", x, y[1], (size_t)n, 0, 1, 1, 0, 0}};
+        plot_spec sp3 = {.title = "Why TTFT rises: time queued in the server, KV-cache pressure",
+                         .xlabel = "offered load (requests/s)",
+                         .ylabel = "percent",
+                         .ymin_zero = 1};
+        f = fig_add(figs, nf, "queueing_vs_load",
+                    "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
+                    "and TTFT histograms) and peak KV-cache use, per run.");
+        svg_plot(&f->svg, &sp3, q, 2);
+    }
     free(x);
     for (int i = 0; i < 8; i++)
         free(y[i]);
@@ -886,25 +935,18 @@ static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
     free(p);
 }
 
-static const series *find_series(const series *s, int n, const char *name) {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(s[i].name, name))
-            return &s[i];
-    return NULL;
-}
-
 static void fig_server(const report_run *rr, figure **figs, int *nf) {
     const run_files *rf = &rr->files[0];
     plot_series s[8];
     int ns = 0;
     double *kvpct = NULL;
-    const series *run = find_series(rf->metrics, rf->n_metrics, "vllm:num_requests_running");
-    const series *wait = find_series(rf->metrics, rf->n_metrics, "vllm:num_requests_waiting");
-    const series *kv = find_series(rf->metrics, rf->n_metrics, "vllm:kv_cache_usage_perc");
+    const series *run = series_find(&rf->metrics, "vllm:num_requests_running");
+    const series *wait = series_find(&rf->metrics, "vllm:num_requests_waiting");
+    const series *kv = series_find(&rf->metrics, "vllm:kv_cache_usage_perc");
     if (!run)
-        run = find_series(rf->metrics, rf->n_metrics, "llamacpp:requests_processing");
+        run = series_find(&rf->metrics, "llamacpp:requests_processing");
     if (!wait)
-        wait = find_series(rf->metrics, rf->n_metrics, "llamacpp:requests_deferred");
+        wait = series_find(&rf->metrics, "llamacpp:requests_deferred");
     double *tsec[8] = {0};
     const series *src[4] = {run, wait, kv, NULL};
     const char *names[3] = {"requests running", "requests waiting", "KV cache used (%)"};
@@ -924,14 +966,14 @@ static void fig_server(const report_run *rr, figure **figs, int *nf) {
         s[ns] = (plot_series){names[i], tsec[ns], yv, src[i]->n, i == 2, 0, 0, 1, i};
         ns++;
     }
-    for (int g = 0; g < rf->n_gpu && ns < 8; g++) {
-        if (!strstr(rf->gpu[g].name, "util_pct"))
+    for (int g = 0; g < rf->gpu.n && ns < 8; g++) {
+        const series *gs = &rf->gpu.s[g];
+        if (!strstr(gs->name, "util_pct"))
             continue;
-        tsec[ns] = xmalloc(rf->gpu[g].n * sizeof(double));
-        for (size_t k = 0; k < rf->gpu[g].n; k++)
-            tsec[ns][k] = rf->gpu[g].t_ms[k] / 1000;
-        s[ns] = (plot_series){rf->gpu[g].name, tsec[ns], rf->gpu[g].v, rf->gpu[g].n, 1, 1, 0, 1,
-                              3 + g};
+        tsec[ns] = xmalloc(gs->n * sizeof(double));
+        for (size_t k = 0; k < gs->n; k++)
+            tsec[ns][k] = gs->t_ms[k] / 1000;
+        s[ns] = (plot_series){gs->name, tsec[ns], gs->v, gs->n, 1, 1, 0, 1, 3 + g};
         ns++;
     }
     if (ns > 0) {

@@ -23,6 +23,7 @@ typedef struct report_run {
     run_summary *per_rep;
     run_summary *per_class; /* rows.n_classes entries */
     double ci[4][2];        /* 95% CI: ttft p50, ttft p95, tpot p50, tpot p95 */
+    server_stats server;    /* /metrics and GPU figures, repetitions pooled */
     int fixture;
 } report_run;
 

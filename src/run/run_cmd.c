@@ -1,16 +1,8 @@
-/* run_cmd: `servelab run`, one load run against a server. Parses options,
- * probes the server, builds the schedule and the workload, runs the warmup
- * and then the measured requests through loadgen, and writes meta.json and
- * summary.json (through a temporary name, then renamed) beside the rows. */
-#include "analysis/summary.h"
+/* run_cmd: `servelab run`, the command line of one load run: parses and
+ * checks the options, then hands them to run_execute (run.c). */
 #include "cli/commands.h"
-#include "client/loadgen.h"
-#include "client/probe.h"
-#include "common/clock.h"
-#include "common/hostinfo.h"
 #include "common/util.h"
-#include "workload/arrivals.h"
-#include "workload/workload.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -96,20 +88,6 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
-typedef struct run_opts {
-    const char *url, *api, *model, *key_env, *prompts, *mix, *out, *cusage;
-    const char *headers[64];
-    int n_headers;
-    int insecure, ignore_eos, quiet;
-    double rate, burstiness, duration_s, timeout_s, cost, fail_fraction;
-    arrival_kind arrival;
-    long requests, concurrency, max_tokens, warmup, max_event_bytes;
-    uint64_t seed;
-    int have_requests, have_duration, fail_on_slo;
-    slo_spec slo;
-    const char *slo_text;
-} run_opts;
-
 static long opt_long(const char *flag, const char *v, long lo) {
     long x;
     if (parse_int(v, &x) || x < lo)
@@ -125,16 +103,7 @@ static double opt_double(const char *flag, const char *v, double lo) {
 }
 
 static void parse_opts(int argc, char **argv, run_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->api = "completions";
-    o->prompts = "builtin";
-    o->cusage = "auto";
-    o->rate = INFINITY;
-    o->burstiness = 1;
-    o->requests = 100;
-    o->timeout_s = 600;
-    o->max_event_bytes = 16 << 20;
-    o->fail_fraction = 1.0;
+    run_opts_defaults(o);
     char err[512];
     int c;
     optind = 1;
@@ -227,259 +196,13 @@ static void parse_opts(int argc, char **argv, run_opts *o) {
     }
     if (optind < argc)
         die(2, "run: unexpected argument '%s'", argv[optind]);
-    if (!o->url)
-        die(2, "run: --url is required (e.g. --url http://127.0.0.1:8000)");
-    if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))
-        die(2, "run: --url: expected http:// or https://, got '%s'", o->url);
-    if (o->have_requests && o->have_duration)
-        die(2, "run: give --requests or --duration, not both");
-    if (o->have_duration && isinf(o->rate))
-        die(2, "run: --duration needs a finite --rate");
-    if (o->fail_on_slo && !o->slo_text)
-        die(2, "run: --fail-on-slo needs --slo");
-}
-
-/* Base URL without a trailing slash or /v1. */
-static char *base_url(const char *url) {
-    char *b = xstrdup(url);
-    size_t n = strlen(b);
-    while (n && b[n - 1] == '/')
-        b[--n] = 0;
-    if (n >= 3 && !strcmp(b + n - 3, "/v1"))
-        b[n - 3] = 0;
-    return b;
-}
-
-/* Write JSON through a temporary name, then rename: never a half file. */
-static int write_json_file(const char *dir, const char *name, json_t *obj) {
-    char tmp[4096], path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    if (json_dump_file(obj, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-        return -1;
-    return rename(tmp, path);
-}
-
-static int mkdir_p(const char *path) {
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = 0;
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    int rc = mkdir(p, 0755);
-    free(p);
-    return rc == 0 || errno == EEXIST ? 0 : -1;
-}
-
-/* Header names only: values (keys, tokens) never reach a file. */
-static json_t *redacted_headers(const run_opts *o) {
-    json_t *a = json_array();
-    for (int i = 0; i < o->n_headers; i++) {
-        const char *colon = strchr(o->headers[i], ':');
-        char name[128];
-        snprintf(name, sizeof name, "%.*s: <redacted>", (int)(colon - o->headers[i]),
-                 o->headers[i]);
-        json_array_append_new(a, json_string(name));
-    }
-    return a;
-}
-
-static json_t *command_line(int argc, char **argv) {
-    json_t *a = json_array();
-    int redact_next = 0;
-    for (int i = 0; i < argc; i++) {
-        if (redact_next) {
-            const char *colon = strchr(argv[i], ':');
-            char v[160];
-            snprintf(v, sizeof v, "%.*s: <redacted>", colon ? (int)(colon - argv[i]) : 0,
-                     argv[i]);
-            json_array_append_new(a, json_string(v));
-            redact_next = 0;
-            continue;
-        }
-        if (!strncmp(argv[i], "--header=", 9)) {
-            json_array_append_new(a, json_string("--header=<redacted>"));
-            continue;
-        }
-        redact_next = !strcmp(argv[i], "--header");
-        json_array_append_new(a, json_string(argv[i]));
-    }
-    return a;
+    if (run_opts_validate(o, err, sizeof err))
+        die(2, "run: %s", err);
 }
 
 int cmd_run(int argc, char **argv) {
     run_opts o;
     parse_opts(argc, argv, &o);
-    char err[1024];
-    raise_fd_limit();
-    signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-
-    /* Workload and schedule first: bad input fails before any traffic. */
-    workload w;
-    if (workload_load(&w, o.prompts, o.mix, err, sizeof err))
-        die(2, "run: %s", err);
-    arrival_spec as = {o.arrival, o.rate, o.burstiness};
-    int64_t *due;
-    size_t n = o.have_duration
-                   ? arrivals_generate(&as, o.seed, (size_t)100000000, llround(o.duration_s * 1e6),
-                                       &due)
-                   : arrivals_generate(&as, o.seed, (size_t)o.requests, INT64_MAX, &due);
-    workload_assign(&w, n + (size_t)o.warmup, o.seed);
-
-    char out_default[128];
-    if (!o.out) {
-        char ts[40];
-        utc_now_iso(ts, sizeof ts);
-        for (char *p = ts; *p; p++)
-            if (*p == ':' || *p == '.')
-                *p = '-';
-        snprintf(out_default, sizeof out_default, "out/run-%s", ts);
-        o.out = out_default;
-    }
-    if (mkdir_p(o.out))
-        die(2, "run: --out %s: cannot create directory: %s", o.out, strerror(errno));
-
-    /* Headers: the API key from the environment, user headers. */
-    struct curl_slist *headers = NULL;
-    const char *key_env = o.key_env ? o.key_env : (getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL);
-    if (key_env) {
-        const char *key = getenv(key_env);
-        if (!key || !*key)
-            die(2, "run: --api-key-env %s: the variable is not set", key_env);
-        size_t n_auth = strlen(key) + 32;
-        char *auth = xmalloc(n_auth);
-        snprintf(auth, n_auth, "Authorization: Bearer %s", key);
-        headers = curl_slist_append(headers, auth);
-        memset(auth, 0, n_auth);
-        free(auth);
-    }
-    for (int i = 0; i < o.n_headers; i++)
-        headers = curl_slist_append(headers, o.headers[i]);
-
-    char *base = base_url(o.url);
-    server_probe probe;
-    probe_server(base, headers, o.insecure, &probe);
-    if (!probe.reachable)
-        warnx_("cannot reach %s (%s); every request will be recorded as it fails", base,
-               probe.error);
-    const char *model = o.model ? o.model : (probe.first_model[0] ? probe.first_model : NULL);
-    int cusage = !strcmp(o.cusage, "on") || (!strcmp(o.cusage, "auto") && probe.vllm_like);
-
-    char endpoint[2100];
-    int chat = !strcmp(o.api, "chat");
-    snprintf(endpoint, sizeof endpoint, "%s/v1/%s", base, chat ? "chat/completions" : "completions");
-
-    char started[40];
-    utc_now_iso(started, sizeof started);
-    loadgen_config lc = {.endpoint = endpoint,
-                         .headers = headers,
-                         .w = &w,
-                         .body = {.chat = chat,
-                                  .model = model,
-                                  .include_usage = 1,
-                                  .continuous_usage = cusage,
-                                  .ignore_eos = o.ignore_eos,
-                                  .max_tokens = (int)o.max_tokens},
-                         .concurrency = (int)o.concurrency,
-                         .timeout_s = o.timeout_s,
-                         .insecure = o.insecure,
-                         .max_event_bytes = (size_t)o.max_event_bytes,
-                         .progress = !o.quiet && isatty(2)};
-    loadgen_result res;
-    if (o.warmup > 0) {
-        int64_t *wdue;
-        size_t wn = arrivals_generate(&as, o.seed + 1, (size_t)o.warmup, INT64_MAX, &wdue);
-        loadgen_config wc = lc;
-        wc.due_us = wdue;
-        wc.n = wn;
-        wc.first_index = n;
-        wc.out_dir = NULL;
-        wc.progress = 0;
-        loadgen_run(&wc, &res, err, sizeof err);
-        rows_free(&res.rows);
-        free(wdue);
-        if (res.interrupted)
-            return 130;
-    }
-    lc.due_us = due;
-    lc.n = n;
-    lc.out_dir = o.out;
-    if (loadgen_run(&lc, &res, err, sizeof err))
-        die(1, "run: %s", err);
-
-    /* meta.json */
-    json_t *meta = json_object();
-    json_object_set_new(meta, "tool", tool_info_json());
-    json_object_set_new(meta, "command_line", command_line(argc + 1, argv - 1));
-    json_t *cfg = json_pack(
-        "{s:s,s:s,s:s?,s:s,s:s?,s:o,s:s,s:f,s:I,s:o,s:I,s:I,s:b,s:b,s:I,s:f,s:s?,s:o,s:o,s:b}",
-        "url", base, "api", o.api, "model", model, "prompts", o.prompts, "mix", o.mix, "rate",
-        isinf(o.rate) ? json_string("inf") : json_real(o.rate), "arrival",
-        arrival_kind_name(o.arrival), "burstiness", o.burstiness, "requests", (json_int_t)n,
-        "duration_s", o.have_duration ? json_real(o.duration_s) : json_null(), "concurrency",
-        (json_int_t)o.concurrency, "max_tokens", (json_int_t)o.max_tokens, "ignore_eos",
-        o.ignore_eos, "continuous_usage_stats", cusage, "warmup", (json_int_t)o.warmup,
-        "timeout_s", o.timeout_s, "slo", o.slo_text, "cost_per_hour",
-        o.cost > 0 ? json_real(o.cost) : json_null(), "headers", redacted_headers(&o),
-        "insecure", o.insecure);
-    json_object_set_new(cfg, "api_key_env", key_env ? json_string(key_env) : json_null());
-    json_object_set_new(meta, "config", cfg);
-    json_object_set_new(meta, "seed", json_integer((json_int_t)o.seed));
-    json_object_set_new(meta, "started_utc", json_string(started));
-    json_object_set_new(meta, "host", host_info_json());
-    json_object_set_new(meta, "gpus", json_array());
-    json_object_set_new(meta, "server", probe_json(&probe));
-    json_object_set_new(meta, "fixture", json_boolean(probe.is_sim));
-    json_object_set_new(meta, "token_counting",
-                        json_pack("{s:s,s:I,s:I}", "method",
-                                  res.usage_counted && !res.chunk_counted ? "usage"
-                                  : res.chunk_counted && !res.usage_counted ? "chunk_count"
-                                                                             : "mixed",
-                                  "requests_from_usage", (json_int_t)res.usage_counted,
-                                  "requests_from_chunk_count", (json_int_t)res.chunk_counted));
-    json_object_set_new(meta, "interrupted", json_boolean(res.interrupted));
-    int meta_rc = write_json_file(o.out, "meta.json", meta);
-    json_decref(meta);
-
-    /* summary.json and the table */
-    summary_params sp = {.offered_rps = o.rate, .slo = o.slo, .cost_per_hour = o.cost,
-                         .client_cpu_s = res.cpu_s};
-    run_summary s;
-    summarize(&res.rows, &sp, &s);
-    json_t *sj = summary_json(&s);
-    int sum_rc = write_json_file(o.out, "summary.json", sj);
-    json_decref(sj);
-    summary_print(stdout, &s);
-    printf("rows            %s/requests.csv\n", o.out);
-    fflush(stdout);
-    if (s.lag.n && s.lag.p99 > 5.0)
-        warnx_("the client's schedule lag p99 is %.1f ms (> 5 ms): this machine could not keep "
-               "the schedule; latencies include the client's own delay",
-               s.lag.p99);
-
-    int code = 0;
-    if (res.write_error || meta_rc || sum_rc) {
-        fprintf(stderr, "servelab: run: writing results in %s failed: %s\n", o.out,
-                strerror(res.write_error ? res.write_error : errno));
-        code = 1;
-    }
-    if (o.fail_on_slo && !(s.goodput_fraction >= o.fail_fraction)) {
-        fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
-                100 * s.goodput_fraction, 100 * o.fail_fraction);
-        code = 1;
-    }
-    if (res.interrupted)
-        code = 130;
-    rows_free(&res.rows);
-    probe_free(&probe);
-    curl_slist_free_all(headers);
-    workload_free(&w);
-    free(due);
-    free(base);
-    curl_global_cleanup();
-    return code;
+    run_result r;
+    return run_execute(&o, run_command_line_json(argc + 1, argv - 1), NULL, &r);
 }

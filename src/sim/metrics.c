@@ -62,8 +62,28 @@ static void render_hist(struct evbuffer *out, const char *name, const char *help
                         (unsigned long long)h->count);
 }
 
-void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char *model,
+/* A label value as Prometheus spells it: backslash, quote and newline
+ * escaped. */
+static void escape_label(const char *in, char *out, size_t cap) {
+    size_t k = 0;
+    for (; *in && k + 3 < cap; in++) {
+        if (*in == '\\' || *in == '"') {
+            out[k++] = '\\';
+            out[k++] = *in;
+        } else if (*in == '\n') {
+            out[k++] = '\\';
+            out[k++] = 'n';
+        } else {
+            out[k++] = *in;
+        }
+    }
+    out[k] = 0;
+}
+
+void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char *model_raw,
                         struct evbuffer *out) {
+    char model[512];
+    escape_label(model_raw, model, sizeof model);
     header(out, "vllm:num_requests_running", "gauge",
            "Number of requests in model execution batches.");
     sample(out, "vllm:num_requests_running", model, st->running);

@@ -1,0 +1,167 @@
+/* serverstats: series bookkeeping and the deltas/peaks of a run. */
+#include "analysis/serverstats.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *wanted[] = {
+    "vllm:num_requests_running",       "vllm:num_requests_waiting",
+    "vllm:kv_cache_usage_perc",        "vllm:gpu_cache_usage_perc",
+    "vllm:num_preemptions_total",      "vllm:prompt_tokens_total",
+    "vllm:generation_tokens_total",    "vllm:request_queue_time_seconds_sum",
+    "vllm:time_to_first_token_seconds_sum", "llamacpp:requests_processing",
+    "llamacpp:requests_deferred",      "llamacpp:prompt_tokens_total",
+    "llamacpp:tokens_predicted_total"};
+
+int server_metric_wanted(const char *name) {
+    for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
+        if (!strcmp(name, wanted[i]))
+            return 1;
+    return 0;
+}
+
+void series_add(series_set *set, const char *name, double t_ms, double v) {
+    series *s = NULL;
+    for (int i = 0; i < set->n && !s; i++)
+        if (!strcmp(set->s[i].name, name))
+            s = &set->s[i];
+    if (!s) {
+        set->s = xrealloc(set->s, (size_t)(set->n + 1) * sizeof *set->s);
+        s = &set->s[set->n++];
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "%s", name);
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->t_ms = xrealloc(s->t_ms, s->cap * sizeof *s->t_ms);
+        s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->t_ms[s->n] = t_ms;
+    s->v[s->n++] = v;
+}
+
+const series *series_find(const series_set *set, const char *name) {
+    for (int i = 0; i < set->n; i++)
+        if (!strcmp(set->s[i].name, name))
+            return &set->s[i];
+    return NULL;
+}
+
+void series_set_free(series_set *set) {
+    for (int i = 0; i < set->n; i++) {
+        free(set->s[i].t_ms);
+        free(set->s[i].v);
+    }
+    free(set->s);
+    memset(set, 0, sizeof *set);
+}
+
+static double delta(const series_set *m, const char *a, const char *b) {
+    const series *s = series_find(m, a);
+    if (!s && b)
+        s = series_find(m, b);
+    if (!s || s->n < 1)
+        return NAN;
+    return s->v[s->n - 1] - s->v[0];
+}
+
+static double peak(const series_set *m, const char *a, const char *b) {
+    const series *s = series_find(m, a);
+    if (!s && b)
+        s = series_find(m, b);
+    if (!s || s->n < 1)
+        return NAN;
+    double p = s->v[0];
+    for (size_t i = 1; i < s->n; i++)
+        p = fmax(p, s->v[i]);
+    return p;
+}
+
+void server_stats_compute(const series_set *metrics, const series_set *gpu, server_stats *o) {
+    memset(o, 0, sizeof *o);
+    o->has_metrics = metrics && metrics->n > 0;
+    o->has_gpu = gpu && gpu->n > 0;
+    o->queue_share_of_ttft = o->gpu_energy_j = o->gpu_util_mean_pct = NAN;
+    o->queue_time_s = o->ttft_time_s = NAN;
+    o->preemptions = o->prompt_tokens = o->generation_tokens = NAN;
+    o->peak_running = o->peak_waiting = o->peak_kv_usage = NAN;
+    if (o->has_metrics) {
+        o->preemptions = delta(metrics, "vllm:num_preemptions_total", NULL);
+        o->prompt_tokens = delta(metrics, "vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total");
+        o->generation_tokens =
+            delta(metrics, "vllm:generation_tokens_total", "llamacpp:tokens_predicted_total");
+        o->peak_running = peak(metrics, "vllm:num_requests_running", "llamacpp:requests_processing");
+        o->peak_waiting = peak(metrics, "vllm:num_requests_waiting", "llamacpp:requests_deferred");
+        o->peak_kv_usage = peak(metrics, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
+        o->queue_time_s = delta(metrics, "vllm:request_queue_time_seconds_sum", NULL);
+        o->ttft_time_s = delta(metrics, "vllm:time_to_first_token_seconds_sum", NULL);
+        if (isfinite(o->queue_time_s) && isfinite(o->ttft_time_s) && o->ttft_time_s > 0)
+            o->queue_share_of_ttft = o->queue_time_s / o->ttft_time_s;
+    }
+    if (o->has_gpu) {
+        double energy = 0, util = 0;
+        int have_power = 0, n_util = 0;
+        for (int i = 0; i < gpu->n; i++) {
+            const series *s = &gpu->s[i];
+            if (strstr(s->name, "power_w")) {
+                for (size_t k = 1; k < s->n; k++)
+                    energy += (s->v[k] + s->v[k - 1]) / 2 * (s->t_ms[k] - s->t_ms[k - 1]) / 1000;
+                have_power = 1;
+            } else if (strstr(s->name, "util_pct")) {
+                for (size_t k = 0; k < s->n; k++, n_util++)
+                    util += s->v[k];
+            }
+        }
+        if (have_power)
+            o->gpu_energy_j = energy;
+        if (n_util)
+            o->gpu_util_mean_pct = util / n_util;
+    }
+}
+
+/* NAN-aware sum and max: unknown plus known is the known part. */
+static double add_nan(double a, double b) {
+    return isnan(a) ? b : isnan(b) ? a : a + b;
+}
+
+static double max_nan(double a, double b) {
+    return isnan(a) ? b : isnan(b) ? a : fmax(a, b);
+}
+
+void server_stats_pool(server_stats *into, const server_stats *add) {
+    into->has_metrics |= add->has_metrics;
+    into->has_gpu |= add->has_gpu;
+    into->preemptions = add_nan(into->preemptions, add->preemptions);
+    into->prompt_tokens = add_nan(into->prompt_tokens, add->prompt_tokens);
+    into->generation_tokens = add_nan(into->generation_tokens, add->generation_tokens);
+    into->peak_running = max_nan(into->peak_running, add->peak_running);
+    into->peak_waiting = max_nan(into->peak_waiting, add->peak_waiting);
+    into->peak_kv_usage = max_nan(into->peak_kv_usage, add->peak_kv_usage);
+    into->queue_time_s = add_nan(into->queue_time_s, add->queue_time_s);
+    into->ttft_time_s = add_nan(into->ttft_time_s, add->ttft_time_s);
+    into->queue_share_of_ttft = isfinite(into->queue_time_s) && into->ttft_time_s > 0
+                                    ? into->queue_time_s / into->ttft_time_s
+                                    : NAN;
+    into->gpu_energy_j = add_nan(into->gpu_energy_j, add->gpu_energy_j);
+    into->gpu_util_mean_pct = max_nan(into->gpu_util_mean_pct, add->gpu_util_mean_pct);
+}
+
+static json_t *jnum(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *server_stats_json(const server_stats *s, double output_tokens) {
+    double per_tok = isfinite(s->gpu_energy_j) && output_tokens > 0 ? s->gpu_energy_j / output_tokens
+                                                                    : NAN;
+    return json_pack("{s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "metrics_sampled",
+                     s->has_metrics, "preemptions", jnum(s->preemptions), "prompt_tokens",
+                     jnum(s->prompt_tokens), "generation_tokens", jnum(s->generation_tokens),
+                     "peak_running", jnum(s->peak_running), "peak_waiting", jnum(s->peak_waiting),
+                     "peak_kv_cache_usage", jnum(s->peak_kv_usage), "queue_share_of_ttft",
+                     jnum(s->queue_share_of_ttft), "gpu_sampled", s->has_gpu, "gpu_energy_j",
+                     jnum(s->gpu_energy_j), "gpu_energy_j_per_output_token", jnum(per_tok),
+                     "gpu_util_mean_pct", jnum(s->gpu_util_mean_pct));
+}

@@ -1,0 +1,50 @@
+/* serverstats: what the server and GPU did during a run, from samples of
+ * /metrics and NVML taken while it ran: per-run deltas of the counters
+ * (preemptions, prompt and generation tokens), peaks of queue depth and KV
+ * use, the share of TTFT the server itself spent queueing (from vLLM's
+ * queue-time and TTFT histogram sums), and GPU energy per output token.
+ * `servelab run` computes these from its live samples, `report` from
+ * server_metrics.csv and gpu.csv: the same function either way. */
+#ifndef SERVELAB_SERVERSTATS_H
+#define SERVELAB_SERVERSTATS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* One named time series (t in ms from the run's start). */
+typedef struct series {
+    char name[64];
+    double *t_ms, *v;
+    size_t n, cap;
+} series;
+
+typedef struct series_set {
+    series *s;
+    int n;
+} series_set;
+
+void series_add(series_set *set, const char *name, double t_ms, double v);
+const series *series_find(const series_set *set, const char *name);
+void series_set_free(series_set *set);
+/* The metric names servelab keeps from /metrics (others are only written). */
+int server_metric_wanted(const char *name);
+
+typedef struct server_stats {
+    int has_metrics, has_gpu;
+    double preemptions, prompt_tokens, generation_tokens; /* deltas over the run */
+    double peak_running, peak_waiting, peak_kv_usage;      /* kv in [0,1] */
+    double queue_time_s, ttft_time_s; /* deltas of the two histogram sums */
+    double queue_share_of_ttft;       /* queue_time_s / ttft_time_s; NAN unknown */
+    double gpu_energy_j;        /* all GPUs, trapezoid over power samples */
+    double gpu_util_mean_pct;
+} server_stats;
+
+/* `gpu` holds series named "gpuN power_w" and "gpuN util_pct". */
+void server_stats_compute(const series_set *metrics, const series_set *gpu, server_stats *out);
+/* Pool repetitions: deltas and energy add up, peaks take the maximum. */
+void server_stats_pool(server_stats *into, const server_stats *add);
+/* The "server" object of summary.json; energy per token needs the run's
+ * output tokens. */
+json_t *server_stats_json(const server_stats *s, double output_tokens);
+
+#endif

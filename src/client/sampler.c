@@ -1,0 +1,155 @@
+/* sampler: /metrics and NVML samples into CSV files and series. */
+#include "client/sampler.h"
+#include "common/util.h"
+#include "monitor/prom.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METRICS_MAX_BYTES (8 << 20)
+
+static size_t on_body(char *p, size_t sz, size_t nm, void *ud) {
+    sampler *s = ud;
+    size_t n = sz * nm;
+    if (s->len + n > METRICS_MAX_BYTES)
+        return 0; /* absurd page: give up on this sample */
+    if (s->len + n + 1 > s->cap) {
+        s->cap = (s->len + n + 1) * 2;
+        s->body = xrealloc(s->body, s->cap);
+    }
+    memcpy(s->body + s->len, p, n);
+    s->len += n;
+    return n;
+}
+
+static CURL *new_fetch(sampler *s) {
+    CURL *e = curl_easy_init();
+    s->len = 0;
+    curl_easy_setopt(e, CURLOPT_URL, s->url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 5000L);
+    return e;
+}
+
+CURL *sampler_metrics_start(sampler *s) {
+    if (!s->url || s->disabled || s->easy)
+        return NULL;
+    s->easy = new_fetch(s);
+    return s->easy;
+}
+
+typedef struct row_ctx {
+    sampler *s;
+    double t_ms;
+} row_ctx;
+
+static void on_sample(void *ud, const prom_sample *ps) {
+    row_ctx *rc = ud;
+    sampler *s = rc->s;
+    char labels[4096], quoted[8200];
+    prom_labels_format(ps, labels, sizeof labels);
+    size_t q = 0;
+    quoted[q++] = '"';
+    for (const char *p = labels; *p && q < sizeof quoted - 3; p++) {
+        if (*p == '"')
+            quoted[q++] = '"';
+        quoted[q++] = *p;
+    }
+    quoted[q++] = '"';
+    quoted[q] = 0;
+    fprintf(s->metrics_csv, "%.3f,%s,%s,%.17g\n", rc->t_ms, ps->name, ps->n_labels ? quoted : "",
+            ps->value);
+    if (server_metric_wanted(ps->name))
+        series_add(s->metrics, ps->name, rc->t_ms, ps->value);
+}
+
+static void take_page(sampler *s, long status, CURLcode rc, double t_ms) {
+    if (rc != CURLE_OK || status != 200) {
+        /* no /metrics here (or not now): the first failure turns sampling
+         * off, later ones just lose that sample */
+        if (*s->metrics_samples == 0)
+            s->disabled = 1;
+        return;
+    }
+    if (!s->metrics_csv) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/server_metrics.csv", s->dir);
+        s->metrics_csv = fopen(path, "w");
+        if (!s->metrics_csv) {
+            s->disabled = 1;
+            return;
+        }
+        fputs("t_ms,name,labels,value\n", s->metrics_csv);
+    }
+    row_ctx ctx = {s, t_ms};
+    int bad = 0;
+    prom_parse(s->body ? s->body : "", s->len, on_sample, &ctx, &bad, NULL);
+    fflush(s->metrics_csv);
+    (*s->metrics_samples)++;
+}
+
+void sampler_metrics_done(sampler *s, CURLcode rc, double t_ms) {
+    long status = 0;
+    curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+    take_page(s, status, rc, t_ms);
+    curl_easy_cleanup(s->easy);
+    s->easy = NULL;
+}
+
+void sampler_metrics_now(sampler *s, double t_ms) {
+    if (!s->url || s->disabled || s->easy)
+        return;
+    CURL *e = new_fetch(s);
+    CURLcode rc = curl_easy_perform(e);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    take_page(s, status, rc, t_ms);
+    curl_easy_cleanup(e);
+}
+
+void sampler_gpu_now(sampler *s, double t_ms) {
+    if (!s->gpu)
+        return;
+    int n = gpu_count(s->gpu);
+    gpu_sample *g = xcalloc((size_t)n, sizeof *g);
+    if (gpu_sample_all(s->gpu, g) == 0) {
+        if (!s->gpu_csv) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/gpu.csv", s->dir);
+            s->gpu_csv = fopen(path, "w");
+            if (s->gpu_csv)
+                fputs("t_ms,gpu,util_pct,mem_used_mib,power_w,sm_clock_mhz,temp_c\n", s->gpu_csv);
+        }
+        for (int i = 0; i < n && s->gpu_csv; i++) {
+            fprintf(s->gpu_csv, "%.3f,%d,%.1f,%.1f,%.3f,%.0f,%.0f\n", t_ms, i, g[i].util_pct,
+                    g[i].mem_used_mib, g[i].power_w, g[i].sm_clock_mhz, g[i].temp_c);
+            char name[64];
+            snprintf(name, sizeof name, "gpu%d util_pct", i);
+            series_add(s->gpu_series, name, t_ms, g[i].util_pct);
+            snprintf(name, sizeof name, "gpu%d power_w", i);
+            if (isfinite(g[i].power_w))
+                series_add(s->gpu_series, name, t_ms, g[i].power_w);
+        }
+        if (s->gpu_csv)
+            fflush(s->gpu_csv);
+        (*s->gpu_samples)++;
+    }
+    free(g);
+}
+
+void sampler_close(sampler *s) {
+    if (s->easy)
+        curl_easy_cleanup(s->easy);
+    s->easy = NULL;
+    if (s->metrics_csv)
+        fclose(s->metrics_csv);
+    if (s->gpu_csv)
+        fclose(s->gpu_csv);
+    s->metrics_csv = s->gpu_csv = NULL;
+    free(s->body);
+    s->body = NULL;
+}

@@ -1,0 +1,350 @@
+/* run: executes one run: workload and schedule first (bad input fails
+ * before any traffic), then the server probe, the warmup, the measured
+ * requests through loadgen, and meta.json and summary.json written through
+ * a temporary name and renamed. */
+#include "run/run.h"
+#include "client/loadgen.h"
+#include "client/probe.h"
+#include "common/clock.h"
+#include "common/hostinfo.h"
+#include "common/util.h"
+#include "monitor/gpu.h"
+#include "workload/workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void run_opts_defaults(run_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->api = "completions";
+    o->prompts = "builtin";
+    o->cusage = "auto";
+    o->rate = INFINITY;
+    o->burstiness = 1;
+    o->requests = 100;
+    o->timeout_s = 600;
+    o->max_event_bytes = 16 << 20;
+    o->fail_fraction = 1.0;
+    o->metrics_interval_s = 1.0;
+    o->print_summary = 1;
+}
+
+int run_opts_validate(const run_opts *o, char *err, int errlen) {
+    const char *why = NULL;
+    if (!o->url)
+        why = "--url is required (e.g. --url http://127.0.0.1:8000)";
+    else if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))
+        why = "--url: expected http:// or https://";
+    else if (o->have_requests && o->have_duration)
+        why = "give --requests or --duration, not both";
+    else if (o->have_duration && isinf(o->rate))
+        why = "--duration needs a finite --rate";
+    else if (o->fail_on_slo && !o->slo_text)
+        why = "--fail-on-slo needs --slo";
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Base URL without a trailing slash or /v1. */
+static char *base_url(const char *url) {
+    char *b = xstrdup(url);
+    size_t n = strlen(b);
+    while (n && b[n - 1] == '/')
+        b[--n] = 0;
+    if (n >= 3 && !strcmp(b + n - 3, "/v1"))
+        b[n - 3] = 0;
+    return b;
+}
+
+/* Write JSON through a temporary name, then rename: never a half file. */
+static int write_json_file(const char *dir, const char *name, json_t *obj) {
+    char tmp[4096], path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    if (json_dump_file(obj, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+        return -1;
+    return rename(tmp, path);
+}
+
+static int mkdir_p(const char *path) {
+    char *p = xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s == '/') {
+            *s = 0;
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    }
+    int rc = mkdir(p, 0755);
+    free(p);
+    return rc == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* Header names only: values (keys, tokens) never reach a file. */
+static json_t *redacted_headers(const run_opts *o) {
+    json_t *a = json_array();
+    for (int i = 0; i < o->n_headers; i++) {
+        const char *colon = strchr(o->headers[i], ':');
+        char name[128];
+        snprintf(name, sizeof name, "%.*s: <redacted>", (int)(colon - o->headers[i]),
+                 o->headers[i]);
+        json_array_append_new(a, json_string(name));
+    }
+    return a;
+}
+
+json_t *run_command_line_json(int argc, char **argv) {
+    json_t *a = json_array();
+    int redact_next = 0;
+    for (int i = 0; i < argc; i++) {
+        if (redact_next) {
+            const char *colon = strchr(argv[i], ':');
+            char v[160];
+            snprintf(v, sizeof v, "%.*s: <redacted>", colon ? (int)(colon - argv[i]) : 0,
+                     argv[i]);
+            json_array_append_new(a, json_string(v));
+            redact_next = 0;
+            continue;
+        }
+        if (!strncmp(argv[i], "--header=", 9)) {
+            json_array_append_new(a, json_string("--header=<redacted>"));
+            continue;
+        }
+        redact_next = !strcmp(argv[i], "--header");
+        json_array_append_new(a, json_string(argv[i]));
+    }
+    return a;
+}
+
+int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_result *rr) {
+    run_opts o = *opts;
+    memset(rr, 0, sizeof *rr);
+    char err[1024];
+    raise_fd_limit();
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+
+    /* Workload and schedule first: bad input fails before any traffic. */
+    workload w;
+    if (workload_load(&w, o.prompts, o.mix, err, sizeof err))
+        die(2, "run: %s", err);
+    arrival_spec as = {o.arrival, o.rate, o.burstiness};
+    int64_t *due;
+    size_t n = o.have_duration
+                   ? arrivals_generate(&as, o.seed, (size_t)100000000, llround(o.duration_s * 1e6),
+                                       &due)
+                   : arrivals_generate(&as, o.seed, (size_t)o.requests, INT64_MAX, &due);
+    workload_assign(&w, n + (size_t)o.warmup, o.seed);
+
+    char out_default[128];
+    if (!o.out) {
+        char ts[40];
+        utc_now_iso(ts, sizeof ts);
+        for (char *p = ts; *p; p++)
+            if (*p == ':' || *p == '.')
+                *p = '-';
+        snprintf(out_default, sizeof out_default, "out/run-%s", ts);
+        o.out = out_default;
+    }
+    if (mkdir_p(o.out))
+        die(2, "run: --out %s: cannot create directory: %s", o.out, strerror(errno));
+
+    /* Headers: the API key from the environment, user headers. */
+    struct curl_slist *headers = NULL;
+    const char *key_env = o.key_env ? o.key_env : (getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL);
+    if (key_env) {
+        const char *key = getenv(key_env);
+        if (!key || !*key)
+            die(2, "run: --api-key-env %s: the variable is not set", key_env);
+        size_t n_auth = strlen(key) + 32;
+        char *auth = xmalloc(n_auth);
+        snprintf(auth, n_auth, "Authorization: Bearer %s", key);
+        headers = curl_slist_append(headers, auth);
+        memset(auth, 0, n_auth);
+        free(auth);
+    }
+    for (int i = 0; i < o.n_headers; i++)
+        headers = curl_slist_append(headers, o.headers[i]);
+
+    char *base = base_url(o.url);
+    server_probe probe;
+    probe_server(base, headers, o.insecure, &probe);
+    if (!probe.reachable)
+        warnx_("cannot reach %s (%s); every request will be recorded as it fails", base,
+               probe.error);
+    const char *model = o.model ? o.model : (probe.first_model[0] ? probe.first_model : NULL);
+    int cusage = !strcmp(o.cusage, "on") || (!strcmp(o.cusage, "auto") && probe.vllm_like);
+
+    char endpoint[2100];
+    int chat = !strcmp(o.api, "chat");
+    snprintf(endpoint, sizeof endpoint, "%s/v1/%s", base, chat ? "chat/completions" : "completions");
+
+    /* What the server and the GPUs do meanwhile. */
+    char metrics_url[2200];
+    snprintf(metrics_url, sizeof metrics_url, "%s/metrics", base);
+    char gpu_why[256] = "";
+    gpu_monitor *gpu = o.no_sampling ? NULL : gpu_open(gpu_why, sizeof gpu_why);
+    if (!gpu && !o.no_sampling && !o.quiet)
+        fprintf(stderr, "servelab: note: no GPU sampled (%s)\n", gpu_why);
+
+    char started[40];
+    utc_now_iso(started, sizeof started);
+    loadgen_config lc = {.endpoint = endpoint,
+                         .headers = headers,
+                         .w = &w,
+                         .body = {.chat = chat,
+                                  .model = model,
+                                  .include_usage = 1,
+                                  .continuous_usage = cusage,
+                                  .ignore_eos = o.ignore_eos,
+                                  .max_tokens = (int)o.max_tokens},
+                         .concurrency = (int)o.concurrency,
+                         .timeout_s = o.timeout_s,
+                         .insecure = o.insecure,
+                         .max_event_bytes = (size_t)o.max_event_bytes,
+                         .progress = !o.quiet && isatty(2),
+                         .metrics_url = o.no_sampling ? NULL : metrics_url,
+                         .metrics_headers = headers,
+                         .sample_interval_s = o.metrics_interval_s,
+                         .gpu = gpu};
+    loadgen_result res;
+    if (o.warmup > 0) {
+        int64_t *wdue;
+        size_t wn = arrivals_generate(&as, o.seed + 1, (size_t)o.warmup, INT64_MAX, &wdue);
+        loadgen_config wc = lc;
+        wc.due_us = wdue;
+        wc.n = wn;
+        wc.first_index = n;
+        wc.out_dir = NULL;
+        wc.progress = 0;
+        loadgen_run(&wc, &res, err, sizeof err);
+        rows_free(&res.rows);
+        free(wdue);
+        if (res.interrupted) {
+            rr->interrupted = 1;
+            rr->code = 130;
+            return 130;
+        }
+    }
+    lc.due_us = due;
+    lc.n = n;
+    lc.out_dir = o.out;
+    if (loadgen_run(&lc, &res, err, sizeof err))
+        die(1, "run: %s", err);
+
+    /* meta.json */
+    json_t *meta = json_object();
+    json_object_set_new(meta, "tool", tool_info_json());
+    json_object_set_new(meta, "command_line", cmdline);
+    json_t *cfg = json_pack(
+        "{s:s,s:s,s:s?,s:s,s:s?,s:o,s:s,s:f,s:I,s:o,s:I,s:I,s:b,s:b,s:I,s:f,s:s?,s:o,s:o,s:b}",
+        "url", base, "api", o.api, "model", model, "prompts", o.prompts, "mix", o.mix, "rate",
+        isinf(o.rate) ? json_string("inf") : json_real(o.rate), "arrival",
+        arrival_kind_name(o.arrival), "burstiness", o.burstiness, "requests", (json_int_t)n,
+        "duration_s", o.have_duration ? json_real(o.duration_s) : json_null(), "concurrency",
+        (json_int_t)o.concurrency, "max_tokens", (json_int_t)o.max_tokens, "ignore_eos",
+        o.ignore_eos, "continuous_usage_stats", cusage, "warmup", (json_int_t)o.warmup,
+        "timeout_s", o.timeout_s, "slo", o.slo_text, "cost_per_hour",
+        o.cost > 0 ? json_real(o.cost) : json_null(), "headers", redacted_headers(&o),
+        "insecure", o.insecure);
+    json_object_set_new(cfg, "api_key_env", key_env ? json_string(key_env) : json_null());
+    json_object_set_new(meta, "config", cfg);
+    json_object_set_new(meta, "seed", json_integer((json_int_t)o.seed));
+    json_object_set_new(meta, "started_utc", json_string(started));
+    json_object_set_new(meta, "host", host_info_json());
+    json_object_set_new(meta, "gpus", gpu_meta_json(gpu));
+    if (!gpu)
+        json_object_set_new(meta, "gpu_note", json_string(o.no_sampling ? "GPU sampling off"
+                                                                         : gpu_why));
+    json_object_set_new(meta, "sampling",
+                        json_pack("{s:f,s:i,s:i}", "interval_s", o.metrics_interval_s,
+                                  "metrics_samples", res.metrics_samples, "gpu_samples",
+                                  res.gpu_samples));
+    json_object_set_new(meta, "server", probe_json(&probe));
+    json_object_set_new(meta, "fixture", json_boolean(probe.is_sim));
+    json_object_set_new(meta, "token_counting",
+                        json_pack("{s:s,s:I,s:I}", "method",
+                                  res.usage_counted && !res.chunk_counted ? "usage"
+                                  : res.chunk_counted && !res.usage_counted ? "chunk_count"
+                                                                             : "mixed",
+                                  "requests_from_usage", (json_int_t)res.usage_counted,
+                                  "requests_from_chunk_count", (json_int_t)res.chunk_counted));
+    json_object_set_new(meta, "interrupted", json_boolean(res.interrupted));
+    if (extra_meta) {
+        json_object_update(meta, extra_meta);
+        json_decref(extra_meta);
+    }
+    int meta_rc = write_json_file(o.out, "meta.json", meta);
+    json_decref(meta);
+
+    /* summary.json and the table */
+    summary_params sp = {.offered_rps = o.rate, .slo = o.slo, .cost_per_hour = o.cost,
+                         .client_cpu_s = res.cpu_s};
+    run_summary s;
+    summarize(&res.rows, &sp, &s);
+    server_stats ss;
+    server_stats_compute(&res.metrics, &res.gpu, &ss);
+    json_t *sj = summary_json(&s);
+    json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
+    int sum_rc = write_json_file(o.out, "summary.json", sj);
+    json_decref(sj);
+    if (o.print_summary) {
+        summary_print(stdout, &s);
+        if (ss.has_metrics)
+            printf("server          peak %.0f running, %.0f waiting, KV %.0f%%, %.0f preemptions"
+                   "%s%.0f%% of TTFT queued\n",
+                   ss.peak_running, ss.peak_waiting, 100 * ss.peak_kv_usage, ss.preemptions,
+                   isfinite(ss.queue_share_of_ttft) ? ", " : "",
+                   isfinite(ss.queue_share_of_ttft) ? 100 * ss.queue_share_of_ttft : 0.0);
+        if (ss.has_gpu && s.output_tokens > 0)
+            printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
+                   ss.gpu_energy_j / s.output_tokens, ss.gpu_util_mean_pct);
+        printf("rows            %s/requests.csv\n", o.out);
+        fflush(stdout);
+    }
+    if (s.lag.n && s.lag.p99 > 5.0)
+        warnx_("the client's schedule lag p99 is %.1f ms (> 5 ms): this machine could not keep "
+               "the schedule; latencies include the client's own delay",
+               s.lag.p99);
+
+    int code = 0;
+    if (res.write_error || meta_rc || sum_rc) {
+        fprintf(stderr, "servelab: run: writing results in %s failed: %s\n", o.out,
+                strerror(res.write_error ? res.write_error : errno));
+        code = 1;
+    }
+    if (o.fail_on_slo && !(s.goodput_fraction >= o.fail_fraction)) {
+        fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
+                100 * s.goodput_fraction, 100 * o.fail_fraction);
+        code = 1;
+    }
+    if (res.interrupted)
+        code = 130;
+    rr->requests = s.requests;
+    rr->completed = s.completed;
+    rr->failed = s.failed;
+    rr->interrupted = res.interrupted;
+    rr->duration_s = s.duration_s;
+    rr->code = code;
+    rows_free(&res.rows);
+    series_set_free(&res.metrics);
+    series_set_free(&res.gpu);
+    gpu_close(gpu);
+    probe_free(&probe);
+    curl_slist_free_all(headers);
+    workload_free(&w);
+    free(due);
+    free(base);
+    return code;
+}

@@ -1,0 +1,199 @@
+/* server_proc: fork/exec through /bin/sh in its own process group, health
+ * polling with libcurl, and a graceful stop. */
+#include "sweep/server_proc.h"
+#include "common/clock.h"
+#include "common/util.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int free_loopback_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+/* Replace every {key} in tmpl. */
+static char *expand(const char *tmpl, const char *key, const char *value) {
+    size_t kl = strlen(key), vl = strlen(value), n = 0, cap = strlen(tmpl) + 1;
+    for (const char *p = strstr(tmpl, key); p; p = strstr(p + kl, key))
+        cap += vl;
+    char *out = xmalloc(cap);
+    for (const char *p = tmpl; *p;) {
+        if (!strncmp(p, key, kl)) {
+            memcpy(out + n, value, vl);
+            n += vl;
+            p += kl;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
+void server_proc_note(const server_proc *sp, const char *fmt, ...) {
+    FILE *f = fopen(sp->log_path, "a");
+    if (!f)
+        return;
+    char ts[40];
+    utc_now_iso(ts, sizeof ts);
+    fprintf(f, "[servelab %s] ", ts);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
+
+static size_t discard(char *p, size_t s, size_t n, void *u) {
+    (void)p;
+    (void)u;
+    return s * n;
+}
+
+static long health_status(const char *url) {
+    CURL *e = curl_easy_init();
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 2000L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    long code = 0;
+    if (curl_easy_perform(e) == CURLE_OK)
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(e);
+    return code;
+}
+
+int server_proc_alive(server_proc *sp) {
+    if (sp->pid <= 0)
+        return 0;
+    int st;
+    pid_t r = waitpid(sp->pid, &st, WNOHANG);
+    if (r == sp->pid) {
+        sp->exit_status = st;
+        server_proc_note(sp, "server pid %d exited (%s %d)", (int)sp->pid,
+                         WIFSIGNALED(st) ? "signal" : "code",
+                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        sp->pid = 0;
+        return 0;
+    }
+    return 1;
+}
+
+int server_proc_start(server_proc *sp, const char *cmd_template, const char *server_args,
+                      const char *health_path, double ready_timeout_s, const char *log_path,
+                      char *err, int errlen) {
+    memset(sp, 0, sizeof *sp);
+    sp->log_path = xstrdup(log_path);
+    sp->args = xstrdup(server_args ? server_args : "");
+    sp->port = free_loopback_port();
+    if (!sp->port) {
+        snprintf(err, errlen, "cannot find a free loopback port");
+        return -1;
+    }
+    snprintf(sp->url, sizeof sp->url, "http://127.0.0.1:%d", sp->port);
+    char port[16];
+    snprintf(port, sizeof port, "%d", sp->port);
+    char *a = expand(cmd_template, "{port}", port);
+    char *cmd = expand(a, "{server_args}", sp->args);
+    free(a);
+    server_proc_note(sp, "starting server: %s", cmd);
+    int logfd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        free(cmd);
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (logfd >= 0) {
+            dup2(logfd, 1);
+            dup2(logfd, 2);
+        }
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        char *full = xmalloc(strlen(cmd) + 8);
+        sprintf(full, "exec %s", cmd);
+        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    if (logfd >= 0)
+        close(logfd);
+    sp->pid = pid;
+    server_proc_note(sp, "server pid %d, waiting for %s%s", (int)pid, sp->url, health_path);
+    char hurl[256];
+    snprintf(hurl, sizeof hurl, "%s%s", sp->url, health_path);
+    int64_t deadline = mono_us() + (int64_t)(ready_timeout_s * 1e6);
+    while (mono_us() < deadline) {
+        if (!server_proc_alive(sp)) {
+            snprintf(err, errlen, "server exited before it was ready (%s): see %s", cmd, log_path);
+            free(cmd);
+            return -1;
+        }
+        if (health_status(hurl) == 200) {
+            server_proc_note(sp, "server ready on %s", sp->url);
+            free(cmd);
+            return 0;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    snprintf(err, errlen, "server not ready within %.0f s (%s): see %s", ready_timeout_s, cmd,
+             log_path);
+    free(cmd);
+    server_proc_stop(sp, 2);
+    return -1;
+}
+
+void server_proc_stop(server_proc *sp, double grace_s) {
+    if (sp->pid > 0 && server_proc_alive(sp)) {
+        server_proc_note(sp, "stopping server pid %d (SIGTERM)", (int)sp->pid);
+        kill(-sp->pid, SIGTERM);
+        int64_t deadline = mono_us() + (int64_t)(grace_s * 1e6);
+        while (server_proc_alive(sp) && mono_us() < deadline) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        if (sp->pid > 0) {
+            server_proc_note(sp, "server pid %d still running after %.0f s: SIGKILL",
+                             (int)sp->pid, grace_s);
+            kill(-sp->pid, SIGKILL);
+            int st;
+            waitpid(sp->pid, &st, 0);
+            sp->pid = 0;
+        }
+        server_proc_note(sp, "server stopped");
+    }
+    free(sp->args);
+    free(sp->log_path);
+    sp->args = sp->log_path = NULL;
+}

@@ -1,0 +1,35 @@
+/* server_proc: a server that servelab starts and stops itself (a managed
+ * server in a campaign, or the simulator as a child process). The command
+ * template gets {port} (a free loopback port picked here) and
+ * {server_args}; the server's output and servelab's own notes on starting
+ * and stopping it go to one log file; readiness is its health path
+ * answering 200; stopping is SIGTERM to its process group, then SIGKILL
+ * after a grace period. */
+#ifndef SERVELAB_SERVER_PROC_H
+#define SERVELAB_SERVER_PROC_H
+
+#include <sys/types.h>
+
+typedef struct server_proc {
+    pid_t pid; /* 0 when not running */
+    int port;
+    char url[64];
+    char *args;     /* the server_args it was started with */
+    char *log_path;
+    int exit_status; /* once it has exited: as from waitpid */
+} server_proc;
+
+/* Start and wait until ready. On failure returns -1 with a one-line reason
+ * (the process is gone by then). */
+int server_proc_start(server_proc *sp, const char *cmd_template, const char *server_args,
+                      const char *health_path, double ready_timeout_s, const char *log_path,
+                      char *err, int errlen);
+int server_proc_alive(server_proc *sp);
+void server_proc_stop(server_proc *sp, double grace_s);
+/* Append a line "[servelab] ..." to the server's log. */
+void server_proc_note(const server_proc *sp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A free TCP port on 127.0.0.1 (0 on failure). */
+int free_loopback_port(void);
+
+#endif
