@@ -51,7 +51,7 @@ test: deps test-deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
 
 demo: deps servelab
-	sh scripts/demo.sh demo-out
+	./servelab demo --out demo-out
 
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \

@@ -153,6 +153,20 @@ static int build_run(report_run *rr, const report_opts *o, char *err, int errlen
                                : json_is_number(cost) ? json_number_value(cost)
                                                       : 0;
     rr->fixture = json_is_true(json_object_get(meta, "fixture"));
+    /* What, besides the offered load, distinguishes this run. */
+    json_t *sa = json_object_get(json_object_get(meta, "campaign"), "server_args");
+    const char *keys[] = {"api", "prompts", "mix", "max_tokens", "concurrency", "ignore_eos"};
+    size_t vl = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        char *v = json_dumps(json_object_get(cfg, keys[i]), JSON_ENCODE_ANY | JSON_COMPACT);
+        vl += (size_t)snprintf(rr->variant + vl, sizeof rr->variant - vl, "%s=%s;", keys[i],
+                               v ? v : "null");
+        free(v);
+        if (vl >= sizeof rr->variant)
+            vl = sizeof rr->variant - 1;
+    }
+    snprintf(rr->variant + vl, sizeof rr->variant - vl, "server_args=%s",
+             json_is_string(sa) ? json_string_value(sa) : "");
     rr->server = rr->files[0].server;
     for (int k = 1; k < rr->n_reps; k++)
         server_stats_pool(&rr->server, &rr->files[k].server);
@@ -749,7 +763,7 @@ static table *class_table(const report_run *rr) {
 
 typedef struct figure {
     char file[200]; /* figures/NAME.svg */
-    char caption[256];
+    char caption[1600];
     strbuf svg;
 } figure;
 
@@ -770,14 +784,48 @@ static figure *fig_add(figure **f, int *n, const char *file, const char *caption
     return g;
 }
 
+/* The runs that differ only by offered load: the largest such group (the
+ * first on ties). The others stay in the tables but off the load lines. */
+static int main_variant(const report *r, int *in, char *left_out, size_t cap) {
+    int best = 0, best_n = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        int c = 0;
+        for (int j = 0; j < r->n_runs; j++)
+            c += !strcmp(r->runs[j].variant, r->runs[k].variant);
+        if (c > best_n) {
+            best_n = c;
+            best = k;
+        }
+    }
+    left_out[0] = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        in[k] = !strcmp(r->runs[k].variant, r->runs[best].variant);
+        if (!in[k])
+            snprintf(left_out + strlen(left_out), cap - strlen(left_out), "%s%s",
+                     left_out[0] ? ", " : "", r->runs[k].name);
+    }
+    return best_n;
+}
+
 static void fig_load(const report *r, figure **figs, int *nf) {
-    int n = r->n_runs;
-    double *x = xcalloc((size_t)n, sizeof *x);
+    int *in = xcalloc((size_t)r->n_runs, sizeof *in);
+    char left_out[1024], note[1200] = "";
+    main_variant(r, in, left_out, sizeof left_out);
+    if (left_out[0])
+        snprintf(note, sizeof note,
+                 " Runs with other settings (%s) are in the tables, not on these lines.",
+                 left_out);
+    int n = 0;
+    const report_run **rs = xcalloc((size_t)r->n_runs, sizeof *rs);
+    for (int k = 0; k < r->n_runs; k++)
+        if (in[k])
+            rs[n++] = &r->runs[k];
+    double *x = xcalloc((size_t)n + 1, sizeof *x);
     double *y[8];
     for (int i = 0; i < 8; i++)
-        y[i] = xcalloc((size_t)n, sizeof *y[i]);
+        y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
     for (int k = 0; k < n; k++) {
-        const run_summary *s = &r->runs[k].pooled;
+        const run_summary *s = &rs[k]->pooled;
         x[k] = s->offered_rps;
         y[0][k] = s->ttft.p50;
         y[1][k] = s->ttft.p95;
@@ -799,8 +847,10 @@ static void fig_load(const report *r, figure **figs, int *nf) {
                     .xlabel = "offered load (requests/s)",
                     .ylabel = "latency (ms, log scale)",
                     .logy = 1};
-    figure *f = fig_add(figs, nf, "latency_vs_load",
-                        "TTFT and TPOT percentiles against offered load, one point per run.");
+    char cap[1600];
+    snprintf(cap, sizeof cap, "TTFT and TPOT percentiles against offered load, one point per run.%s",
+             note);
+    figure *f = fig_add(figs, nf, "latency_vs_load", cap);
     svg_plot(&f->svg, &sp, lat, 5);
     plot_series thr[] = {
         {"output tokens/s", x, y[5], (size_t)n, 0, 0, 1, 0, 0},
@@ -812,13 +862,15 @@ static void fig_load(const report *r, figure **figs, int *nf) {
                      .ylabel = "output tokens/s",
                      .y2label = "requests/s",
                      .ymin_zero = 1};
-    f = fig_add(figs, nf, "throughput_vs_load",
-                "Output token throughput (left) and achieved and goodput request rates (right).");
+    snprintf(cap, sizeof cap,
+             "Output token throughput (left) and achieved and goodput request rates (right).%s",
+             note);
+    f = fig_add(figs, nf, "throughput_vs_load", cap);
     svg_plot(&f->svg, &sp2, thr, 3);
     int have_share = 0;
     for (int k = 0; k < n; k++) {
-        y[0][k] = 100 * r->runs[k].server.queue_share_of_ttft;
-        y[1][k] = 100 * r->runs[k].server.peak_kv_usage;
+        y[0][k] = 100 * rs[k]->server.queue_share_of_ttft;
+        y[1][k] = 100 * rs[k]->server.peak_kv_usage;
         have_share |= isfinite(y[0][k]);
     }
     if (have_share) {
@@ -828,12 +880,16 @@ static void fig_load(const report *r, figure **figs, int *nf) {
                          .xlabel = "offered load (requests/s)",
                          .ylabel = "percent",
                          .ymin_zero = 1};
-        f = fig_add(figs, nf, "queueing_vs_load",
-                    "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
-                    "and TTFT histograms) and peak KV-cache use, per run.");
+        snprintf(cap, sizeof cap,
+                 "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
+                 "and TTFT histograms) and peak KV-cache use, per run.%s",
+                 note);
+        f = fig_add(figs, nf, "queueing_vs_load", cap);
         svg_plot(&f->svg, &sp3, q, 2);
     }
     free(x);
+    free(in);
+    free(rs);
     for (int i = 0; i < 8; i++)
         free(y[i]);
 }

@@ -25,6 +25,7 @@ typedef struct report_run {
     double ci[4][2];        /* 95% CI: ttft p50, ttft p95, tpot p50, tpot p95 */
     server_stats server;    /* /metrics and GPU figures, repetitions pooled */
     int fixture;
+    char variant[512]; /* settings other than the load: runs sharing it form a line */
 } report_run;
 
 typedef struct report {

@@ -2,7 +2,7 @@
  * the simulator with the gpu-7b profile, a built-in campaign of four
  * offered loads plus one with the KV cache halved and only long prompts
  * (so that preemption shows), two repetitions each, and the report. Sized
- * to finish in about a minute and a half on two cores. */
+ * to finish in about a minute on two cores. */
 #include "cli/commands.h"
 #include "common/util.h"
 #include "sweep/sweep.h"
@@ -25,10 +25,10 @@ static const char demo_campaign[] =
     "slo: {ttft_ms: 500, tpot_ms: 30}\n"
     "cost_per_hour: 0.40\n"
     "runs:\n"
-    "  - {name: load-04rps, rate: 4}\n"
     "  - {name: load-08rps, rate: 8}\n"
     "  - {name: load-16rps, rate: 16}\n"
     "  - {name: load-24rps, rate: 24}\n"
+    "  - {name: load-32rps, rate: 32}\n"
     "  - name: load-08rps-kv-half-long\n"
     "    rate: 8\n"
     "    server_args: \"--kv-blocks 900\"\n"
