@@ -48,6 +48,8 @@ static void run_usage(FILE *f) {
           "  --cost-per-hour USD     for cost per million output tokens\n"
           "  --out DIR               where rows and summaries go (out/run-UTCTIME)\n"
           "  --max-event-bytes N     largest SSE event accepted (16777216)\n"
+          "  --metrics-interval S    sample /metrics and GPUs every S seconds (1)\n"
+          "  --no-sampling           sample neither /metrics nor GPUs\n"
           "  --quiet                 no progress line\n",
           f);
 }
@@ -55,7 +57,8 @@ static void run_usage(FILE *f) {
 enum {
     O_URL = 1000, O_API, O_MODEL, O_KEYENV, O_HEADER, O_INSECURE, O_RATE, O_ARRIVAL, O_BURST,
     O_REQUESTS, O_DURATION, O_CONC, O_SEED, O_PROMPTS, O_MIX, O_MAXTOK, O_IGNORE_EOS, O_CUSAGE,
-    O_WARMUP, O_TIMEOUT, O_SLO, O_FAILSLO, O_COST, O_OUT, O_MAXEV, O_QUIET, O_HELP
+    O_WARMUP, O_TIMEOUT, O_SLO, O_FAILSLO, O_COST, O_OUT, O_MAXEV, O_QUIET, O_HELP,
+    O_MINTERVAL, O_NOSAMPLE
 };
 
 static const struct option long_opts[] = {
@@ -85,6 +88,8 @@ static const struct option long_opts[] = {
     {"out", required_argument, 0, O_OUT},
     {"max-event-bytes", required_argument, 0, O_MAXEV},
     {"quiet", no_argument, 0, O_QUIET},
+    {"metrics-interval", required_argument, 0, O_MINTERVAL},
+    {"no-sampling", no_argument, 0, O_NOSAMPLE},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -187,6 +192,14 @@ static void parse_opts(int argc, char **argv, run_opts *o) {
         case O_OUT: o->out = optarg; break;
         case O_MAXEV: o->max_event_bytes = opt_long(name, optarg, 1024); break;
         case O_QUIET: o->quiet = 1; break;
+        case O_MINTERVAL: {
+            double ms;
+            if (parse_duration_ms(optarg, &ms) || ms < 10)
+                die(2, "run: --metrics-interval: expected seconds >= 0.01, got '%s'", optarg);
+            o->metrics_interval_s = ms / 1000;
+            break;
+        }
+        case O_NOSAMPLE: o->no_sampling = 1; break;
         case O_HELP:
         case 'h': run_usage(stdout); exit(0);
         default:
