@@ -33,6 +33,7 @@ struct sim_server {
     int64_t t0_us;
     sim_metrics metrics;
     FILE *trace;
+    FILE *token_trace;
     char *model_json; /* model id as a JSON string literal, quotes included */
     uint64_t counter;
 };
@@ -51,6 +52,7 @@ typedef struct sim_request {
     struct evbuffer *text; /* the whole answer, when not streaming */
     struct event *stall_timer;
     int64_t first_write_us; /* server-relative, -1 until the first token left */
+    int64_t last_write_us;  /* the last token's bytes, -1 until then */
     uint64_t token_seed;
 } sim_request;
 
@@ -132,8 +134,10 @@ static void trace_row(sim_server *s, sim_request *r) {
     put_ms(f, r->stream ? r->first_write_us : r->s.first_token_us);
     fputc(',', f);
     put_ms(f, r->s.finished_us);
-    fprintf(f, ",%d,%d,%d,%s,%d,%s\n", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
+    fprintf(f, ",%d,%d,%d,%s,%d,%s,", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
             finish_text(r), r->status, fault_name(r->fault));
+    put_ms(f, r->stream ? r->last_write_us : r->s.finished_us);
+    fputc('\n', f);
 }
 
 static void request_free(sim_request *r) {
@@ -294,8 +298,12 @@ static void on_emit(seq *sq, int64_t now_us, void *ud) {
         add_stream_tail(b, r);
     send_buffer(r, b);
     evbuffer_free(b);
+    int64_t wrote = now_rel(s);
     if (r->first_write_us < 0)
-        r->first_write_us = now_rel(s);
+        r->first_write_us = wrote;
+    r->last_write_us = wrote;
+    if (s->token_trace)
+        fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote / 1000.0);
     if (finished) {
         http_stream_finish(r->conn);
         request_end(r);
@@ -512,7 +520,7 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
     r->include_usage = r->stream && opt_bool(so, "include_usage");
     r->continuous_usage = r->stream && opt_bool(so, "continuous_usage_stats");
     r->created = (long)time(NULL);
-    r->first_write_us = -1;
+    r->first_write_us = r->last_write_us = -1;
     uint64_t n = ++s->counter;
     const char *rid = http_header_get(req, "X-Request-Id");
     if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
@@ -674,8 +682,18 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
             return NULL;
         }
         fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
-              "output_tokens,preemptions,finish_reason,http_status,fault\n",
+              "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms\n",
               s->trace);
+    }
+    if (cfg->token_trace_path) {
+        s->token_trace = fopen(cfg->token_trace_path, "w");
+        if (!s->token_trace) {
+            snprintf(err, errlen, "--trace-tokens %s: cannot open for writing",
+                     cfg->token_trace_path);
+            sim_server_free(s);
+            return NULL;
+        }
+        fputs("request_id,index,t_ms\n", s->token_trace);
     }
     json_t *m = json_string(cfg->model);
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
@@ -701,6 +719,8 @@ int sim_server_port(const sim_server *s) {
 void sim_server_flush(sim_server *s) {
     if (s->trace)
         fflush(s->trace);
+    if (s->token_trace)
+        fflush(s->token_trace);
 }
 
 void sim_server_free(sim_server *s) {
@@ -708,6 +728,8 @@ void sim_server_free(sim_server *s) {
         return;
     if (s->trace)
         fclose(s->trace);
+    if (s->token_trace)
+        fclose(s->token_trace);
     if (s->step_timer)
         event_free(s->step_timer);
     if (s->flush_timer)

@@ -20,7 +20,8 @@ typedef struct sim_config {
     engine_params engine;
     int eos_min_frac_pct;
     uint64_t seed;
-    const char *trace_path; /* NULL: no trace */
+    const char *trace_path;        /* NULL: no trace */
+    const char *token_trace_path;  /* per-token write times; NULL: none */
     fault_spec faults;
     int stall_ms;
     httpd_limits limits;

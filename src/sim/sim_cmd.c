@@ -23,6 +23,7 @@ static void sim_usage(FILE *f) {
             "  --model NAME              served model id (sim-model)\n"
             "  --seed N                  seed for output lengths, jitter, faults (0)\n"
             "  --trace FILE              ground-truth CSV, one row per request\n"
+            "  --trace-tokens FILE       when each token's bytes were written (benchmarks)\n"
             "  --fault SPEC              e.g. http429=0.05,http500=0.02,disconnect=0.02,\n"
             "                            malformed=0.01,stall=0.01\n"
             "  --stall-ms MS             how long a stall fault lasts (60000)\n"
@@ -39,7 +40,7 @@ static void sim_usage(FILE *f) {
 enum {
     O_HOST = 1000, O_PORT, O_PROFILE, O_MODEL, O_SEED, O_TRACE, O_FAULT, O_STALL, O_SEQS,
     O_BLOCKS, O_BSIZE, O_MAXLEN, O_BATCHED, O_DBASE, O_DSEQ, O_PREFILL, O_JITTER, O_EOS,
-    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_HELP
+    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_HELP, O_TTRACE
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +50,7 @@ static const struct option long_opts[] = {
     {"model", required_argument, 0, O_MODEL},
     {"seed", required_argument, 0, O_SEED},
     {"trace", required_argument, 0, O_TRACE},
+    {"trace-tokens", required_argument, 0, O_TTRACE},
     {"fault", required_argument, 0, O_FAULT},
     {"stall-ms", required_argument, 0, O_STALL},
     {"max-num-seqs", required_argument, 0, O_SEQS},
@@ -134,6 +136,7 @@ int cmd_sim(int argc, char **argv) {
         case O_MODEL: cfg.model = optarg; break;
         case O_SEED: cfg.seed = (uint64_t)need_int(name, optarg, 0); break;
         case O_TRACE: cfg.trace_path = optarg; break;
+        case O_TTRACE: cfg.token_trace_path = optarg; break;
         case O_FAULT:
             if (fault_spec_parse(optarg, &cfg.faults, err, sizeof err))
                 die(2, "sim: %s", err);
