@@ -9,5 +9,6 @@ int cmd_report(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

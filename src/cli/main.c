@@ -16,6 +16,7 @@ static const struct {
     {"sweep", cmd_sweep, "a campaign: runs x repetitions, warmup, server restarts"},
     {"report", cmd_report, "tables, figures and HTML from raw rows"},
     {"demo", cmd_demo, "embedded simulator + small sweep + report, no setup"},
+    {"calibrate", cmd_calibrate, "how far this machine measures within 1 ms"},
     {"env", cmd_env, "environment and metadata as JSON (GPU, driver, CUDA, server)"},
 };
 

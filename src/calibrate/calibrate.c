@@ -1,0 +1,299 @@
+/* calibrate: the simulator and the client as child processes, then a join
+ * of the client's chunks.csv with the simulator's per-token trace. */
+#include "calibrate/calibrate.h"
+#include "analysis/stats.h"
+#include "common/clock.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (out_fd >= 0)
+            dup2(out_fd, 1);
+        if (err_fd >= 0)
+            dup2(err_fd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static double cpu_s(const struct rusage *ru) {
+    return ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 + ru->ru_stime.tv_sec +
+           ru->ru_stime.tv_usec / 1e6;
+}
+
+/* Per-request arrays of chunk times, indexed [request * n_tokens + index]. */
+static void load_times(const char *path, int id_col, int idx_col, int t_col, double *t,
+                       int n_req, int n_tok, size_t *count) {
+    FILE *f = fopen(path, "r");
+    *count = 0;
+    if (!f)
+        return;
+    char line[512];
+    if (!fgets(line, sizeof line, f)) {
+        fclose(f);
+        return;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *fields[8];
+        int n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, ",\n", &save); tok && n < 8;
+             tok = strtok_r(NULL, ",\n", &save))
+            fields[n++] = tok;
+        if (n <= t_col || n <= idx_col || n <= id_col || strncmp(fields[id_col], "req-", 4))
+            continue;
+        int r = atoi(fields[id_col] + 4), i = atoi(fields[idx_col]);
+        if (r < 0 || r >= n_req || i < 0 || i >= n_tok)
+            continue;
+        t[(size_t)r * (size_t)n_tok + (size_t)i] = atof(fields[t_col]);
+        (*count)++;
+    }
+    fclose(f);
+}
+
+static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
+    const calib_level *lv = &o->levels[li];
+    memset(res, 0, sizeof *res);
+    res->level = *lv;
+    res->seconds = o->seconds;
+    int n_tok = (int)ceil(o->seconds * 1000.0 / lv->step_ms);
+    if (n_tok < 2)
+        n_tok = 2;
+    res->offered_chunks_per_s = lv->streams * 1000.0 / lv->step_ms;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
+    mkdir(dir, 0755);
+
+    /* the simulator: every stream gets one token per step, whatever the batch */
+    char trace[1200], tokens[1200], step[32], seqs[32], out[1200], prompts[64], rate[32],
+        reqs[32], url[64];
+    snprintf(trace, sizeof trace, "%s/trace.csv", dir);
+    snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
+    snprintf(step, sizeof step, "%g", lv->step_ms);
+    snprintf(seqs, sizeof seqs, "%d", lv->streams + 16);
+    char *sim_argv[] = {(char *)o->self, "sim", "--port", "0", "--profile", "tiny",
+                        "--max-num-seqs", seqs, "--kv-blocks", "4000000", "--max-model-len",
+                        "100000", "--max-num-batched-tokens", "10000000", "--decode-base-ms",
+                        step, "--decode-per-seq-ms", "0", "--prefill-per-token-ms", "0",
+                        "--max-connections", "60000", "--trace", trace, "--trace-tokens",
+                        tokens, NULL};
+    int pfd[2];
+    if (pipe(pfd)) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    int64_t sim_t0 = mono_us();
+    pid_t sim = spawn(sim_argv, pfd[1], -1);
+    close(pfd[1]);
+    char line[256] = "";
+    size_t n = 0;
+    struct pollfd p = {pfd[0], POLLIN, 0};
+    while (n + 1 < sizeof line && poll(&p, 1, 10000) > 0 && read(pfd[0], line + n, 1) == 1 &&
+           line[n] != '\n')
+        n++;
+    line[n] = 0;
+    close(pfd[0]);
+    const char *colon = strrchr(line, ':');
+    if (strncmp(line, "listening on ", 13) || !colon) {
+        kill(sim, SIGKILL);
+        waitpid(sim, NULL, 0);
+        snprintf(err, errlen, "the simulator did not start (got '%s')", line);
+        return -1;
+    }
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", atoi(colon + 1));
+
+    /* the client: arrivals spread evenly over one second */
+    snprintf(out, sizeof out, "%s/run", dir);
+    snprintf(prompts, sizeof prompts, "random:8:%d", n_tok);
+    snprintf(rate, sizeof rate, "%d", lv->streams);
+    snprintf(reqs, sizeof reqs, "%d", lv->streams);
+    char *run_argv[] = {(char *)o->self, "run", "--quiet", "--url", url, "--rate", rate,
+                        "--arrival", "constant", "--requests", reqs, "--prompts", prompts,
+                        "--ignore-eos", "--no-sampling", "--timeout", "120", "--out", out, NULL};
+    int devnull = open("/dev/null", O_WRONLY);
+    int64_t run_t0 = mono_us();
+    pid_t run = spawn(run_argv, devnull, devnull);
+    struct rusage ru_run, ru_sim;
+    int st;
+    wait4(run, &st, 0, &ru_run);
+    double run_wall = (mono_us() - run_t0) / 1e6;
+    kill(sim, SIGTERM);
+    wait4(sim, NULL, 0, &ru_sim);
+    double sim_wall = (mono_us() - sim_t0) / 1e6;
+    close(devnull);
+    (void)sim_wall;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "the client exited with status %d at %d streams", st, lv->streams);
+        return -1;
+    }
+    res->client_cpu_pct = 100 * cpu_s(&ru_run) / run_wall;
+    res->sim_cpu_pct = 100 * cpu_s(&ru_sim) / run_wall;
+    res->client_rss_mib = ru_run.ru_maxrss / 1024.0;
+    res->sim_rss_mib = ru_sim.ru_maxrss / 1024.0;
+
+    /* lag and failures from the run's own summary */
+    char path[1400];
+    snprintf(path, sizeof path, "%s/summary.json", out);
+    json_t *sum = json_load_file(path, 0, NULL);
+    json_t *lag = json_object_get(json_object_get(sum, "client"), "schedule_lag_ms");
+    res->lag_p50_ms = json_number_value(json_object_get(lag, "p50"));
+    res->lag_p99_ms = json_number_value(json_object_get(lag, "p99"));
+    res->requests = (size_t)json_integer_value(json_object_get(sum, "requests"));
+    res->failed = (size_t)json_integer_value(json_object_get(sum, "failed"));
+    json_decref(sum);
+
+    /* join chunks with the simulator's tokens */
+    size_t cells = (size_t)lv->streams * (size_t)n_tok, nc, ns;
+    double *ct = xmalloc(cells * sizeof *ct), *stt = xmalloc(cells * sizeof *stt);
+    for (size_t i = 0; i < cells; i++)
+        ct[i] = stt[i] = NAN;
+    snprintf(path, sizeof path, "%s/chunks.csv", out);
+    load_times(path, 0, 1, 2, ct, lv->streams, n_tok, &nc);
+    load_times(tokens, 0, 1, 2, stt, lv->streams, n_tok, &ns);
+    res->chunks = nc;
+    double *first = xmalloc((size_t)lv->streams * sizeof *first);
+    double *gaps = xmalloc(cells * sizeof *gaps);
+    size_t nf = 0, ng = 0;
+    double tmin = INFINITY, tmax = -INFINITY;
+    for (int r = 0; r < lv->streams; r++) {
+        const double *c = ct + (size_t)r * (size_t)n_tok, *s = stt + (size_t)r * (size_t)n_tok;
+        if (isfinite(c[0]) && isfinite(s[0]))
+            first[nf++] = c[0] - s[0];
+        for (int i = 0; i < n_tok; i++) {
+            if (isfinite(c[i])) {
+                tmin = fmin(tmin, c[i]);
+                tmax = fmax(tmax, c[i]);
+            }
+            if (i > 0 && isfinite(c[i]) && isfinite(c[i - 1]) && isfinite(s[i]) &&
+                isfinite(s[i - 1]))
+                gaps[ng++] = fabs((c[i] - c[i - 1]) - (s[i] - s[i - 1]));
+        }
+    }
+    sort_doubles(first, nf);
+    double offset = percentile_sorted(first, nf, 50);
+    for (size_t i = 0; i < nf; i++)
+        first[i] = fabs(first[i] - offset);
+    sort_doubles(first, nf);
+    res->ttft_err_p50_ms = percentile_sorted(first, nf, 50);
+    res->ttft_err_p99_ms = percentile_sorted(first, nf, 99);
+    sort_doubles(gaps, ng);
+    res->itl_err_p50_ms = percentile_sorted(gaps, ng, 50);
+    res->itl_err_p99_ms = percentile_sorted(gaps, ng, 99);
+    res->achieved_chunks_per_s = tmax > tmin ? nc / ((tmax - tmin) / 1000.0) : NAN;
+    free(ct);
+    free(stt);
+    free(first);
+    free(gaps);
+    res->within_1ms = res->failed == 0 && res->lag_p99_ms < 1 && res->ttft_err_p99_ms < 1 &&
+                      res->itl_err_p99_ms < 1 && res->client_cpu_pct < 95;
+    return 0;
+}
+
+int calibrate_run(const calib_opts *o, calib_result *results, char *err, int errlen) {
+    for (int i = 0; i < o->n_levels; i++) {
+        if (!o->quiet)
+            fprintf(stderr, "calibrate: %d streams, a chunk every %g ms each ...\n",
+                    o->levels[i].streams, o->levels[i].step_ms);
+        if (level_run(o, i, &results[i], err, errlen))
+            return -1;
+    }
+    /* memory per stream: growth over the smallest level */
+    for (int i = 0; i < o->n_levels; i++) {
+        const calib_result *b = &results[0];
+        int ds = results[i].level.streams - b->level.streams;
+        results[i].bytes_per_stream =
+            ds > 0 ? (results[i].client_rss_mib - b->client_rss_mib) * 1048576.0 / ds : NAN;
+    }
+    return 0;
+}
+
+void calibrate_print_table(FILE *f, const calib_result *r, int n) {
+    fprintf(f,
+            "%8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n",
+            "streams", "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50",
+            "ttft p99", "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu",
+            "sim MiB", "within 1 ms");
+    for (int i = 0; i < n; i++) {
+        char bps[32];
+        if (isfinite(r[i].bytes_per_stream))
+            snprintf(bps, sizeof bps, "%.0f", r[i].bytes_per_stream);
+        else
+            snprintf(bps, sizeof bps, "-");
+        fprintf(f,
+                "%8d %8g %10.0f %10.0f %8.3f %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f%% %8.1f %9s "
+                "%6.0f%% %8.1f %s\n",
+                r[i].level.streams, r[i].level.step_ms, r[i].offered_chunks_per_s,
+                r[i].achieved_chunks_per_s, r[i].lag_p50_ms, r[i].lag_p99_ms,
+                r[i].ttft_err_p50_ms, r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms,
+                r[i].itl_err_p99_ms, r[i].client_cpu_pct, r[i].client_rss_mib, bps,
+                r[i].sim_cpu_pct, r[i].sim_rss_mib, r[i].within_1ms ? "yes" : "no");
+    }
+}
+
+void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (r[i].within_1ms &&
+            (best < 0 || r[i].achieved_chunks_per_s > r[best].achieved_chunks_per_s ||
+             r[i].level.streams > r[best].level.streams))
+            best = i;
+    if (best < 0) {
+        snprintf(buf, cap,
+                 "This machine did not measure within 1 ms even at %d streams (%.0f chunks/s): "
+                 "schedule lag p99 %.2f ms, TTFT error p99 %.2f ms, inter-token error p99 %.2f "
+                 "ms; treat sub-millisecond differences as noise.",
+                 r[0].level.streams, r[0].achieved_chunks_per_s, r[0].lag_p99_ms,
+                 r[0].ttft_err_p99_ms, r[0].itl_err_p99_ms);
+        return;
+    }
+    int max_streams = 0;
+    double max_chunks = 0;
+    for (int i = 0; i < n; i++)
+        if (r[i].within_1ms) {
+            if (r[i].level.streams > max_streams)
+                max_streams = r[i].level.streams;
+            if (r[i].achieved_chunks_per_s > max_chunks)
+                max_chunks = r[i].achieved_chunks_per_s;
+        }
+    snprintf(buf, cap,
+             "This machine measures within 1 ms up to %d concurrent streams, %.0f chunks/s "
+             "and %d new requests/s (schedule lag, TTFT and inter-token errors all under 1 ms "
+             "at p99, client CPU under 95%%).",
+             max_streams, max_chunks, max_streams);
+}
+
+json_t *calibrate_json(const calib_result *r, int n) {
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(
+            a, json_pack("{s:i,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+                         "s:f,s:f,s:b}",
+                         "streams", r[i].level.streams, "step_ms", r[i].level.step_ms,
+                         "seconds", r[i].seconds, "offered_chunks_per_s",
+                         r[i].offered_chunks_per_s, "achieved_chunks_per_s",
+                         isfinite(r[i].achieved_chunks_per_s) ? r[i].achieved_chunks_per_s : 0.0,
+                         "requests", (json_int_t)r[i].requests, "failed",
+                         (json_int_t)r[i].failed, "chunks", (json_int_t)r[i].chunks,
+                         "lag_p50_ms", r[i].lag_p50_ms, "lag_p99_ms", r[i].lag_p99_ms,
+                         "ttft_err_p50_ms", r[i].ttft_err_p50_ms, "ttft_err_p99_ms",
+                         r[i].ttft_err_p99_ms, "itl_err_p50_ms", r[i].itl_err_p50_ms,
+                         "itl_err_p99_ms", r[i].itl_err_p99_ms, "client_cpu_pct",
+                         r[i].client_cpu_pct, "client_rss_mib", r[i].client_rss_mib,
+                         "sim_cpu_pct", r[i].sim_cpu_pct, "sim_rss_mib", r[i].sim_rss_mib,
+                         "within_1ms", r[i].within_1ms));
+    return a;
+}

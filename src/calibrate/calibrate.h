@@ -1,0 +1,51 @@
+/* calibrate: measures the measurer on this machine. For rising numbers of
+ * concurrent streams and chunk rates it runs the simulator and the client
+ * as two processes (as a user would), then compares what the client
+ * recorded with the simulator's own per-token ground truth: schedule lag,
+ * TTFT error (after aligning the two clocks by the median offset),
+ * inter-token error (gap against gap, no alignment needed), CPU and peak
+ * memory of both. `servelab calibrate` prints the table and one sentence;
+ * bench/client_capacity.sh repeats it and reports medians. */
+#ifndef SERVELAB_CALIBRATE_H
+#define SERVELAB_CALIBRATE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+typedef struct calib_level {
+    int streams;    /* concurrent streams */
+    double step_ms; /* the simulator's step: each stream gets a chunk per step */
+} calib_level;
+
+typedef struct calib_result {
+    calib_level level;
+    double seconds;               /* how long each stream lasts */
+    double offered_chunks_per_s;  /* streams / step */
+    double achieved_chunks_per_s; /* chunks the client received / their span */
+    size_t requests, failed, chunks;
+    double lag_p50_ms, lag_p99_ms;
+    double ttft_err_p50_ms, ttft_err_p99_ms;
+    double itl_err_p50_ms, itl_err_p99_ms;
+    double client_cpu_pct, client_rss_mib, bytes_per_stream;
+    double sim_cpu_pct, sim_rss_mib;
+    int within_1ms;
+} calib_result;
+
+typedef struct calib_opts {
+    const char *self; /* the servelab binary */
+    const char *work; /* scratch directory */
+    double seconds;   /* per stream (default 3) */
+    const calib_level *levels;
+    int n_levels;
+    int quiet;
+} calib_opts;
+
+/* Runs every level; results[] has n_levels entries. Returns 0, or -1 with a
+ * message when a level could not run at all. */
+int calibrate_run(const calib_opts *o, calib_result *results, char *err, int errlen);
+void calibrate_print_table(FILE *f, const calib_result *r, int n);
+/* "This machine measures within 1 ms up to ..." */
+void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n);
+json_t *calibrate_json(const calib_result *r, int n);
+
+#endif

@@ -1,0 +1,161 @@
+/* calibrate_cmd: `servelab calibrate`: how far this machine can be trusted
+ * to measure. Prints a table and one sentence, and saves the result
+ * (default ~/.cache/servelab/calibration.json) so that `servelab run` can
+ * say when a run goes beyond it. */
+#include "calibrate/calibrate.h"
+#include "cli/commands.h"
+#include "common/clock.h"
+#include "common/hostinfo.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const calib_level default_levels[] = {
+    {10, 1}, {100, 1}, {1000, 10}, {5000, 50}, {5000, 25}};
+
+/* "STREAMS@STEP_MS,..." */
+static int parse_levels(const char *s, calib_level **out) {
+    int n = 0, cap = 8;
+    calib_level *lv = xmalloc((size_t)cap * sizeof *lv);
+    char *copy = xstrdup(s), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int streams;
+        double step;
+        char extra;
+        if (sscanf(t, "%d@%lf%c", &streams, &step, &extra) != 2 || streams < 1 ||
+            streams > 50000 || step <= 0)
+            die(2, "calibrate: --levels: '%s' is not STREAMS@STEP_MS (e.g. 1000@10)", t);
+        if (n == cap)
+            lv = xrealloc(lv, (size_t)(cap *= 2) * sizeof *lv);
+        lv[n++] = (calib_level){streams, step};
+    }
+    free(copy);
+    *out = lv;
+    return n;
+}
+
+static void default_save_path(char *buf, size_t cap) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, cap, "%s/servelab/calibration.json", xdg);
+    else
+        snprintf(buf, cap, "%s/.cache/servelab/calibration.json", home ? home : ".");
+}
+
+int cmd_calibrate(int argc, char **argv) {
+    static const struct option opts[] = {{"levels", required_argument, 0, 'l'},
+                                         {"seconds", required_argument, 0, 's'},
+                                         {"save", required_argument, 0, 'o'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"keep", required_argument, 0, 'k'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    calib_opts o = {.seconds = 3, .levels = default_levels,
+                    .n_levels = (int)(sizeof default_levels / sizeof *default_levels)};
+    calib_level *custom = NULL;
+    const char *save = NULL, *keep = NULL;
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o.n_levels = parse_levels(optarg, &custom);
+            o.levels = custom;
+            break;
+        case 's':
+            if (parse_double(optarg, &o.seconds) || o.seconds < 0.2 || o.seconds > 600)
+                die(2, "calibrate: --seconds: expected 0.2 to 600, got '%s'", optarg);
+            break;
+        case 'o': save = optarg; break;
+        case 'j': json = 1; break;
+        case 'k': keep = optarg; break;
+        case 'h':
+            printf("usage: servelab calibrate [--levels S@MS,...] [--seconds S] [--save FILE]\n"
+                   "Runs the simulator and the client on this machine at rising load and says\n"
+                   "up to which streams and chunk rate it measures within 1 ms.\n\n"
+                   "  --levels S@MS,...  streams and simulator step (default "
+                   "10@1,100@1,1000@10,5000@50,5000@25)\n"
+                   "  --seconds S        how long each stream lasts (3)\n"
+                   "  --save FILE        where to keep the result "
+                   "(~/.cache/servelab/calibration.json)\n"
+                   "  --keep DIR         keep the rows and traces in DIR\n"
+                   "  --json             print the result as JSON instead of the table\n");
+            return 0;
+        default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    static char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    o.self = n > 0 ? self : argv[0];
+    char work[PATH_MAX];
+    if (keep) {
+        mkdir(keep, 0755);
+        snprintf(work, sizeof work, "%s", keep);
+    } else {
+        snprintf(work, sizeof work, "/tmp/servelab-calibrate-XXXXXX");
+        if (!mkdtemp(work))
+            die(1, "calibrate: cannot create a scratch directory: %s", strerror(errno));
+    }
+    o.work = work;
+    o.quiet = json;
+    raise_fd_limit();
+    calib_result *res = xcalloc((size_t)o.n_levels, sizeof *res);
+    char err[512];
+    int64_t t0 = mono_us();
+    if (calibrate_run(&o, res, err, sizeof err))
+        die(1, "calibrate: %s", err);
+    double took = (mono_us() - t0) / 1e6;
+    char sentence[512];
+    calibrate_sentence(sentence, sizeof sentence, res, o.n_levels);
+    json_t *doc = json_pack("{s:o,s:o,s:s,s:f,s:o}", "tool", tool_info_json(), "host",
+                            host_info_json(), "sentence", sentence, "took_s", took, "levels",
+                            calibrate_json(res, o.n_levels));
+    char path[PATH_MAX];
+    if (save)
+        snprintf(path, sizeof path, "%s", save);
+    else
+        default_save_path(path, sizeof path);
+    char *slash = strrchr(path, '/');
+    if (slash) {
+        *slash = 0;
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof cmd, "%s", path);
+        for (char *p = cmd + 1; *p; p++)
+            if (*p == '/') {
+                *p = 0;
+                mkdir(cmd, 0755);
+                *p = '/';
+            }
+        mkdir(cmd, 0755);
+        *slash = '/';
+    }
+    int saved = json_dump_file(doc, path, JSON_INDENT(2)) == 0;
+    if (json) {
+        char *s = json_dumps(doc, JSON_INDENT(2));
+        puts(s);
+        free(s);
+    } else {
+        calibrate_print_table(stdout, res, o.n_levels);
+        printf("\n%s\n(%.0f s; %s %s)\n", sentence, took, saved ? "saved in" : "could not save",
+               path);
+    }
+    json_decref(doc);
+    if (!keep) {
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+        if (system(cmd) != 0)
+            warnx_("could not remove %s", work);
+    }
+    free(res);
+    free(custom);
+    return 0;
+}
