@@ -52,7 +52,7 @@ struct lg {
     loadgen_result *res;
     struct event_base *base;
     CURLM *multi;
-    struct event *due_timer, *curl_timer, *sigint, *progress_timer;
+    struct event *due_timer, *curl_timer, *stop_poll, *progress_timer;
     int64_t t0;
     size_t next_due; /* next schedule slot to dispatch */
     size_t finished; /* rows written */
@@ -411,7 +411,7 @@ static inflight *new_inflight(lg *g, size_t slot) {
     f->g = g;
     f->slot = slot;
     request_row *r = &f->row;
-    r->index = (uint32_t)(c->first_index + slot);
+    r->index = c->indices ? c->indices[slot] : (uint32_t)(c->first_index + slot);
     r->cls = workload_class_of(c->w, r->index);
     r->scheduled_us = c->due_us[slot];
     r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
@@ -466,12 +466,34 @@ static void check_done(lg *g) {
         event_base_loopbreak(g->base);
 }
 
+static volatile sig_atomic_t sigint_seen;
+
+static void sigint_handler(int sig) {
+    (void)sig;
+    sigint_seen = 1;
+}
+
+void loadgen_install_sigint(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sigint_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int loadgen_interrupted(void) {
+    return sigint_seen;
+}
+
 /* SIGINT: stop scheduling; what is queued, in flight or not yet due ends as
- * a cancelled row. */
-static void on_sigint(evutil_socket_t fd, short what, void *arg) {
+ * a cancelled row. Every loop polls the flag the handler sets (every 10 ms),
+ * which works the same with one thread or many. */
+static void on_stop_poll(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
+    if (!sigint_seen)
+        return;
     g->stopping = 1;
     g->res->interrupted = 1;
     evtimer_del(g->due_timer);
@@ -533,7 +555,10 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     memset(&g, 0, sizeof g);
     g.cfg = cfg;
     g.res = res;
-    if (cfg->out_dir) {
+    if (cfg->shared_rows) {
+        row_writer_clone(cfg->shared_rows, &g.rw);
+        g.writing = 1;
+    } else if (cfg->out_dir) {
         if (row_writer_open(&g.rw, cfg->out_dir, err, errlen))
             return -1;
         g.writing = 1;
@@ -551,8 +576,9 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     curl_multi_setopt(g.multi, CURLMOPT_MAXCONNECTS, 100000L);
     g.due_timer = evtimer_new(g.base, on_due, &g);
     g.curl_timer = evtimer_new(g.base, on_curl_timer, &g);
-    g.sigint = evsignal_new(g.base, SIGINT, on_sigint, &g);
-    event_add(g.sigint, NULL);
+    g.stop_poll = event_new(g.base, -1, EV_PERSIST, on_stop_poll, &g);
+    struct timeval poll_tv = {0, 10000};
+    evtimer_add(g.stop_poll, &poll_tv);
     if (cfg->progress) {
         g.progress_timer = event_new(g.base, -1, EV_PERSIST, on_progress, &g);
         struct timeval tv = {1, 0};
@@ -575,7 +601,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         evtimer_add(g.sample_timer, &tv);
     }
     double cpu0 = cpu_seconds();
-    g.t0 = mono_us();
+    g.t0 = cfg->t0_us ? cfg->t0_us : mono_us();
     if (sampling)
         on_sample_timer(-1, 0, &g); /* the sample at t=0 */
     if (cfg->n > 0) {
@@ -603,7 +629,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     curl_multi_cleanup(g.multi);
     event_free(g.due_timer);
     event_free(g.curl_timer);
-    event_free(g.sigint);
+    event_free(g.stop_poll);
     if (g.progress_timer)
         event_free(g.progress_timer);
     event_base_free(g.base);

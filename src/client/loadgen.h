@@ -25,7 +25,10 @@ typedef struct loadgen_config {
     body_opts body;
     const int64_t *due_us; /* the schedule */
     size_t n;
-    size_t first_index; /* request index of due_us[0] (warmup uses its own range) */
+    size_t first_index;       /* request index of due_us[0] (warmup uses its own range) */
+    const uint32_t *indices;  /* request index of each slot; NULL: first_index + slot */
+    int64_t t0_us;            /* the run's t=0 on the monotonic clock; 0: when it starts */
+    struct row_writer *shared_rows; /* rows go to these files (threads share them) */
     int concurrency;    /* 0: no cap */
     double timeout_s;   /* per request; 0: none */
     int insecure;
@@ -51,7 +54,13 @@ typedef struct loadgen_result {
 } loadgen_result;
 
 /* Runs the whole schedule. Returns 0, or -1 with a message in err when it
- * could not start (output files). */
+ * could not start (output files). Thread-safe: threads may each run their
+ * own config at once (each has its own event loop and connections). */
 int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int errlen);
+
+/* SIGINT handling for loadgen runs: a flag set by the signal handler that
+ * every running loop polls. */
+void loadgen_install_sigint(void);
+int loadgen_interrupted(void);
 
 #endif

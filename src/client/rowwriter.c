@@ -37,18 +37,19 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     memset(w, 0, sizeof *w);
     char path[4096];
     snprintf(path, sizeof path, "%s/requests.csv", dir);
-    w->req_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->req_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (w->req_fd < 0) {
         snprintf(err, errlen, "--out %s: cannot create requests.csv: %s", dir, strerror(errno));
         return -1;
     }
     snprintf(path, sizeof path, "%s/chunks.csv", dir);
-    w->chunk_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->chunk_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (w->chunk_fd < 0) {
         snprintf(err, errlen, "--out %s: cannot create chunks.csv: %s", dir, strerror(errno));
         close(w->req_fd);
         return -1;
     }
+    w->owns_fds = 1;
     w->cap = CHUNK_FLUSH_BYTES + 4096;
     w->buf = xmalloc(w->cap);
     if (write_all(w, w->req_fd, REQUESTS_CSV_HEADER, strlen(REQUESTS_CSV_HEADER)) ||
@@ -123,8 +124,21 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
         flush_chunks(w);
 }
 
+void row_writer_clone(const row_writer *owner, row_writer *w) {
+    memset(w, 0, sizeof *w);
+    w->req_fd = owner->req_fd;
+    w->chunk_fd = owner->chunk_fd;
+    w->cap = CHUNK_FLUSH_BYTES + 4096;
+    w->buf = xmalloc(w->cap);
+}
+
 int row_writer_close(row_writer *w) {
     flush_chunks(w);
+    if (!w->owns_fds) {
+        free(w->buf);
+        w->buf = NULL;
+        return w->write_error;
+    }
     if (w->req_fd >= 0 && fsync(w->req_fd) < 0 && errno != EINVAL && !w->write_error)
         w->write_error = errno;
     if (w->req_fd >= 0)

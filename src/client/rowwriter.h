@@ -27,12 +27,16 @@ typedef struct request_row {
 
 typedef struct row_writer {
     int req_fd, chunk_fd;
+    int owns_fds; /* clones share the owner's files, each with its own buffer */
     char *buf;
     size_t n, cap;
     int write_error; /* errno of the first failed write, 0 if none */
 } row_writer;
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen);
+/* A writer on the same files (opened O_APPEND: one write() a row or a
+ * buffer of whole lines, so threads never interleave inside a line). */
+void row_writer_clone(const row_writer *owner, row_writer *w);
 void row_writer_request(row_writer *w, const request_row *r);
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
                        int n);

@@ -4,6 +4,7 @@
  * a temporary name and renamed. */
 #include "run/run.h"
 #include "client/loadgen.h"
+#include "client/rowwriter.h"
 #include "client/probe.h"
 #include "common/clock.h"
 #include "common/hostinfo.h"
@@ -12,6 +13,8 @@
 #include "workload/workload.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +38,7 @@ void run_opts_defaults(run_opts *o) {
     o->fail_fraction = 1.0;
     o->metrics_interval_s = 1.0;
     o->print_summary = 1;
+    o->threads = 1;
 }
 
 int run_opts_validate(const run_opts *o, char *err, int errlen) {
@@ -127,6 +131,102 @@ json_t *run_command_line_json(int argc, char **argv) {
     return a;
 }
 
+static double process_cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+typedef struct lg_thread {
+    pthread_t tid;
+    loadgen_config cfg;
+    loadgen_result res;
+    int64_t *due;
+    uint32_t *idx;
+    char err[256];
+    int rc;
+} lg_thread;
+
+static void *thread_main(void *arg) {
+    lg_thread *t = arg;
+    t->rc = loadgen_run(&t->cfg, &t->res, t->err, sizeof t->err);
+    return NULL;
+}
+
+/* --threads N: request i goes to thread i % N (deterministic), each thread
+ * with its own event loop and connections, all writing the same row files
+ * and sharing one t=0; their records are merged for the summary. Only the
+ * first thread samples /metrics and the GPUs. */
+static int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, char *err,
+                       int errlen) {
+    row_writer shared;
+    if (row_writer_open(&shared, base->out_dir, err, errlen))
+        return -1;
+    lg_thread *t = xcalloc((size_t)n_threads, sizeof *t);
+    int64_t t0 = mono_us() + 20000; /* every thread started before t=0 */
+    for (int k = 0; k < n_threads; k++) {
+        size_t cnt = 0;
+        for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads)
+            cnt++;
+        t[k].due = xmalloc((cnt ? cnt : 1) * sizeof *t[k].due);
+        t[k].idx = xmalloc((cnt ? cnt : 1) * sizeof *t[k].idx);
+        size_t j = 0;
+        for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads, j++) {
+            t[k].due[j] = base->due_us[i];
+            t[k].idx[j] = (uint32_t)(base->first_index + i);
+        }
+        t[k].cfg = *base;
+        t[k].cfg.due_us = t[k].due;
+        t[k].cfg.n = cnt;
+        t[k].cfg.indices = t[k].idx;
+        t[k].cfg.t0_us = t0;
+        t[k].cfg.shared_rows = &shared;
+        t[k].cfg.progress = 0;
+        if (k > 0) {
+            t[k].cfg.metrics_url = NULL;
+            t[k].cfg.gpu = NULL;
+        }
+    }
+    for (int k = 0; k < n_threads; k++)
+        pthread_create(&t[k].tid, NULL, thread_main, &t[k]);
+    for (int k = 0; k < n_threads; k++)
+        pthread_join(t[k].tid, NULL);
+    memset(res, 0, sizeof *res);
+    int rc = 0;
+    for (int k = 0; k < n_threads; k++) {
+        loadgen_result *r = &t[k].res;
+        if (t[k].rc && !rc) {
+            snprintf(err, errlen, "%s", t[k].err);
+            rc = -1;
+        }
+        for (size_t i = 0; i < r->rows.n; i++)
+            rows_add(&res->rows, &r->rows.r[i]);
+        for (size_t i = 0; i < r->rows.n_itl; i++)
+            rows_add_itl(&res->rows, r->rows.itl_ms[i]);
+        res->rows.window_output_tokens += r->rows.window_output_tokens;
+        res->usage_counted += r->usage_counted;
+        res->chunk_counted += r->chunk_counted;
+        res->interrupted |= r->interrupted;
+        if (!res->write_error)
+            res->write_error = r->write_error;
+        if (k == 0) { /* the sampler's series move over */
+            res->metrics = r->metrics;
+            res->gpu = r->gpu;
+            res->metrics_samples = r->metrics_samples;
+            res->gpu_samples = r->gpu_samples;
+        }
+        rows_free(&r->rows);
+        free(t[k].due);
+        free(t[k].idx);
+    }
+    int werr = row_writer_close(&shared);
+    if (!res->write_error)
+        res->write_error = werr;
+    free(t);
+    return rc;
+}
+
 int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_result *rr) {
     run_opts o = *opts;
     memset(rr, 0, sizeof *rr);
@@ -134,6 +234,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    loadgen_install_sigint();
 
     /* Workload and schedule first: bad input fails before any traffic. */
     workload w;
@@ -240,8 +341,14 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     lc.due_us = due;
     lc.n = n;
     lc.out_dir = o.out;
-    if (loadgen_run(&lc, &res, err, sizeof err))
+    double cpu0 = process_cpu_s();
+    if (o.threads <= 1) {
+        if (loadgen_run(&lc, &res, err, sizeof err))
+            die(1, "run: %s", err);
+    } else if (run_threads(&lc, o.threads, &res, err, sizeof err)) {
         die(1, "run: %s", err);
+    }
+    res.cpu_s = process_cpu_s() - cpu0;
 
     /* meta.json */
     json_t *meta = json_object();
@@ -259,6 +366,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         o.cost > 0 ? json_real(o.cost) : json_null(), "headers", redacted_headers(&o),
         "insecure", o.insecure);
     json_object_set_new(cfg, "api_key_env", key_env ? json_string(key_env) : json_null());
+    json_object_set_new(cfg, "threads", json_integer(o.threads));
     json_object_set_new(meta, "config", cfg);
     json_object_set_new(meta, "seed", json_integer((json_int_t)o.seed));
     json_object_set_new(meta, "started_utc", json_string(started));

@@ -25,6 +25,7 @@ typedef struct run_opts {
     double metrics_interval_s; /* sampling of /metrics and GPUs; <= 0: 1 s */
     int no_sampling;           /* neither /metrics nor GPUs */
     int print_summary;         /* the table on stdout */
+    int threads;               /* client threads (>= 1) */
 } run_opts;
 
 

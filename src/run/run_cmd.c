@@ -50,6 +50,7 @@ static void run_usage(FILE *f) {
           "  --max-event-bytes N     largest SSE event accepted (16777216)\n"
           "  --metrics-interval S    sample /metrics and GPUs every S seconds (1)\n"
           "  --no-sampling           sample neither /metrics nor GPUs\n"
+          "  --threads N             client threads, each its own loop and connections (1)\n"
           "  --quiet                 no progress line\n",
           f);
 }
@@ -58,7 +59,7 @@ enum {
     O_URL = 1000, O_API, O_MODEL, O_KEYENV, O_HEADER, O_INSECURE, O_RATE, O_ARRIVAL, O_BURST,
     O_REQUESTS, O_DURATION, O_CONC, O_SEED, O_PROMPTS, O_MIX, O_MAXTOK, O_IGNORE_EOS, O_CUSAGE,
     O_WARMUP, O_TIMEOUT, O_SLO, O_FAILSLO, O_COST, O_OUT, O_MAXEV, O_QUIET, O_HELP,
-    O_MINTERVAL, O_NOSAMPLE
+    O_MINTERVAL, O_NOSAMPLE, O_THREADS
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +91,7 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, 0, O_QUIET},
     {"metrics-interval", required_argument, 0, O_MINTERVAL},
     {"no-sampling", no_argument, 0, O_NOSAMPLE},
+    {"threads", required_argument, 0, O_THREADS},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -200,6 +202,11 @@ static void parse_opts(int argc, char **argv, run_opts *o) {
             break;
         }
         case O_NOSAMPLE: o->no_sampling = 1; break;
+        case O_THREADS:
+            o->threads = (int)opt_long(name, optarg, 1);
+            if (o->threads > 64)
+                die(2, "run: --threads: at most 64");
+            break;
         case O_HELP:
         case 'h': run_usage(stdout); exit(0);
         default:

@@ -1,0 +1,44 @@
+/* fuzz_chunk: libFuzzer target for chunk_parse (client/chunk.h), which reads
+ * one SSE data payload from a server.
+ *
+ * The input is the payload itself (not NUL-terminated: libFuzzer's buffer
+ * ends exactly at the last byte, so a read past it is caught). Checks: the
+ * result is fully written (two calls over differently pre-filled structs
+ * agree byte for byte), flags are 0/1, the strings are terminated inside
+ * their fields, an error message from valid JSON is valid UTF-8 (it is cut at
+ * a character boundary), counts are not negative. */
+#include "client/chunk.h"
+#include "fuzz_common.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int is_flag(int v) {
+    return v == 0 || v == 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    chunk_info a, b;
+    memset(&a, 0xAA, sizeof a);
+    memset(&b, 0x55, sizeof b);
+    chunk_parse((const char *)data, size, &a);
+    chunk_parse((const char *)data, size, &b);
+    FUZZ_CHECK(memcmp(&a, &b, sizeof a) == 0);
+
+    FUZZ_CHECK(is_flag(a.done) && is_flag(a.malformed) && is_flag(a.error) &&
+               is_flag(a.has_output) && is_flag(a.has_usage) && is_flag(a.native_stop));
+    size_t em = strnlen(a.error_message, sizeof a.error_message);
+    FUZZ_CHECK(em < sizeof a.error_message);
+    FUZZ_CHECK(strnlen(a.finish_reason, sizeof a.finish_reason) < sizeof a.finish_reason);
+    FUZZ_CHECK(a.output_tokens >= 0);
+    FUZZ_CHECK(a.prompt_tokens >= 0 && a.completion_tokens >= 0);
+    if (a.done || a.malformed)
+        FUZZ_CHECK(!a.error && !a.has_output && !a.has_usage && a.error_message[0] == '\0');
+    FUZZ_CHECK(!(a.done && a.malformed));
+    if (a.error) {
+        FUZZ_CHECK(!a.has_output);
+        FUZZ_CHECK(fuzz_utf8_valid(a.error_message, em));
+    }
+    FUZZ_CHECK(fuzz_utf8_valid(a.finish_reason, strlen(a.finish_reason)));
+    return 0;
+}
