@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -203,14 +204,50 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     return 0;
 }
 
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of field `off` (a double) over n results. */
+static double median_field(calib_result *r, int n, size_t off) {
+    double v[64];
+    for (int i = 0; i < n; i++)
+        v[i] = *(double *)((char *)&r[i] + off);
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int calibrate_run(const calib_opts *o, calib_result *results, char *err, int errlen) {
+    int rep = o->repeat < 1 ? 1 : o->repeat > 64 ? 64 : o->repeat;
+    calib_result *tries = xcalloc((size_t)rep, sizeof *tries);
     for (int i = 0; i < o->n_levels; i++) {
-        if (!o->quiet)
-            fprintf(stderr, "calibrate: %d streams, a chunk every %g ms each ...\n",
-                    o->levels[i].streams, o->levels[i].step_ms);
-        if (level_run(o, i, &results[i], err, errlen))
-            return -1;
+        for (int k = 0; k < rep; k++) {
+            if (!o->quiet)
+                fprintf(stderr, "calibrate: %d streams, a chunk every %g ms each (%d/%d) ...\n",
+                        o->levels[i].streams, o->levels[i].step_ms, k + 1, rep);
+            if (level_run(o, i, &tries[k], err, errlen)) {
+                free(tries);
+                return -1;
+            }
+        }
+        calib_result *m = &results[i];
+        *m = tries[0];
+        static const size_t fields[] = {
+            offsetof(calib_result, achieved_chunks_per_s), offsetof(calib_result, lag_p50_ms),
+            offsetof(calib_result, lag_p99_ms),        offsetof(calib_result, ttft_err_p50_ms),
+            offsetof(calib_result, ttft_err_p99_ms),   offsetof(calib_result, itl_err_p50_ms),
+            offsetof(calib_result, itl_err_p99_ms),    offsetof(calib_result, client_cpu_pct),
+            offsetof(calib_result, client_rss_mib),    offsetof(calib_result, sim_cpu_pct),
+            offsetof(calib_result, sim_rss_mib)};
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
+            *(double *)((char *)m + fields[f]) = median_field(tries, rep, fields[f]);
+        for (int k = 1; k < rep; k++)
+            m->failed += tries[k].failed;
+        m->within_1ms = m->failed == 0 && m->lag_p99_ms < 1 && m->ttft_err_p99_ms < 1 &&
+                        m->itl_err_p99_ms < 1 && m->client_cpu_pct < 95;
     }
+    free(tries);
     /* memory per stream: growth over the smallest level */
     for (int i = 0; i < o->n_levels; i++) {
         const calib_result *b = &results[0];

@@ -37,6 +37,7 @@ typedef struct calib_opts {
     double seconds;   /* per stream (default 3) */
     const calib_level *levels;
     int n_levels;
+    int repeat; /* runs of each level; every figure is the median over them */
     int quiet;
 } calib_opts;
 

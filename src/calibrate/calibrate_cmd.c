@@ -55,6 +55,7 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"save", required_argument, 0, 'o'},
                                          {"json", no_argument, 0, 'j'},
                                          {"keep", required_argument, 0, 'k'},
+                                         {"repeat", required_argument, 0, 'r'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     calib_opts o = {.seconds = 3, .levels = default_levels,
@@ -75,6 +76,13 @@ int cmd_calibrate(int argc, char **argv) {
                 die(2, "calibrate: --seconds: expected 0.2 to 600, got '%s'", optarg);
             break;
         case 'o': save = optarg; break;
+        case 'r': {
+            long r;
+            if (parse_int(optarg, &r) || r < 1 || r > 64)
+                die(2, "calibrate: --repeat: expected 1 to 64, got '%s'", optarg);
+            o.repeat = (int)r;
+            break;
+        }
         case 'j': json = 1; break;
         case 'k': keep = optarg; break;
         case 'h':
@@ -87,6 +95,7 @@ int cmd_calibrate(int argc, char **argv) {
                    "  --save FILE        where to keep the result "
                    "(~/.cache/servelab/calibration.json)\n"
                    "  --keep DIR         keep the rows and traces in DIR\n"
+                   "  --repeat N         run each level N times, report medians (1)\n"
                    "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -116,8 +125,9 @@ int cmd_calibrate(int argc, char **argv) {
     double took = (mono_us() - t0) / 1e6;
     char sentence[512];
     calibrate_sentence(sentence, sizeof sentence, res, o.n_levels);
-    json_t *doc = json_pack("{s:o,s:o,s:s,s:f,s:o}", "tool", tool_info_json(), "host",
-                            host_info_json(), "sentence", sentence, "took_s", took, "levels",
+    json_t *doc = json_pack("{s:o,s:o,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
+                            host_info_json(), "sentence", sentence, "took_s", took, "repeat",
+                            o.repeat < 1 ? 1 : o.repeat, "levels",
                             calibrate_json(res, o.n_levels));
     char path[PATH_MAX];
     if (save)

@@ -405,6 +405,21 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     server_stats_compute(&res.metrics, &res.gpu, &ss);
     json_t *sj = summary_json(&s);
     json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
+    /* Is this run within what the client measures to 1 ms? Its own lag and
+     * CPU say so; `servelab calibrate` tells the limits beforehand. */
+    double cpu_pct = s.duration_s > 0 ? 100 * res.cpu_s / s.duration_s : 0;
+    int lag_over = s.lag.n && s.lag.p99 > 1.0;
+    int cpu_over = cpu_pct > 90.0 * o.threads;
+    json_t *client = json_object_get(sj, "client");
+    json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
+    json_object_set_new(client, "threads", json_integer(o.threads));
+    json_object_set_new(client, "within_1ms", json_boolean(!lag_over && !cpu_over));
+    json_t *notes = json_array();
+    if (lag_over)
+        json_array_append_new(notes, json_string("schedule lag p99 over 1 ms"));
+    if (cpu_over)
+        json_array_append_new(notes, json_string("client CPU saturated"));
+    json_object_set_new(client, "notes", notes);
     int sum_rc = write_json_file(o.out, "summary.json", sj);
     json_decref(sj);
     if (o.print_summary) {
@@ -425,6 +440,11 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         warnx_("the client's schedule lag p99 is %.1f ms (> 5 ms): this machine could not keep "
                "the schedule; latencies include the client's own delay",
                s.lag.p99);
+    else if (lag_over || cpu_over)
+        warnx_("this run went beyond what the client measures within 1 ms (%s%s%s); see "
+               "`servelab calibrate` for this machine's limits, or add --threads",
+               lag_over ? "schedule lag p99 over 1 ms" : "", lag_over && cpu_over ? ", " : "",
+               cpu_over ? "client CPU saturated" : "");
 
     int code = 0;
     if (res.write_error || meta_rc || sum_rc) {
