@@ -9,18 +9,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CHUNK_FLUSH_BYTES (256 * 1024)
 
+/* Write whole lines or nothing: when the disk fills (or any write fails)
+ * halfway, the file is cut back to where it was, so every line on disk
+ * stays complete. After a failure nothing more is written. */
+static int write_locked(row_writer *w, int fd, const char *p, size_t n);
+
 static int write_all(row_writer *w, int fd, const char *p, size_t n) {
+    if (w->write_error)
+        return -1;
+    pthread_mutex_lock(w->shared);
+    int rc = write_locked(w, fd, p, n);
+    pthread_mutex_unlock(w->shared);
+    return rc;
+}
+
+/* Under the lock, so that another thread's lines are never cut back. */
+static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
     while (n > 0) {
         ssize_t k = write(fd, p, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            if (!w->write_error)
-                w->write_error = k < 0 ? errno : EIO;
+            w->write_error = k < 0 ? errno : EIO;
+            if (before >= 0 && ftruncate(fd, before) != 0)
+                w->write_error = errno ? errno : EIO;
             return -1;
         }
         p += k;
@@ -35,6 +54,8 @@ int request_id_format(char *buf, size_t cap, uint32_t index) {
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->lock, NULL);
+    w->shared = &w->lock;
     char path[4096];
     snprintf(path, sizeof path, "%s/requests.csv", dir);
     w->req_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
@@ -104,7 +125,7 @@ void row_writer_request(row_writer *w, const request_row *r) {
 }
 
 static void flush_chunks(row_writer *w) {
-    if (w->n && !w->write_error)
+    if (w->n)
         write_all(w, w->chunk_fd, w->buf, w->n);
     w->n = 0;
 }
@@ -128,6 +149,7 @@ void row_writer_clone(const row_writer *owner, row_writer *w) {
     memset(w, 0, sizeof *w);
     w->req_fd = owner->req_fd;
     w->chunk_fd = owner->chunk_fd;
+    w->shared = owner->shared;
     w->cap = CHUNK_FLUSH_BYTES + 4096;
     w->buf = xmalloc(w->cap);
 }

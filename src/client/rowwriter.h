@@ -6,6 +6,7 @@
 #ifndef SERVELAB_ROWWRITER_H
 #define SERVELAB_ROWWRITER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ typedef struct request_row {
 typedef struct row_writer {
     int req_fd, chunk_fd;
     int owns_fds; /* clones share the owner's files, each with its own buffer */
+    pthread_mutex_t lock;  /* the owner's; clones use it through `shared` */
+    pthread_mutex_t *shared;
     char *buf;
     size_t n, cap;
     int write_error; /* errno of the first failed write, 0 if none */

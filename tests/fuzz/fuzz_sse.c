@@ -22,8 +22,7 @@ typedef struct log {
 static void on_event(void *ud, const char *type, const char *data, size_t len) {
     log *l = ud;
     FUZZ_CHECK(data[len] == '\0');
-    size_t tl = strlen(type);
-    FUZZ_CHECK(tl > 0);
+    size_t tl = strlen(type); /* 0 when the "event:" value starts with a NUL byte */
     FUZZ_CHECK(len <= l->max);
     if (strcmp(type, "message") != 0)
         FUZZ_CHECK(len + tl <= l->max);
