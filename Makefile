@@ -21,7 +21,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan install clean format
+.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format
 
 all: deps servelab
 
@@ -57,6 +57,12 @@ asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" servelab-asan build-asan/test_runner
 	SERVELAB=./servelab-asan ASAN_OPTIONS=detect_leaks=1 build-asan/test_runner $(TESTS)
+
+valgrind: deps servelab
+	sh scripts/valgrind.sh
+
+fuzz:
+	sh scripts/fuzz.sh $(FUZZ_SECONDS)
 
 servelab-asan: $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)

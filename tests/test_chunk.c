@@ -3,17 +3,76 @@
  * output, where usage and the end markers are, the error bodies), then
  * hand-written chunks in the vLLM, OpenAI, SGLang, TGI and Ollama dialects,
  * and inputs that must not crash: truncations, garbage, wrong JSON types,
- * numbers out of range. */
+ * numbers out of range.
+ *
+ * chunk_parse is a hand-written scanner that must agree exactly with the
+ * jansson reading it replaced (chunk_parse_reference), so every input here
+ * goes through both and the two chunk_info must be identical: the recorded
+ * streams, each hand-written chunk, JSON edge cases (escaped and repeated
+ * keys, nesting at jansson's depth limit, numbers at the edge of a double,
+ * surrogates, bad UTF-8) and a seeded stream of mutated chunks. */
 #include "client/chunk.h"
 #include "client/sse.h"
 #include "support.h"
 #include "test.h"
 
+#include <glob.h>
 #include <stdint.h>
 #include <string.h>
 
+/* The jansson reading, defined in chunk.c (not part of chunk.h). */
+void chunk_parse_reference(const char *data, size_t len, chunk_info *out);
+
 #define TRANSCRIPTS "../shared/transcripts/llama.cpp-server/"
 #define MAX_EV 64
+
+/* The input, printable, for a failure message. */
+static const char *show(const char *data, size_t len) {
+    static char buf[700];
+    size_t n = 0;
+    if (!data)
+        return "(null)";
+    for (size_t i = 0; i < len && n < sizeof buf - 8; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (c >= 0x20 && c < 0x7F && c != '\\')
+            buf[n++] = (char)c;
+        else
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "\\x%02X", c);
+    }
+    if (n >= sizeof buf - 8)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "...");
+    buf[n] = '\0';
+    return buf;
+}
+
+/* chunk_parse into *c, failing the test unless chunk_parse_reference reads
+ * the same input into the same chunk_info, field by field. */
+static void parse_both(const char *data, size_t len, chunk_info *c) {
+    chunk_info r;
+    memset(c, 0xA5, sizeof *c); /* both must write every field */
+    memset(&r, 0x5A, sizeof r);
+    chunk_parse(data, len, c);
+    chunk_parse_reference(data, len, &r);
+#define SAME_INT(f)                                                                                \
+    CHECK_MSG(c->f == r.f, "%s: fast %ld, jansson %ld, on '%s'", #f, (long)c->f, (long)r.f,        \
+              show(data, len))
+#define SAME_STR(f)                                                                                \
+    CHECK_MSG(memcmp(c->f, r.f, sizeof r.f) == 0, "%s: fast '%s', jansson '%s', on '%s'", #f,      \
+              c->f, r.f, show(data, len))
+    SAME_INT(done);
+    SAME_INT(malformed);
+    SAME_INT(error);
+    SAME_STR(error_message);
+    SAME_INT(has_output);
+    SAME_INT(output_tokens);
+    SAME_INT(has_usage);
+    SAME_INT(prompt_tokens);
+    SAME_INT(completion_tokens);
+    SAME_STR(finish_reason);
+    SAME_INT(native_stop);
+#undef SAME_INT
+#undef SAME_STR
+}
 
 /* One streamed body, parsed: each event's chunk_info and its data. */
 typedef struct stream {
@@ -27,7 +86,7 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
     CHECK_STR(type, "message");
     CHECK_MSG(s->n < MAX_EV, "more than %d events", MAX_EV);
     chunk_info *c = &s->ci[s->n++];
-    chunk_parse(data, len, c);
+    parse_both(data, len, c);
     s->outputs += c->has_output;
     s->dones += c->done;
     s->usages += c->has_usage;
@@ -56,12 +115,12 @@ static void parse_body(const char *name, chunk_info *c) {
     size_t n;
     char *body = read_file(path, &n);
     CHECK_MSG(body, "cannot read %s", path);
-    chunk_parse(body, n, c);
+    parse_both(body, n, c);
     free(body);
 }
 
 static void parse_str(const char *s, chunk_info *c) {
-    chunk_parse(s, strlen(s), c);
+    parse_both(s, strlen(s), c);
 }
 
 /* The counts below were read off the files once (each event is one
@@ -496,7 +555,7 @@ TEST(chunk_done_marker) {
     CHECK(c.done && !c.malformed && !c.error && !c.has_output);
     parse_str(" [DONE]\r\n", &c);
     CHECK(c.done);
-    chunk_parse("[DONE]garbage", 6, &c); /* only len bytes are read */
+    parse_both("[DONE]garbage", 6, &c); /* only len bytes are read */
     CHECK(c.done);
     parse_str("[DONE]x", &c);
     CHECK(!c.done && c.malformed);
@@ -532,11 +591,11 @@ TEST(chunk_malformed_inputs) {
         CHECK_MSG(!c.has_output && !c.done && !c.error && !c.has_usage, "'%s' has flags", bad[i]);
     }
     chunk_info c;
-    chunk_parse(NULL, 0, &c);
+    parse_both(NULL, 0, &c);
     CHECK(c.malformed);
-    chunk_parse("{\"a\":\"x\0y\"}", 11, &c); /* a NUL inside */
+    parse_both("{\"a\":\"x\0y\"}", 11, &c); /* a NUL inside */
     CHECK(c.malformed);
-    chunk_parse("\xFF\xFE{}", 4, &c);
+    parse_both("\xFF\xFE{}", 4, &c);
     CHECK(c.malformed);
 
     /* Deep nesting must not overflow the stack. */
@@ -544,7 +603,7 @@ TEST(chunk_malformed_inputs) {
     char *deep = malloc(depth * 2 + 1);
     memset(deep, '[', depth);
     memset(deep + depth, ']', depth);
-    chunk_parse(deep, depth * 2, &c);
+    parse_both(deep, depth * 2, &c);
     CHECK(c.malformed);
     free(deep);
 }
@@ -556,10 +615,10 @@ TEST(chunk_every_truncation_and_byte_flip_is_safe) {
     size_t n = strlen(good);
     chunk_info c;
     for (size_t len = 0; len < n; len++) {
-        chunk_parse(good, len, &c);
+        parse_both(good, len, &c);
         CHECK_MSG(c.malformed, "prefix of %zu bytes parsed", len);
     }
-    chunk_parse(good, n, &c);
+    parse_both(good, n, &c);
     CHECK(c.has_output && c.has_usage && !c.malformed);
 
     /* Each byte replaced by each of a few troublesome values; and a
@@ -570,7 +629,7 @@ TEST(chunk_every_truncation_and_byte_flip_is_safe) {
         for (size_t k = 0; k < sizeof subst; k++) {
             memcpy(buf, good, n);
             buf[i] = subst[k];
-            chunk_parse(buf, n, &c);
+            parse_both(buf, n, &c);
             CHECK(c.finish_reason[sizeof c.finish_reason - 1] == '\0');
         }
     }
@@ -584,7 +643,7 @@ TEST(chunk_every_truncation_and_byte_flip_is_safe) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             buf[len++] = alphabet[x % sizeof alphabet];
         }
-        chunk_parse(buf, len, &c);
+        parse_both(buf, len, &c);
         CHECK(c.error_message[sizeof c.error_message - 1] == '\0');
     }
 }

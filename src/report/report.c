@@ -64,7 +64,8 @@ static void find_runs(const char *dir, dir_list *out, int depth) {
             dl_add(&kids, p);
     }
     closedir(d);
-    qsort(kids.d, (size_t)kids.n, sizeof *kids.d, cmp_str);
+    if (kids.n > 1)
+        qsort(kids.d, (size_t)kids.n, sizeof *kids.d, cmp_str);
     for (int i = 0; i < kids.n; i++) {
         find_runs(kids.d[i], out, depth + 1);
         free(kids.d[i]);
@@ -1112,8 +1113,10 @@ void report_render(const report *r, out_file **files, int *n_files) {
     render_csv(r, &add_out(files, n_files, "summary.csv")->body);
     render_json(r, &add_out(files, n_files, "summary.json")->body);
 
-    strbuf *md = &add_out(files, n_files, "summary.md")->body;
-    strbuf *h = &add_out(files, n_files, "report.html")->body;
+    /* the documents are built in their own buffers: adding files may move
+     * the array */
+    strbuf md_buf = {0}, h_buf = {0};
+    strbuf *md = &md_buf, *h = &h_buf;
     sb_puts(md, "# servelab report\n\n");
     sb_puts(h, html_head);
     sb_puts(h, "<h1>servelab report</h1>\n");
@@ -1156,6 +1159,8 @@ void report_render(const report *r, out_file **files, int *n_files) {
         }
     }
     sb_puts(h, "</body>\n</html>\n");
+    add_out(files, n_files, "summary.md")->body = md_buf;
+    add_out(files, n_files, "report.html")->body = h_buf;
     for (int i = 0; i < nf; i++) {
         out_file *f = add_out(files, n_files, figs[i].file);
         f->body = figs[i].svg;
