@@ -204,15 +204,16 @@ void chunk_parse_reference(const char *data, size_t len, chunk_info *out) {
 
 /* ---- The fast reading: one pass of jscan over the bytes ---- */
 
-/* Copy a decoded string into a fixed field, cut like copy_text. */
+/* Copy a decoded string into a fixed field that is all zeros, cut like
+ * copy_text, and leave zeros after it as copy_text does. */
 static void copy_decoded(char *dst, size_t cap, const jscan_str *str) {
-    size_t n = jscan_decode(str, dst, cap);
+    size_t written = jscan_decode(str, dst, cap), n = written;
     if (n >= cap) {
         n = cap - 1;
         while (n > 0 && ((unsigned char)dst[n] & 0xC0) == 0x80)
             n--;
     }
-    dst[n] = '\0';
+    memset(dst + n, 0, written - n + (written < cap));
 }
 
 /* The keys looked at, wherever they appear. */
@@ -250,23 +251,28 @@ static enum key key_of(const jscan_str *k) {
 #define IS(lit) (memcmp(s, lit, sizeof lit - 1) == 0)
     switch (n) {
     case 4:
-        return IS("text") ? K_TEXT : IS("stop") ? K_STOP : IS("type") ? K_TYPE
-               : IS("code")                     ? K_CODE
-                                                : K_OTHER;
+        return IS("text")   ? K_TEXT
+               : IS("stop") ? K_STOP
+               : IS("type") ? K_TYPE
+               : IS("code") ? K_CODE
+                            : K_OTHER;
     case 5:
         return IS("delta") ? K_DELTA : IS("usage") ? K_USAGE : IS("error") ? K_ERROR : K_OTHER;
     case 6:
         return IS("object") ? K_OBJECT : IS("tokens") ? K_TOKENS : K_OTHER;
     case 7:
-        return IS("choices") ? K_CHOICES : IS("content") ? K_CONTENT : IS("message") ? K_MESSAGE
-                                                                                     : K_OTHER;
+        return IS("choices")   ? K_CHOICES
+               : IS("content") ? K_CONTENT
+               : IS("message") ? K_MESSAGE
+                               : K_OTHER;
     case 9:
         return IS("reasoning") ? K_REASONING : K_OTHER;
     case 10:
         return IS("tool_calls") ? K_TOOL_CALLS : K_OTHER;
     case 13:
-        return IS("finish_reason") ? K_FINISH_REASON : IS("prompt_tokens") ? K_PROMPT_TOKENS
-                                                                           : K_OTHER;
+        return IS("finish_reason")   ? K_FINISH_REASON
+               : IS("prompt_tokens") ? K_PROMPT_TOKENS
+                                     : K_OTHER;
     case 17:
         return IS("completion_tokens")   ? K_COMPLETION_TOKENS
                : IS("reasoning_content") ? K_REASONING_CONTENT
@@ -462,8 +468,7 @@ static int scan_message(jscan *s, int depth) {
 
 /* One element of "choices", an object: does it carry output, and its
  * finish_reason when a string. */
-static int scan_choice(jscan *s, int depth, int *output, int *finish_is_string,
-                       jscan_str *finish) {
+static int scan_choice(jscan *s, int depth, int *output, int *finish_is_string, jscan_str *finish) {
     int text = 0, delta = 0, message = 0;
     jscan_str key;
     int first = 1, r;

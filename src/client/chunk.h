@@ -34,4 +34,8 @@ typedef struct chunk_info {
  * any input; *out is always fully written. */
 void chunk_parse(const char *data, size_t len, chunk_info *out);
 
+/* The straightforward jansson version chunk_parse replaced; kept as the
+ * oracle the tests and bench/chunk_parse compare against. */
+void chunk_parse_reference(const char *data, size_t len, chunk_info *out);
+
 #endif
