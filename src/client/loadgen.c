@@ -43,6 +43,11 @@ typedef struct inflight {
     char errbody[512];
     size_t errlen;
     int status_known;
+    /* a server that answers a streaming request with one whole JSON body */
+    int whole_json;
+    char *json;
+    size_t json_len, json_cap;
+    int64_t json_first_us;
     struct inflight *next;          /* waiting queue */
     struct inflight *aprev, *anext; /* active list (sent, not finished) */
 } inflight;
@@ -142,6 +147,24 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
         curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
         f->row.http_status = (int)code;
         f->status_known = 1;
+        char *ct = NULL;
+        curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
+        f->whole_json = code == 200 && ct && strstr(ct, "json") && !strstr(ct, "event-stream");
+    }
+    if (f->whole_json) { /* kept whole, read when the transfer ends */
+        if (f->json_len + n > f->g->cfg->max_event_bytes) {
+            f->failed_parse = 1;
+            return 0;
+        }
+        if (f->json_len == 0)
+            f->json_first_us = t;
+        if (f->json_len + n + 1 > f->json_cap) {
+            f->json_cap = (f->json_len + n + 1) * 2;
+            f->json = xrealloc(f->json, f->json_cap);
+        }
+        memcpy(f->json + f->json_len, p, n);
+        f->json_len += n;
+        return n;
     }
     if (f->row.http_status != 200) { /* keep the start of an error body */
         size_t room = sizeof f->errbody - 1 - f->errlen;
@@ -212,6 +235,7 @@ static void free_inflight(inflight *f) {
         curl_easy_cleanup(f->easy);
     curl_slist_free_all(f->hdrs);
     free(f->body);
+    free(f->json);
     sse_release(&f->sse);
     free(f->t_us);
     free(f->tok);
@@ -272,6 +296,35 @@ static void finish_request(lg *g, inflight *f, int error) {
     free_inflight(f);
 }
 
+/* A whole (non-streamed) completion: its output all arrives at once, so its
+ * one "chunk" is timed at the body's first byte and carries every token. */
+static void take_whole_json(inflight *f) {
+    chunk_info ci;
+    chunk_parse(f->json ? f->json : "", f->json_len, &ci);
+    if (ci.malformed) {
+        f->failed_parse = 1;
+        return;
+    }
+    if (ci.error) {
+        f->error_event = 1;
+        return;
+    }
+    if (ci.has_usage) {
+        f->saw_usage = 1;
+        f->usage_completion = ci.completion_tokens;
+        if (ci.prompt_tokens > 0)
+            f->usage_prompt = ci.prompt_tokens;
+    }
+    if (ci.has_output) {
+        int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
+        f->row.first_us = f->row.last_us = f->json_first_us;
+        add_chunk(f, f->json_first_us, k);
+    }
+    f->saw_finish = 1; /* the body is complete: nothing more is coming */
+    if (ci.finish_reason[0])
+        snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
+}
+
 /* ---- curl glue ---- */
 
 static void drain_messages(lg *g) {
@@ -295,7 +348,13 @@ static void drain_messages(lg *g) {
             curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
             f->row.http_status = (int)code;
         }
-        sse_finish(&f->sse);
+        /* An unterminated last event is the server's own ending only when
+         * the transfer ended cleanly; after a broken connection it is just a
+         * cut-off fragment (the row says disconnect, not malformed). */
+        if (rc == CURLE_OK && f->whole_json)
+            take_whole_json(f);
+        else if (rc == CURLE_OK)
+            sse_finish(&f->sse);
         g->in_flight--;
         active_remove(g, f);
         finish_request(g, f, classify(f, rc));
