@@ -254,30 +254,44 @@ static after answer_error_mid_stream(conn *c, int as_event) {
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
-    case HOSTILE_GOOD: return answer_good(c);
-    case HOSTILE_HUGE_LINE: return answer_huge(c, 0);
-    case HOSTILE_HUGE_EVENT: return answer_huge(c, 1);
-    case HOSTILE_SILENT: wait_for_close(c); return CLOSE;
-    case HOSTILE_HEADERS_ONLY: return answer_headers_only(c, 1);
-    case HOSTILE_HEADERS_OPEN: return answer_headers_only(c, 0);
-    case HOSTILE_TRICKLE: return answer_trickle(c);
-    case HOSTILE_PARTIAL_FIN: return answer_partial(c, 0);
-    case HOSTILE_PARTIAL_RST: return answer_partial(c, 1);
+    case HOSTILE_GOOD:
+        return answer_good(c);
+    case HOSTILE_HUGE_LINE:
+        return answer_huge(c, 0);
+    case HOSTILE_HUGE_EVENT:
+        return answer_huge(c, 1);
+    case HOSTILE_SILENT:
+        wait_for_close(c);
+        return CLOSE;
+    case HOSTILE_HEADERS_ONLY:
+        return answer_headers_only(c, 1);
+    case HOSTILE_HEADERS_OPEN:
+        return answer_headers_only(c, 0);
+    case HOSTILE_TRICKLE:
+        return answer_trickle(c);
+    case HOSTILE_PARTIAL_FIN:
+        return answer_partial(c, 0);
+    case HOSTILE_PARTIAL_RST:
+        return answer_partial(c, 1);
     case HOSTILE_HTML_500:
         return answer_whole(c, 500, "text/html; charset=utf-8",
                             "<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title>"
                             "</head><body><h1>Internal Server Error</h1><p>The server is on "
                             "fire.</p></body></html>\n");
     case HOSTILE_JSON_WHOLE:
-        return answer_whole(c, 200, "application/json",
-                            "{\"id\":\"cmpl-hostile\",\"object\":\"text_completion\",\"created\":1,"
-                            "\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" tok0 tok1 tok2 "
-                            "tok3 tok4 tok5 tok6\",\"logprobs\":null,\"finish_reason\":\"length\"}],"
-                            "\"usage\":{\"prompt_tokens\":8,\"total_tokens\":15,"
-                            "\"completion_tokens\":7}}");
-    case HOSTILE_ERROR_EVENT: return answer_error_mid_stream(c, 1);
-    case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
-    case HOSTILE_N_MODES: break;
+        return answer_whole(
+            c, 200, "application/json",
+            "{\"id\":\"cmpl-hostile\",\"object\":\"text_completion\",\"created\":1,"
+            "\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" tok0 tok1 tok2 "
+            "tok3 tok4 tok5 tok6\",\"logprobs\":null,\"finish_reason\":\"length\"}],"
+            "\"usage\":{\"prompt_tokens\":8,\"total_tokens\":15,"
+            "\"completion_tokens\":7}}");
+    case HOSTILE_ERROR_EVENT:
+        return answer_error_mid_stream(c, 1);
+    case HOSTILE_ERROR_DATA:
+        return answer_error_mid_stream(c, 0);
+    case HOSTILE_N_MODES:
+        break;
     }
     return CLOSE;
 }
@@ -399,7 +413,8 @@ static _Noreturn void accept_loop(int lfd, const hostile_script *s, hostile_stat
 hostile_server hostile_start(const hostile_script *s) {
     CHECK(s->n_modes >= 1 && s->n_modes <= 8);
     hostile_server h = {0, 0, NULL};
-    h.stats = mmap(NULL, sizeof *h.stats, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    h.stats =
+        mmap(NULL, sizeof *h.stats, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(h.stats != MAP_FAILED);
     memset(h.stats, 0, sizeof *h.stats);
     int lfd = socket(AF_INET, SOCK_STREAM, 0);

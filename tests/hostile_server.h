@@ -18,20 +18,20 @@
 #include <sys/types.h>
 
 typedef enum hostile_mode {
-    HOSTILE_GOOD,          /* 200, chunked SSE: 4 tokens 20 ms apart, usage, [DONE] */
-    HOSTILE_HUGE_LINE,     /* 200 SSE, then "data: " and huge_bytes with no line end */
-    HOSTILE_HUGE_EVENT,    /* 200 SSE, one event of huge_bytes in 1 KiB data lines, no blank
-                              line */
-    HOSTILE_SILENT,        /* reads the request, never answers */
-    HOSTILE_HEADERS_ONLY,  /* 200 with 200 header lines and the blank line, then nothing */
-    HOSTILE_HEADERS_OPEN,  /* status line and 200 header lines, no blank line, then nothing */
-    HOSTILE_TRICKLE,       /* the GOOD stream (close-delimited), one byte every trickle_ms */
-    HOSTILE_PARTIAL_FIN,   /* chunked: one whole token chunk, half a chunk, then FIN */
-    HOSTILE_PARTIAL_RST,   /* the same, then RST */
-    HOSTILE_HTML_500,      /* 500 with an HTML body */
-    HOSTILE_JSON_WHOLE,    /* 200 application/json: a whole non-streamed completion */
-    HOSTILE_ERROR_EVENT,   /* 2 tokens, `event: error` with an error object, more tokens */
-    HOSTILE_ERROR_DATA,    /* 2 tokens, `data: {"error":...}` (vLLM's mid-stream error) */
+    HOSTILE_GOOD,         /* 200, chunked SSE: 4 tokens 20 ms apart, usage, [DONE] */
+    HOSTILE_HUGE_LINE,    /* 200 SSE, then "data: " and huge_bytes with no line end */
+    HOSTILE_HUGE_EVENT,   /* 200 SSE, one event of huge_bytes in 1 KiB data lines, no blank
+                             line */
+    HOSTILE_SILENT,       /* reads the request, never answers */
+    HOSTILE_HEADERS_ONLY, /* 200 with 200 header lines and the blank line, then nothing */
+    HOSTILE_HEADERS_OPEN, /* status line and 200 header lines, no blank line, then nothing */
+    HOSTILE_TRICKLE,      /* the GOOD stream (close-delimited), one byte every trickle_ms */
+    HOSTILE_PARTIAL_FIN,  /* chunked: one whole token chunk, half a chunk, then FIN */
+    HOSTILE_PARTIAL_RST,  /* the same, then RST */
+    HOSTILE_HTML_500,     /* 500 with an HTML body */
+    HOSTILE_JSON_WHOLE,   /* 200 application/json: a whole non-streamed completion */
+    HOSTILE_ERROR_EVENT,  /* 2 tokens, `event: error` with an error object, more tokens */
+    HOSTILE_ERROR_DATA,   /* 2 tokens, `data: {"error":...}` (vLLM's mid-stream error) */
     HOSTILE_N_MODES
 } hostile_mode;
 
@@ -45,8 +45,8 @@ typedef struct hostile_script {
 /* What the server saw, shared with the test. */
 typedef struct hostile_stats {
     int connections;
-    int completions;                    /* completion requests read whole */
-    int by_mode[HOSTILE_N_MODES];       /* completion requests answered per mode */
+    int completions;                       /* completion requests read whole */
+    int by_mode[HOSTILE_N_MODES];          /* completion requests answered per mode */
     long long bytes_sent[HOSTILE_N_MODES]; /* response bytes the kernel took, per mode */
 } hostile_stats;
 

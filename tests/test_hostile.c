@@ -149,6 +149,18 @@ static void check_good_row(const csv_table *t, int k, double max_e2e_ms) {
     CHECK_MSG(e2e < max_e2e_ms, "req-%d took %.1f ms", k, e2e);
 }
 
+/* The client's peak-memory bound for a run with two 100 MB answers: a
+ * client that kept them would need over 200 MB; one that stops at
+ * --max-event-bytes needs two 16 MiB buffers beside its own ~10 MB.
+ * AddressSanitizer's shadow memory and quarantine add about 90 MB. */
+static long client_rss_limit_kb(void) {
+    size_t n;
+    char *bin = read_file(servelab_bin(), &n);
+    int asan = bin && memmem(bin, n, "__asan_init", 11) != NULL;
+    free(bin);
+    return (asan ? 180 : 100) * 1024L;
+}
+
 static hostile_script script1(hostile_mode m) {
     hostile_script s = {{m}, 1, 0, 0};
     return s;
@@ -169,7 +181,8 @@ TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
     printf("    client peak RSS %.1f MB, server sent %.1f MB of 2 x 100 MB, %.0f ms\n",
            o.maxrss_kb / 1024.0, hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_LINE]) / 1048576.0,
            o.wall_ms);
-    CHECK_MSG(o.maxrss_kb < 120 * 1024, "client peak RSS %ld kB", o.maxrss_kb);
+    fflush(stdout);
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
     /* the client hung up instead of reading the rest */
     CHECK(hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_LINE]) < 2 * (60LL << 20));
     CHECK_MSG(o.wall_ms < 10000, "run took %.0f ms", o.wall_ms);
@@ -185,16 +198,22 @@ TEST(hostile_client_100mb_event_of_short_lines_is_malformed) {
     run_outcome o = run_client(&h, dir, 2, "30", NULL, 20000);
     for (int k = 0; k < 2; k++)
         check_row(o.rows, k, "malformed", "200");
-    CHECK_MSG(o.maxrss_kb < 120 * 1024, "client peak RSS %ld kB", o.maxrss_kb);
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
     CHECK(hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_EVENT]) < 2 * (60LL << 20));
     CHECK_MSG(o.wall_ms < 10000, "run took %.0f ms", o.wall_ms);
     hostile_stop(&h);
 }
 
-/* Timeouts end at --timeout, measured from when the request was sent. */
+/* Timeouts end at --timeout, measured from when the request was sent;
+ * status NULL: any http_status. */
 static void check_timed_out(const run_outcome *o, int n, const char *status, double timeout_ms) {
     for (int k = 0; k < n; k++) {
-        check_row(o->rows, k, "timeout", status);
+        if (status) {
+            check_row(o->rows, k, "timeout", status);
+        } else { /* the status line came, the head did not: either way is fair */
+            const char *e = csv_get(o->rows, row_of(o->rows, k), "error");
+            CHECK_MSG(!strcmp(e, "timeout"), "req-%d: error '%s'", k, e);
+        }
         double e2e = col_ms(o->rows, k, "e2e_ms");
         CHECK_MSG(e2e >= timeout_ms - 5 && e2e < timeout_ms + 700, "req-%d: e2e %.1f ms", k, e2e);
         CHECK_STR(csv_get(o->rows, row_of(o->rows, k), "first_token_ms"), "");
@@ -230,10 +249,7 @@ TEST(hostile_client_unterminated_headers_time_out) {
     hostile_script s = script1(HOSTILE_HEADERS_OPEN);
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 3, "1", NULL, 8000);
-    for (int k = 0; k < 3; k++) {
-        const char *e = csv_get(o.rows, row_of(o.rows, k), "error");
-        CHECK_MSG(!strcmp(e, "timeout"), "req-%d: error '%s'", k, e);
-    }
+    check_timed_out(&o, 3, NULL, 1000);
     hostile_stop(&h);
 }
 
@@ -358,13 +374,16 @@ TEST(hostile_client_error_event_mid_stream_is_http) {
 static long proc_status_kb(pid_t pid, const char *field) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    char *s = read_file(path, NULL);
-    CHECK_MSG(s != NULL, "%s unreadable: is the simulator still alive?", path);
+    /* /proc files say they are empty: read them with read(), not read_file() */
+    char s[8192];
+    int fd = open(path, O_RDONLY);
+    CHECK_MSG(fd >= 0, "%s unreadable: is the simulator still alive?", path);
+    ssize_t n = read(fd, s, sizeof s - 1);
+    close(fd);
+    s[n > 0 ? n : 0] = 0;
     const char *at = strstr(s, field);
     CHECK_MSG(at != NULL, "no %s in %s", field, path);
-    long kb = atol(at + strlen(field) + 1);
-    free(s);
-    return kb;
+    return atol(at + strlen(field) + 1);
 }
 
 /* The simulator's peak resident set stays under the bound. */
@@ -481,8 +500,8 @@ static size_t read_until_close(int fd, char *buf, size_t cap, int limit_ms, int 
 typedef struct exchange {
     char resp[65536];
     size_t len;
-    int closed;   /* the simulator closed the connection */
-    double ms;    /* from connect to close (or to the limit) */
+    int closed; /* the simulator closed the connection */
+    double ms;  /* from connect to close (or to the limit) */
 } exchange;
 
 /* One connection: send these bytes, read until the simulator closes. */
@@ -592,6 +611,7 @@ TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
     snprintf(args, sizeof args, "--max-connections %d --request-timeout-ms %d", SLOW_LIMIT,
              SLOW_TIMEOUT_MS);
     sim_proc p = sim_start(args);
+    int base = sim_sockets(&p); /* the listener */
     static slow_conn s[SLOW_N];
     int max_sockets = 0;
     for (int i = 0; i < SLOW_N; i++) {
@@ -613,8 +633,8 @@ TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
                 reopened++;
             }
         static exchange x;
-        exchange_str(p.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                     1000, &x);
+        exchange_str(p.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000,
+                     &x);
         served += !strncmp(x.resp, "HTTP/1.1 200", 12) && x.closed;
         int n = sim_sockets(&p);
         max_sockets = n > max_sockets ? n : max_sockets;
@@ -622,7 +642,10 @@ TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
     printf("    %d of 20 real requests served during the flood, %d slow connections reopened, "
            "at most %d sockets held\n",
            served, reopened, max_sockets);
-    CHECK_MSG(max_sockets <= SLOW_LIMIT + 1, "the simulator held %d sockets", max_sockets);
+    fflush(stdout);
+    /* + 1: a connection just accepted, before the one it evicts is closed */
+    CHECK_MSG(max_sockets <= base + SLOW_LIMIT + 1, "the simulator held %d sockets (%d idle)",
+              max_sockets, base);
     CHECK_INT(served, 20);
     /* The flood stops: every slow connection is closed, none later than the
      * request timeout after its opening; those that lived that long got a
@@ -649,9 +672,10 @@ TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
         }
     }
     printf("    longest slow connection %.0f ms, %d got 408\n", longest, n_408);
+    fflush(stdout);
     CHECK_MSG(longest <= SLOW_TIMEOUT_MS + SLACK_MS, "a slow connection lived %.0f ms", longest);
     CHECK_MSG(n_408 >= 1 && n_408 <= SLOW_LIMIT, "%d got 408", n_408);
-    CHECK_INT(wait_sim_sockets(&p, 1, 1000), 1);
+    CHECK_INT(wait_sim_sockets(&p, base, 1000), base);
     check_answers_health(p.port);
     check_sim_memory(&p);
     sim_stop(&p);
@@ -675,8 +699,7 @@ TEST(hostile_sim_silent_connections_closed_after_request_timeout) {
     for (int i = 0; i < 10000 && left && now_ms() < end; i++) {
         left -= slow_poll(s, N, 20);
     }
-    CHECK_MSG(left == 0, "%d silent connections still open after %d ms", left,
-              1000 + 2 * SLACK_MS);
+    CHECK_MSG(left == 0, "%d silent connections still open after %d ms", left, 1000 + 2 * SLACK_MS);
     for (int i = 0; i < N; i++) {
         double life = s[i].closed - s[i].opened;
         CHECK_MSG(life >= 990 && life <= 1000 + SLACK_MS, "closed after %.0f ms", life);
@@ -762,15 +785,16 @@ TEST(hostile_sim_oversized_headers_get_431) {
 TEST(hostile_sim_oversized_bodies_get_413) {
     sim_proc p = sim_start("--max-body-bytes 1000 --request-timeout-ms 1000");
     static exchange x;
-    const char *head_only = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n";
+    const char *head_only =
+        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n";
     exchange_str(p.port, head_only, 2000, &x);
     CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 413", 12) && x.closed, "got '%.60s'", x.resp);
     CHECK_MSG(x.ms < 500, "413 after %.0f ms", x.ms);
     /* a 4 MB body sent whole, with the head */
     size_t body = 4 << 20;
     char *req = malloc(body + 256);
-    int n = snprintf(req, 256, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
-                     body);
+    int n = snprintf(
+        req, 256, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", body);
     memset(req + n, 'z', body);
     exchange_bytes(p.port, req, (size_t)n + body, 3000, &x);
     CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 413", 12) && x.closed, "got '%.60s' (%zu bytes)", x.resp,
@@ -780,11 +804,11 @@ TEST(hostile_sim_oversized_bodies_get_413) {
     const char *bad[] = {"99999999999999999999999", "-1", "+12", "12 12", "0x10"};
     for (int i = 0; i < 5; i++) {
         char r[256];
-        snprintf(r, sizeof r, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %s\r\n\r\n",
-                 bad[i]);
+        snprintf(r, sizeof r,
+                 "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %s\r\n\r\n", bad[i]);
         exchange_str(p.port, r, 2000, &x);
-        CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 400", 12) && x.closed, "Content-Length %s: got '%.60s'",
-                  bad[i], x.resp);
+        CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 400", 12) && x.closed,
+                  "Content-Length %s: got '%.60s'", bad[i], x.resp);
     }
     check_answers_health(p.port);
     check_sim_memory(&p);
@@ -821,7 +845,8 @@ TEST(hostile_sim_malformed_requests_get_400) {
     static exchange x;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         exchange_bytes(p.port, bad[i].bytes, bad[i].n, 4000, &x);
-        CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 400", 12) && x.closed && count_of(x.resp, "HTTP/1.1") == 1,
+        CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 400", 12) && x.closed &&
+                      count_of(x.resp, "HTTP/1.1") == 1,
                   "case %zu: got '%.60s' (closed %d)", i, x.resp, x.closed);
         CHECK_MSG(x.ms < 1000, "case %zu: 400 after %.0f ms", i, x.ms);
     }
@@ -852,14 +877,15 @@ TEST(hostile_sim_pipelined_garbage_after_good_request) {
     /* after a whole streamed completion */
     const char *body = "{\"prompt\":\"hi\",\"max_tokens\":8,\"ignore_eos\":true,\"stream\":true}";
     char req[512];
-    snprintf(req, sizeof req,
-             "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%sGARBAGE\r\n\r\n",
-             strlen(body), body);
+    snprintf(
+        req, sizeof req,
+        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%sGARBAGE\r\n\r\n",
+        strlen(body), body);
     exchange_str(p.port, req, 4000, &x);
     CHECK_MSG(!strncmp(x.resp, "HTTP/1.1 200", 12) && x.closed, "got '%.60s'", x.resp);
     char *bad = strstr(x.resp, "HTTP/1.1 400");
     CHECK(bad != NULL);
-    CHECK_INT(count_of(x.resp, "text_completion"), 8 + 1);
+    CHECK_INT(count_of(x.resp, "text_completion"), 8);
     char *done = strstr(x.resp, "data: [DONE]");
     CHECK(done != NULL && done < bad);
     CHECK(strstr(x.resp, "\r\n0\r\n\r\n") < bad);
@@ -887,9 +913,12 @@ TEST(hostile_sim_pipelined_flood_without_reading_stays_bounded) {
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
     size_t sent = send_within(fd, flood, len * N, 1500);
     check_answers_health(p.port);
+    sleep_ms(500); /* time to take (or, when paused, not take) the rest */
+    check_answers_health(p.port);
     long hwm = proc_status_kb(p.pid, "VmHWM");
     printf("    sent %zu of %zu bytes without reading; simulator RSS %ld kB -> peak %ld kB\n", sent,
            len * N, rss0, hwm);
+    fflush(stdout);
     CHECK_MSG(hwm - rss0 < 32 * 1024, "simulator grew %ld kB", hwm - rss0);
     /* the simulator gives up on the connection */
     char buf[4096];
@@ -920,7 +949,8 @@ TEST(hostile_sim_reset_mid_stream_frees_sequences) {
     sim_proc p = sim_start("--decode-base-ms 20 --request-timeout-ms 1000");
     enum { N = 20 };
     int fd[N];
-    const char *body = "{\"prompt\":\"hello\",\"max_tokens\":500,\"ignore_eos\":true,\"stream\":true}";
+    const char *body =
+        "{\"prompt\":\"hello\",\"max_tokens\":500,\"ignore_eos\":true,\"stream\":true}";
     char req[512];
     snprintf(req, sizeof req,
              "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
@@ -967,5 +997,130 @@ TEST(hostile_sim_reset_mid_stream_frees_sequences) {
     CHECK(metric(p.port, "vllm:generation_tokens_total") < N * 100);
     check_answers_health(p.port);
     check_sim_memory(&p);
+    sim_stop(&p);
+}
+
+/* One request on a kept-alive connection; its answer read whole (by its
+ * Content-Length). Returns the status, 0 when the connection closed first. */
+static int keepalive_get(int fd, const char *path, int limit_ms) {
+    char req[256], buf[16384];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+    if (send_within(fd, req, strlen(req), limit_ms) != strlen(req))
+        return 0;
+    size_t got = 0;
+    double end = now_ms() + limit_ms;
+    while (got + 1 < sizeof buf && now_ms() < end) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 20) <= 0)
+            continue;
+        ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+            return 0;
+        if (r < 0)
+            continue;
+        got += (size_t)r;
+        buf[got] = 0;
+        const char *sep = strstr(buf, "\r\n\r\n");
+        const char *cl = strcasestr(buf, "\r\nContent-Length:");
+        if (sep && cl && got >= (size_t)(sep + 4 - buf) + (size_t)atol(cl + 17))
+            return atoi(buf + 9);
+    }
+    return 0;
+}
+
+/* Whether the simulator closed this connection within limit_ms. */
+static int closed_within(int fd, int limit_ms) {
+    char buf[4096];
+    int closed = 0;
+    read_until_close(fd, buf, sizeof buf, limit_ms, &closed);
+    return closed;
+}
+
+/* A streaming completion whose first token has arrived. */
+static int open_stream(int port) {
+    const char *body =
+        "{\"prompt\":\"hi\",\"max_tokens\":1000,\"ignore_eos\":true,\"stream\":true}";
+    char req[512], buf[4096];
+    snprintf(req, sizeof req,
+             "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
+    int fd = tcp_open(port, 1000);
+    CHECK(fd >= 0);
+    CHECK_INT(send_within(fd, req, strlen(req), 1000), strlen(req));
+    size_t got = 0;
+    double end = now_ms() + 3000;
+    while (now_ms() < end && got + 1 < sizeof buf && !strstr(buf, "text_completion")) {
+        buf[got] = 0;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        ssize_t r = read(fd, buf + got, sizeof buf - 1 - got);
+        CHECK_MSG(r != 0, "stream closed before its first token");
+        if (r > 0)
+            got += (size_t)r;
+        buf[got] = 0;
+    }
+    CHECK_MSG(strstr(buf, "text_completion") != NULL, "no first token");
+    return fd;
+}
+
+/* At --max-connections a new connection evicts the connection that has
+ * waited longest for its next request (here an idle keep-alive one), never
+ * one that is answering a request; when all are answering, the new one is
+ * refused. */
+TEST(hostile_sim_connection_limit_evicts_longest_waiting_first) {
+    sim_proc p = sim_start("--max-connections 4 --decode-base-ms 20");
+    int a = tcp_open(p.port, 1000), b = tcp_open(p.port, 1000), c = tcp_open(p.port, 1000);
+    CHECK(a >= 0 && b >= 0 && c >= 0);
+    CHECK_INT(keepalive_get(a, "/health", 1000), 200);
+    CHECK_INT(keepalive_get(b, "/health", 1000), 200);
+    CHECK_INT(keepalive_get(c, "/health", 1000), 200);
+    int d = open_stream(p.port);  /* 4 connections: a, b, c idle; d answering */
+    check_answers_health(p.port); /* the 5th evicts a, the longest idle */
+    CHECK_MSG(closed_within(a, 500), "the longest-waiting connection was not evicted");
+    CHECK_INT(keepalive_get(b, "/health", 1000), 200); /* b and c kept, now b waited less */
+    CHECK_INT(keepalive_get(c, "/health", 1000), 200);
+    int f = open_stream(p.port); /* 4 again: b, c idle; d, f answering */
+    CHECK(!closed_within(b, 100) && !closed_within(c, 100));
+    int g = open_stream(p.port); /* evicts b */
+    CHECK_MSG(closed_within(b, 500), "b should have made room for g");
+    CHECK(!closed_within(c, 100));
+    int h = open_stream(p.port); /* evicts c */
+    CHECK_MSG(closed_within(c, 500), "c should have made room for h");
+    /* every connection is answering a request: a new one is refused */
+    static exchange x;
+    exchange_str(p.port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000, &x);
+    CHECK_MSG(x.closed && x.len == 0, "got '%.60s' (closed %d)", x.resp, x.closed);
+    /* and the streams were never touched */
+    CHECK(!closed_within(d, 100) && !closed_within(f, 100) && !closed_within(g, 100) &&
+          !closed_within(h, 100));
+    int fds[] = {a, b, c, d, f, g, h};
+    for (int i = 0; i < 7; i++)
+        close(fds[i]);
+    CHECK_INT(wait_sim_sockets(&p, 1, 1000), 1);
+    check_answers_health(p.port);
+    CHECK_INT(metric(p.port, "vllm:num_requests_running"), 0);
+    sim_stop(&p);
+}
+
+/* An idle keep-alive connection stays while its requests come within
+ * --idle-timeout-ms of each other, and is closed, silently, after that. */
+TEST(hostile_sim_idle_keep_alive_closed_after_idle_timeout) {
+    sim_proc p = sim_start("--idle-timeout-ms 300 --request-timeout-ms 5000");
+    int fd = tcp_open(p.port, 1000);
+    CHECK(fd >= 0);
+    for (int i = 0; i < 3; i++) {
+        CHECK_INT(keepalive_get(fd, "/health", 1000), 200);
+        sleep_ms(200);
+    }
+    CHECK_INT(keepalive_get(fd, "/health", 1000), 200);
+    double t0 = now_ms();
+    char buf[256];
+    int closed = 0;
+    size_t got = read_until_close(fd, buf, sizeof buf, 2000, &closed);
+    double ms = now_ms() - t0;
+    close(fd);
+    CHECK_MSG(closed && got == 0, "closed %d, got '%s'", closed, buf);
+    CHECK_MSG(ms >= 290 && ms <= 300 + SLACK_MS, "closed after %.0f ms", ms);
     sim_stop(&p);
 }

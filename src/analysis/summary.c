@@ -20,6 +20,13 @@ int err_class_parse(const char *s) {
     return -1;
 }
 
+void rows_reserve(run_rows *rows, size_t n) {
+    if (n > rows->cap) {
+        rows->r = xrealloc(rows->r, n * sizeof *rows->r);
+        rows->cap = n;
+    }
+}
+
 void rows_add(run_rows *rows, const req_rec *r) {
     if (rows->n == rows->cap)
         rows->r = xrealloc(rows->r, (rows->cap = rows->cap ? rows->cap * 2 : 1024) * sizeof *r);

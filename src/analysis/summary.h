@@ -51,6 +51,8 @@ typedef struct run_rows {
     int n_classes;
 } run_rows;
 
+/* Room for n records at once (no doubling slack when n is known). */
+void rows_reserve(run_rows *rows, size_t n);
 void rows_add(run_rows *rows, const req_rec *r);
 void rows_add_itl(run_rows *rows, float gap_ms);
 void rows_free(run_rows *rows);

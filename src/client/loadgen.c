@@ -610,6 +610,7 @@ static double cpu_seconds(void) {
 
 int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int errlen) {
     memset(res, 0, sizeof *res);
+    rows_reserve(&res->rows, cfg->n);
     lg g;
     memset(&g, 0, sizeof g);
     g.cfg = cfg;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,12 @@ static int num(const char *s, size_t n, double *out) {
     return 0;
 }
 
+/* A token count as servelab writes it: empty (NAN) or a whole number that
+ * fits the record's int32_t. */
+static int count_ok(double v) {
+    return isnan(v) || (v >= 0 && v <= INT32_MAX);
+}
+
 static int class_id(run_rows *rows, const char *s, size_t n) {
     for (int i = 0; i < rows->n_classes; i++)
         if (strlen(rows->classes[i]) == n && !memcmp(rows->classes[i], s, n))
@@ -196,9 +203,9 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
             bad = "last_token_ms";
         else if (num(f[col[C_END]], len[col[C_END]], &r.end_ms))
             bad = "end_ms";
-        else if (num(f[col[C_PTOK]], len[col[C_PTOK]], &ptok))
+        else if (num(f[col[C_PTOK]], len[col[C_PTOK]], &ptok) || !count_ok(ptok))
             bad = "prompt_tokens";
-        else if (num(f[col[C_OTOK]], len[col[C_OTOK]], &otok))
+        else if (num(f[col[C_OTOK]], len[col[C_OTOK]], &otok) || !count_ok(otok))
             bad = "output_tokens";
         r.lag_ms = NAN;
         if (!bad && col[C_LAG] >= 0 && num(f[col[C_LAG]], len[col[C_LAG]], &r.lag_ms))
@@ -230,6 +237,23 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
     }
     unmap_file(&m);
     return rc;
+}
+
+/* A chunk's token count: whole enough to be a count, and at most a million
+ * (no server streams more in one event), because each token becomes one
+ * inter-token gap in memory. */
+static int chunk_tokens_ok(double v) {
+    return v >= 0 && v <= 1e6;
+}
+
+/* A double as a float without the undefined behaviour of an out-of-range
+ * conversion: too large becomes infinite. */
+static float to_float(double v) {
+    if (v > FLT_MAX)
+        return INFINITY;
+    if (v < -FLT_MAX)
+        return -INFINITY;
+    return (float)v;
 }
 
 /* chunks.csv: per-token inter-chunk gaps and tokens inside the window.
@@ -265,8 +289,8 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         if (n == 1 && len[0] == 0)
             continue;
         double t, tok;
-        if (n != 4 || num(f[2], len[2], &t) || isnan(t) || num(f[3], len[3], &tok) ||
-            isnan(tok) || tok < 0) {
+        if (n != 4 || num(f[2], len[2], &t) || !isfinite(t) || num(f[3], len[3], &tok) ||
+            !chunk_tokens_ok(tok)) {
             snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens", path, line);
             rc = -1;
             break;
@@ -275,7 +299,7 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
             rows->window_output_tokens += tok;
         int same = prev_id && prev_len == len[0] && !memcmp(prev_id, f[0], len[0]);
         if (same && tok >= 1) {
-            float gap = (float)((t - prev_t) / tok);
+            float gap = to_float((t - prev_t) / tok);
             for (int k = 0; k < (int)tok; k++)
                 rows_add_itl(rows, gap);
         }
@@ -302,7 +326,9 @@ static void load_metrics(const char *path, run_files *rf) {
         const char *le = nl ? nl : end;
         int n = split(p, le, f, len);
         p = nl ? nl + 1 : end;
-        if (line++ == 0 || n < 4)
+        /* The value is the last field (the labels may hold commas); a line
+         * with more fields than split() keeps has no last field to read. */
+        if (line++ == 0 || n < 4 || n > MAX_FIELDS)
             continue;
         double t, v;
         if (num(f[0], len[0], &t) || num(f[n - 1], len[n - 1], &v) || isnan(t))

@@ -8,7 +8,23 @@
  *
  * Death is deferred: the socket is closed immediately but the struct is
  * freed, and `on_gone` called, from a zero-delay event, so no caller ever
- * sees its connection vanish underneath it. */
+ * sees its connection vanish underneath it.
+ *
+ * Hostile peers. Every connection has one timer, of one of three kinds:
+ * REQUEST (the request being received must be whole by then; armed at
+ * accept, so a connection that sends nothing, or a slowloris dripping its
+ * head, is closed after the request timeout), IDLE (a keep-alive connection
+ * between requests) and DRAIN (the peer must take the answers we have
+ * queued). Pipelined requests are taken in a loop, never by recursion, and
+ * only while less than HTTP_OUT_HIGH_WATER of answers wait for the peer:
+ * past that, reading stops until the peer reads, so a client that pipelines
+ * without reading cannot make us queue answers without bound. Bytes that
+ * cannot begin a request line are refused at once. At --max-connections a
+ * new connection evicts the one that has waited longest for its next
+ * request (the wait list, longest first; a connection answering a request
+ * is never on it), so a flood of idle or slow connections cannot lock real
+ * clients out; only when every connection is answering a request is the
+ * new one refused. */
 #include "sim/httpd.h"
 #include "common/util.h"
 
@@ -32,10 +48,16 @@ struct httpd {
     http_handler_fn handler;
     void *ud;
     int port;
-    int n_conns;
+    int n_conns;                      /* open sockets */
+    http_conn *wait_head, *wait_tail; /* not answering a request; waited longest first */
 };
 
 typedef enum { CONN_READING, CONN_BUSY } conn_state;
+typedef enum { TIMER_REQUEST, TIMER_IDLE, TIMER_DRAIN } timer_kind;
+
+/* Queued answers past which a connection's pipelined requests wait (and its
+ * reading stops) until the peer has read them down to a quarter of it. */
+#define HTTP_OUT_HIGH_WATER (256 * 1024)
 
 struct http_conn {
     httpd *srv;
@@ -47,11 +69,16 @@ struct http_conn {
     int keep_alive;
     struct evbuffer *in, *out;
     struct event *rev, *wev, *timer;
+    struct event *more; /* zero-delay: take pipelined input after an answer */
     void (*on_gone)(void *);
     void *gone_arg;
-    char *head;  /* current request's header block (parsed in place) */
-    char *body;  /* current request's body */
-    int timer_for_request; /* the timer runs for a partial request */
+    char *head; /* current request's header block (parsed in place) */
+    char *body; /* current request's body */
+    timer_kind timer_kind;
+    int paused;    /* reading stopped until queued answers drain */
+    int continued; /* "100 Continue" sent for the request being received */
+    int waiting;   /* on the server's wait list */
+    http_conn *wprev, *wnext;
 };
 
 const char *http_status_text(int status) {
@@ -80,18 +107,60 @@ const char *http_header_get(const http_request *req, const char *name) {
     return NULL;
 }
 
+/* The wait list: connections not answering a request, in the order they
+ * began to wait (accept, or the end of their last answer). Those closing
+ * after an error answer go first: they are done. */
+static void wait_remove(http_conn *c) {
+    httpd *h = c->srv;
+    if (!c->waiting)
+        return;
+    if (c->wprev)
+        c->wprev->wnext = c->wnext;
+    else
+        h->wait_head = c->wnext;
+    if (c->wnext)
+        c->wnext->wprev = c->wprev;
+    else
+        h->wait_tail = c->wprev;
+    c->wprev = c->wnext = NULL;
+    c->waiting = 0;
+}
+
+static void wait_add(http_conn *c, int first) {
+    httpd *h = c->srv;
+    wait_remove(c);
+    c->waiting = 1;
+    if (first) {
+        c->wprev = NULL;
+        c->wnext = h->wait_head;
+        if (h->wait_head)
+            h->wait_head->wprev = c;
+        else
+            h->wait_tail = c;
+        h->wait_head = c;
+    } else {
+        c->wnext = NULL;
+        c->wprev = h->wait_tail;
+        if (h->wait_tail)
+            h->wait_tail->wnext = c;
+        else
+            h->wait_head = c;
+        h->wait_tail = c;
+    }
+}
+
 static void conn_free_cb(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     http_conn *c = arg;
     if (c->response_open && c->on_gone)
         c->on_gone(c->gone_arg);
-    c->srv->n_conns--;
     evbuffer_free(c->in);
     evbuffer_free(c->out);
     event_free(c->rev);
     event_free(c->wev);
     event_free(c->timer);
+    event_free(c->more);
     free(c->head);
     free(c->body);
     free(c);
@@ -105,16 +174,44 @@ static void conn_kill(http_conn *c) {
     event_del(c->rev);
     event_del(c->wev);
     event_del(c->timer);
+    event_del(c->more);
     close(c->fd);
     c->fd = -1;
+    c->srv->n_conns--;
+    wait_remove(c);
     struct timeval zero = {0, 0};
     event_base_once(c->srv->base, -1, EV_TIMEOUT, conn_free_cb, c, &zero);
 }
 
-static void arm_timer(http_conn *c, int ms, int for_request) {
+static void arm_timer(http_conn *c, timer_kind kind) {
+    const httpd_limits *lim = &c->srv->lim;
+    int ms = kind == TIMER_IDLE ? lim->idle_timeout_ms : lim->request_timeout_ms;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    c->timer_for_request = for_request;
+    c->timer_kind = kind;
     event_add(c->timer, &tv);
+}
+
+/* Go on with buffered input from the event loop, not from inside the
+ * answer that just ended (which may be deep in the engine's callbacks). */
+static void schedule_input(http_conn *c) {
+    if (!c->dead && evbuffer_get_length(c->in) > 0)
+        event_active(c->more, EV_TIMEOUT, 0);
+}
+
+/* The peer is not reading its answers: stop taking its requests. */
+static void pause_reading(http_conn *c) {
+    if (c->paused)
+        return;
+    c->paused = 1;
+    event_del(c->rev);
+    arm_timer(c, TIMER_DRAIN);
+}
+
+static void resume_reading(http_conn *c) {
+    c->paused = 0;
+    event_add(c->rev, NULL);
+    arm_timer(c, TIMER_IDLE);
+    schedule_input(c);
 }
 
 /* Write what we can; the rest waits for EV_WRITE. */
@@ -132,13 +229,18 @@ static void conn_flush(http_conn *c) {
         if (n == 0)
             break;
     }
-    if (evbuffer_get_length(c->out) > 0) {
+    size_t left = evbuffer_get_length(c->out);
+    if (left > 0) {
         event_add(c->wev, NULL);
     } else {
         event_del(c->wev);
-        if (c->close_after_flush)
+        if (c->close_after_flush) {
             conn_kill(c);
+            return;
+        }
     }
+    if (c->paused && left <= HTTP_OUT_HIGH_WATER / 4 && !c->close_after_flush)
+        resume_reading(c);
 }
 
 static void process_input(http_conn *c);
@@ -153,11 +255,17 @@ static void response_done(http_conn *c) {
     if (!c->keep_alive)
         c->close_after_flush = 1;
     conn_flush(c);
-    if (c->dead || c->close_after_flush)
+    if (c->dead)
         return;
-    arm_timer(c, c->srv->lim.idle_timeout_ms, 0);
-    if (evbuffer_get_length(c->in) > 0)
-        process_input(c);
+    if (c->close_after_flush) { /* the rest of the answer gets a deadline */
+        wait_add(c, 1);
+        arm_timer(c, TIMER_DRAIN);
+        return;
+    }
+    wait_add(c, 0);
+    if (!c->paused)
+        arm_timer(c, TIMER_IDLE);
+    schedule_input(c);
 }
 
 static void put_head(http_conn *c, int status, const char *ctype, const char *framing,
@@ -270,7 +378,7 @@ static int parse_head(http_conn *c, http_request *req, long long *content_length
     else
         return 400;
     *content_length = 0;
-    int chunked = 0;
+    int chunked = 0, have_length = 0;
     while ((line = strtok_r(NULL, "\r\n", &save))) {
         char *colon = strchr(line, ':');
         if (!colon || colon == line)
@@ -286,11 +394,15 @@ static int parse_head(http_conn *c, http_request *req, long long *content_length
         req->headers[req->n_headers].value = value;
         req->n_headers++;
         if (!strcasecmp(line, "Content-Length")) {
-            char *end;
-            errno = 0;
-            long long v = strtoll(value, &end, 10);
-            if (errno || *end || v < 0 || end == value)
+            /* 1*DIGIT, and the same value if repeated: anything else could
+             * make us and a proxy in front disagree on where a body ends */
+            size_t len = strlen(value);
+            if (len == 0 || len > 18 || strspn(value, "0123456789") != len)
                 return 400;
+            long long v = strtoll(value, NULL, 10);
+            if (have_length && v != *content_length)
+                return 400;
+            have_length = 1;
             *content_length = v;
         } else if (!strcasecmp(line, "Transfer-Encoding")) {
             chunked = 1;
@@ -306,18 +418,48 @@ static int parse_head(http_conn *c, http_request *req, long long *content_length
     return 0;
 }
 
-/* Try to take one whole request from the input and hand it over. */
+/* RFC 9110 tchar: what a method is made of. */
+static int is_tchar(unsigned char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* Whether the bytes so far cannot begin a request line (a method is a short
+ * token, then a space; empty lines before it are allowed). Garbage such as
+ * a TLS hello then gets its 400 at once instead of holding a connection
+ * until the request timeout. */
+static int cannot_be_request(struct evbuffer *in) {
+    unsigned char b[32];
+    ev_ssize_t n = evbuffer_copyout(in, b, sizeof b), i = 0;
+    while (i < n && (b[i] == '\r' || b[i] == '\n'))
+        i++;
+    for (ev_ssize_t start = i; i < n; i++) {
+        if (b[i] == ' ')
+            return i == start;
+        if (!is_tchar(b[i]) || i - start >= 20)
+            return 1;
+    }
+    return 0;
+}
+
+/* Take whole requests from the input and hand them over, one at a time. */
 static void process_input(http_conn *c) {
-    while (!c->dead && c->state == CONN_READING) {
+    while (!c->dead && c->state == CONN_READING && !c->close_after_flush) {
         size_t avail = evbuffer_get_length(c->in);
         if (avail == 0)
             return;
+        if (evbuffer_get_length(c->out) > HTTP_OUT_HIGH_WATER) {
+            pause_reading(c);
+            return;
+        }
         struct evbuffer_ptr end = evbuffer_search(c->in, "\r\n\r\n", 4, NULL);
         if (end.pos < 0) {
             if (avail > c->srv->lim.max_header_bytes)
                 reject(c, 431, "request header fields too large");
-            else if (!c->timer_for_request)
-                arm_timer(c, c->srv->lim.request_timeout_ms, 1);
+            else if (cannot_be_request(c->in))
+                reject(c, 400, "malformed HTTP request");
+            else if (c->timer_kind != TIMER_REQUEST)
+                arm_timer(c, TIMER_REQUEST);
             return;
         }
         size_t head_len = (size_t)end.pos + 4;
@@ -333,7 +475,8 @@ static void process_input(http_conn *c) {
         http_request req;
         memset(&req, 0, sizeof req);
         long long clen = 0;
-        int bad = parse_head(c, &req, &clen);
+        /* a NUL would hide the rest of the head from the parser */
+        int bad = memchr(c->head, 0, head_len) ? 400 : parse_head(c, &req, &clen);
         if (bad) {
             reject(c, bad,
                    bad == 411 ? "chunked request bodies are not supported"
@@ -348,12 +491,13 @@ static void process_input(http_conn *c) {
         const char *expect = http_header_get(&req, "Expect");
         if (avail < head_len + (size_t)clen) {
             if (expect && !strcasecmp(expect, "100-continue") && avail == head_len &&
-                !c->timer_for_request) {
+                !c->continued) {
+                c->continued = 1;
                 evbuffer_add_printf(c->out, "HTTP/1.1 100 Continue\r\n\r\n");
                 conn_flush(c);
             }
-            if (!c->timer_for_request)
-                arm_timer(c, c->srv->lim.request_timeout_ms, 1);
+            if (c->timer_kind != TIMER_REQUEST)
+                arm_timer(c, TIMER_REQUEST);
             return;
         }
         evbuffer_drain(c->in, head_len);
@@ -366,8 +510,10 @@ static void process_input(http_conn *c) {
         c->keep_alive = req.keep_alive;
         c->state = CONN_BUSY;
         c->response_open = 1;
-        c->timer_for_request = 0;
+        c->continued = 0;
+        c->timer_kind = TIMER_IDLE; /* the next request's clock starts at its first byte */
         event_del(c->timer);
+        wait_remove(c);
         c->srv->handler(c, &req, c->srv->ud);
         /* The handler either replied (state back to READING: loop for a
          * pipelined request) or owns an open stream (BUSY: stop). */
@@ -383,6 +529,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg) {
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
             return;
         conn_kill(c); /* EOF or error: the peer is gone */
+        return;
+    }
+    if (c->close_after_flush) { /* answered and closing: what it sends is dropped */
+        evbuffer_drain(c->in, evbuffer_get_length(c->in));
         return;
     }
     if (evbuffer_get_length(c->in) > cap) {
@@ -402,16 +552,33 @@ static void on_write(evutil_socket_t fd, short what, void *arg) {
     conn_flush(arg);
 }
 
+static void on_more(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    http_conn *c = arg;
+    if (!c->paused)
+        process_input(c);
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     http_conn *c = arg;
     if (c->state != CONN_READING)
         return;
-    if (c->timer_for_request)
+    if (c->timer_kind == TIMER_REQUEST && evbuffer_get_length(c->in) > 0)
         reject(c, 408, "request not received in time");
     else
-        conn_kill(c);
+        conn_kill(c); /* idle, silent since accept, or not reading its answers */
+}
+
+/* At the limit: close the connection that has waited longest for its next
+ * request. 0 when every connection is answering one. */
+static int evict_one(httpd *h) {
+    if (!h->wait_head)
+        return 0;
+    conn_kill(h->wait_head);
+    return 1;
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
@@ -420,7 +587,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     (void)sa;
     (void)len;
     httpd *h = arg;
-    if (h->n_conns >= h->lim.max_connections) {
+    if (h->n_conns >= h->lim.max_connections && !evict_one(h)) {
         close(fd);
         return;
     }
@@ -436,9 +603,11 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, on_read, c);
     c->wev = event_new(h->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
     c->timer = evtimer_new(h->base, on_timer, c);
+    c->more = evtimer_new(h->base, on_more, c);
     event_add(c->rev, NULL);
-    arm_timer(c, h->lim.idle_timeout_ms, 0);
+    arm_timer(c, TIMER_REQUEST); /* the first request is due from now */
     h->n_conns++;
+    wait_add(c, 0);
 }
 
 httpd *httpd_start(struct event_base *base, const char *host, int port, const httpd_limits *lim,

@@ -6,7 +6,9 @@
  * client goes away mid-stream. A direct write() per chunk on a non-blocking
  * socket with TCP_NODELAY gives all of that in a few hundred lines.
  *
- * Keep-alive and pipelining are supported (one response at a time). A
+ * Keep-alive and pipelining are supported (one response at a time; while
+ * answers wait for a peer that does not read them, its next requests wait
+ * too). A
  * response is either whole (`http_reply`) or streamed with chunked transfer
  * encoding (`http_stream_*`). When the peer disappears while a response is
  * open, the handler is told through the `on_gone` callback, always from the
@@ -36,8 +38,13 @@ typedef struct http_request {
 typedef struct httpd_limits {
     size_t max_header_bytes; /* request line + headers; over -> 431 */
     size_t max_body_bytes;   /* Content-Length over -> 413 */
-    int max_connections;     /* further connections are closed at accept */
-    int request_timeout_ms;  /* a started request must arrive whole within this */
+    int max_connections;     /* at the limit a new connection evicts the one that has waited
+                                longest for its next request; it is refused only when every
+                                connection is answering a request */
+    int request_timeout_ms;  /* a connection's first request must arrive whole within this of
+                                the accept, a later one within this of its first byte (else 408,
+                                or a silent close when nothing came); a peer that leaves this
+                                long unread answers to its pipelined requests is closed */
     int idle_timeout_ms;     /* an idle keep-alive connection is closed after this */
 } httpd_limits;
 

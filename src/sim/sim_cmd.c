@@ -33,14 +33,19 @@ static void sim_usage(FILE *f) {
             "  --prefill-per-token-ms MS  --jitter FRAC  --eos-min-frac-pct PCT\n"
             "limits:\n"
             "  --max-connections N (10000)  --max-body-bytes N (8388608)\n"
-            "  --max-header-bytes N (16384)  --request-timeout-ms MS (30000)\n",
+            "  --max-header-bytes N (16384)  --request-timeout-ms MS (30000)\n"
+            "  --idle-timeout-ms MS (300000)\n"
+            "  A request must arrive whole within the request timeout (the first one\n"
+            "  counted from the connection's accept); an idle keep-alive connection\n"
+            "  closes after the idle timeout; at the connection limit a new connection\n"
+            "  evicts the one that has waited longest for its next request.\n",
             sim_profile_names());
 }
 
 enum {
     O_HOST = 1000, O_PORT, O_PROFILE, O_MODEL, O_SEED, O_TRACE, O_FAULT, O_STALL, O_SEQS,
     O_BLOCKS, O_BSIZE, O_MAXLEN, O_BATCHED, O_DBASE, O_DSEQ, O_PREFILL, O_JITTER, O_EOS,
-    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_HELP, O_TTRACE
+    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_IDLETIMEOUT, O_HELP, O_TTRACE
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +72,7 @@ static const struct option long_opts[] = {
     {"max-body-bytes", required_argument, 0, O_MAXBODY},
     {"max-header-bytes", required_argument, 0, O_MAXHEAD},
     {"request-timeout-ms", required_argument, 0, O_REQTIMEOUT},
+    {"idle-timeout-ms", required_argument, 0, O_IDLETIMEOUT},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -156,6 +162,7 @@ int cmd_sim(int argc, char **argv) {
         case O_MAXBODY: cfg.limits.max_body_bytes = (size_t)need_int(name, optarg, 1); break;
         case O_MAXHEAD: cfg.limits.max_header_bytes = (size_t)need_int(name, optarg, 256); break;
         case O_REQTIMEOUT: cfg.limits.request_timeout_ms = (int)need_int(name, optarg, 1); break;
+        case O_IDLETIMEOUT: cfg.limits.idle_timeout_ms = (int)need_int(name, optarg, 1); break;
         case O_HELP:
         case 'h': sim_usage(stdout); return 0;
         default:

@@ -71,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(strchr(err, '\n') == NULL);
     }
     run_files_free(&files);
+    for (int i = 0; i < rows.n_classes; i++) /* the caller owns the interned names */
+        free((char *)rows.classes[i]);
     rows_free(&rows);
     return 0;
 }
