@@ -6,9 +6,11 @@
 # medians: concurrent streams, chunks/s offered and achieved, schedule lag
 # p50/p99, TTFT and inter-token error p50/p99 against the trace, client and
 # simulator CPU and peak RSS, and client bytes per in-flight stream.
-#   sh bench/client_capacity.sh [REPEAT] [THREADS-NOTE]
+#   sh bench/client_capacity.sh [REPEAT] [THREADS]
 set -e
 REPEAT=${1:-3}
+THREADS=${2:-1}
 BIN=${SERVELAB:-./servelab}
 LEVELS=${LEVELS:-10@1,100@1,200@2,1000@10,2000@20,5000@50,5000@25}
-"$BIN" calibrate --repeat "$REPEAT" --levels "$LEVELS" --seconds 3 --save /tmp/servelab-bench-calibration.json
+"$BIN" calibrate --repeat "$REPEAT" --threads "$THREADS" --levels "$LEVELS" --seconds 3 \
+    --save /tmp/servelab-bench-calibration.json

@@ -122,9 +122,12 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     snprintf(prompts, sizeof prompts, "random:8:%d", n_tok);
     snprintf(rate, sizeof rate, "%d", lv->streams);
     snprintf(reqs, sizeof reqs, "%d", lv->streams);
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", o->threads > 0 ? o->threads : 1);
     char *run_argv[] = {(char *)o->self, "run", "--quiet", "--url", url, "--rate", rate,
                         "--arrival", "constant", "--requests", reqs, "--prompts", prompts,
-                        "--ignore-eos", "--no-sampling", "--timeout", "120", "--out", out, NULL};
+                        "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
+                        threads, "--out", out, NULL};
     int devnull = open("/dev/null", O_WRONLY);
     int64_t run_t0 = mono_us();
     pid_t run = spawn(run_argv, devnull, devnull);

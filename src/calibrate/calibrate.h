@@ -37,7 +37,8 @@ typedef struct calib_opts {
     double seconds;   /* per stream (default 3) */
     const calib_level *levels;
     int n_levels;
-    int repeat; /* runs of each level; every figure is the median over them */
+    int repeat;  /* runs of each level; every figure is the median over them */
+    int threads; /* client threads (servelab run --threads) */
     int quiet;
 } calib_opts;
 

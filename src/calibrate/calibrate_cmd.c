@@ -56,6 +56,7 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"json", no_argument, 0, 'j'},
                                          {"keep", required_argument, 0, 'k'},
                                          {"repeat", required_argument, 0, 'r'},
+                                         {"threads", required_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     calib_opts o = {.seconds = 3, .levels = default_levels,
@@ -76,6 +77,13 @@ int cmd_calibrate(int argc, char **argv) {
                 die(2, "calibrate: --seconds: expected 0.2 to 600, got '%s'", optarg);
             break;
         case 'o': save = optarg; break;
+        case 't': {
+            long t;
+            if (parse_int(optarg, &t) || t < 1 || t > 64)
+                die(2, "calibrate: --threads: expected 1 to 64, got '%s'", optarg);
+            o.threads = (int)t;
+            break;
+        }
         case 'r': {
             long r;
             if (parse_int(optarg, &r) || r < 1 || r > 64)
@@ -96,6 +104,7 @@ int cmd_calibrate(int argc, char **argv) {
                    "(~/.cache/servelab/calibration.json)\n"
                    "  --keep DIR         keep the rows and traces in DIR\n"
                    "  --repeat N         run each level N times, report medians (1)\n"
+                   "  --threads N        client threads, as servelab run --threads (1)\n"
                    "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
