@@ -316,24 +316,35 @@ void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n) {
              max_streams, max_chunks, max_streams);
 }
 
+static json_t *jnum(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
 json_t *calibrate_json(const calib_result *r, int n) {
     json_t *a = json_array();
-    for (int i = 0; i < n; i++)
-        json_array_append_new(
-            a, json_pack("{s:i,s:f,s:f,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
-                         "s:f,s:f,s:b}",
-                         "streams", r[i].level.streams, "step_ms", r[i].level.step_ms,
-                         "seconds", r[i].seconds, "offered_chunks_per_s",
-                         r[i].offered_chunks_per_s, "achieved_chunks_per_s",
-                         isfinite(r[i].achieved_chunks_per_s) ? r[i].achieved_chunks_per_s : 0.0,
-                         "requests", (json_int_t)r[i].requests, "failed",
-                         (json_int_t)r[i].failed, "chunks", (json_int_t)r[i].chunks,
-                         "lag_p50_ms", r[i].lag_p50_ms, "lag_p99_ms", r[i].lag_p99_ms,
-                         "ttft_err_p50_ms", r[i].ttft_err_p50_ms, "ttft_err_p99_ms",
-                         r[i].ttft_err_p99_ms, "itl_err_p50_ms", r[i].itl_err_p50_ms,
-                         "itl_err_p99_ms", r[i].itl_err_p99_ms, "client_cpu_pct",
-                         r[i].client_cpu_pct, "client_rss_mib", r[i].client_rss_mib,
-                         "sim_cpu_pct", r[i].sim_cpu_pct, "sim_rss_mib", r[i].sim_rss_mib,
-                         "within_1ms", r[i].within_1ms));
+    for (int i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "streams", json_integer(r[i].level.streams));
+        json_object_set_new(o, "step_ms", jnum(r[i].level.step_ms));
+        json_object_set_new(o, "seconds", jnum(r[i].seconds));
+        json_object_set_new(o, "offered_chunks_per_s", jnum(r[i].offered_chunks_per_s));
+        json_object_set_new(o, "achieved_chunks_per_s", jnum(r[i].achieved_chunks_per_s));
+        json_object_set_new(o, "requests", json_integer((json_int_t)r[i].requests));
+        json_object_set_new(o, "failed", json_integer((json_int_t)r[i].failed));
+        json_object_set_new(o, "chunks", json_integer((json_int_t)r[i].chunks));
+        json_object_set_new(o, "lag_p50_ms", jnum(r[i].lag_p50_ms));
+        json_object_set_new(o, "lag_p99_ms", jnum(r[i].lag_p99_ms));
+        json_object_set_new(o, "ttft_err_p50_ms", jnum(r[i].ttft_err_p50_ms));
+        json_object_set_new(o, "ttft_err_p99_ms", jnum(r[i].ttft_err_p99_ms));
+        json_object_set_new(o, "itl_err_p50_ms", jnum(r[i].itl_err_p50_ms));
+        json_object_set_new(o, "itl_err_p99_ms", jnum(r[i].itl_err_p99_ms));
+        json_object_set_new(o, "client_cpu_pct", jnum(r[i].client_cpu_pct));
+        json_object_set_new(o, "client_rss_mib", jnum(r[i].client_rss_mib));
+        json_object_set_new(o, "client_bytes_per_stream", jnum(r[i].bytes_per_stream));
+        json_object_set_new(o, "sim_cpu_pct", jnum(r[i].sim_cpu_pct));
+        json_object_set_new(o, "sim_rss_mib", jnum(r[i].sim_rss_mib));
+        json_object_set_new(o, "within_1ms", json_boolean(r[i].within_1ms));
+        json_array_append_new(a, o);
+    }
     return a;
 }
