@@ -390,3 +390,22 @@ TEST(run_threads_split_the_schedule_and_keep_every_row) {
     csv_table *c = csv_read(args);
     CHECK_INT(c->n_rows, 600 * 12);
 }
+
+TEST(run_credentials_in_the_url_are_never_written) {
+    char *dir = temp_dir();
+    sim_proc p = sim_start(NULL);
+    char args[1024], *out;
+    snprintf(args, sizeof args,
+             "--url http://alice:pw-do-not-leak@127.0.0.1:%d --requests 3 --out %s/run", p.port,
+             dir);
+    int code = run_cmd(args, &out);
+    sim_stop(&p);
+    CHECK_MSG(code == 0, "%s", out);
+    CHECK(strstr(out, "do-not-leak") == NULL);
+    snprintf(args, sizeof args, "grep -rl do-not-leak %s/run | wc -l", dir);
+    CHECK_INT(atoi(run_capture(args, NULL)), 0);
+    snprintf(args, sizeof args, "%s/run/meta.json", dir);
+    char *meta = read_file(args, NULL);
+    CHECK(strstr(meta, "http://<redacted>@127.0.0.1") != NULL);
+    CHECK(strstr(meta, "\"insecure\": false") != NULL); /* TLS verified by default */
+}

@@ -1,5 +1,6 @@
 /* probe: three small blocking GETs with a short timeout. */
 #include "client/probe.h"
+#include "common/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +61,11 @@ static long get(const char *url, struct curl_slist *headers, int insecure, buf *
     long code = 0;
     if (rc == CURLE_OK)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
-    else if (err)
-        snprintf(err, errcap, "%s: %s", url, curl_easy_strerror(rc));
+    else if (err) {
+        char *shown = redact_url(url);
+        snprintf(err, errcap, "%s: %s", shown, curl_easy_strerror(rc));
+        free(shown);
+    }
     curl_easy_cleanup(e);
     return rc == CURLE_OK ? code : -1;
 }

@@ -127,3 +127,15 @@ void raise_fd_limit(void) {
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 }
+
+char *redact_url(const char *url) {
+    const char *scheme = strstr(url, "://");
+    const char *host = scheme ? scheme + 3 : url;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (!at || (slash && at > slash))
+        return xstrdup(url);
+    size_t n = strlen(url) + 16;
+    char *out = xmalloc(n);
+    snprintf(out, n, "%.*s<redacted>%s", (int)(host - url), url, at);
+    return out;
+}

@@ -29,6 +29,10 @@ int parse_duration_ms(const char *s, double *out_ms);
 uint64_t mix64(uint64_t x);
 uint64_t hash_bytes(const void *data, size_t n, uint64_t seed);
 
+/* A copy of url with any credentials in it (user:pass@) replaced by
+ * <redacted>: what may be written to files and logs. */
+char *redact_url(const char *url);
+
 /* Raise the open-file limit to its hard maximum (load tools need many
  * sockets). */
 void raise_fd_limit(void);

@@ -121,6 +121,22 @@ json_t *run_command_line_json(int argc, char **argv) {
             redact_next = 0;
             continue;
         }
+        if (!strcmp(argv[i], "--url") && i + 1 < argc) {
+            char *u = redact_url(argv[i + 1]);
+            json_array_append_new(a, json_string(argv[i]));
+            json_array_append_new(a, json_string(u));
+            free(u);
+            i++;
+            continue;
+        }
+        if (!strncmp(argv[i], "--url=", 6)) {
+            char *u = redact_url(argv[i] + 6);
+            char buf[4200];
+            snprintf(buf, sizeof buf, "--url=%s", u);
+            json_array_append_new(a, json_string(buf));
+            free(u);
+            continue;
+        }
         if (!strncmp(argv[i], "--header=", 9)) {
             json_array_append_new(a, json_string("--header=<redacted>"));
             continue;
@@ -282,7 +298,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     server_probe probe;
     probe_server(base, headers, o.insecure, &probe);
     if (!probe.reachable)
-        warnx_("cannot reach %s (%s); every request will be recorded as it fails", base,
+        warnx_("cannot reach the server (%s); every request will be recorded as it fails",
                probe.error);
     const char *model = o.model ? o.model : (probe.first_model[0] ? probe.first_model : NULL);
     int cusage = !strcmp(o.cusage, "on") || (!strcmp(o.cusage, "auto") && probe.vllm_like);
@@ -351,12 +367,13 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     res.cpu_s = process_cpu_s() - cpu0;
 
     /* meta.json */
+    char *shown_url = redact_url(base);
     json_t *meta = json_object();
     json_object_set_new(meta, "tool", tool_info_json());
     json_object_set_new(meta, "command_line", cmdline);
     json_t *cfg = json_pack(
         "{s:s,s:s,s:s?,s:s,s:s?,s:o,s:s,s:f,s:I,s:o,s:I,s:I,s:b,s:b,s:I,s:f,s:s?,s:o,s:o,s:b}",
-        "url", base, "api", o.api, "model", model, "prompts", o.prompts, "mix", o.mix, "rate",
+        "url", shown_url, "api", o.api, "model", model, "prompts", o.prompts, "mix", o.mix, "rate",
         isinf(o.rate) ? json_string("inf") : json_real(o.rate), "arrival",
         arrival_kind_name(o.arrival), "burstiness", o.burstiness, "requests", (json_int_t)n,
         "duration_s", o.have_duration ? json_real(o.duration_s) : json_null(), "concurrency",
@@ -395,6 +412,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     }
     int meta_rc = write_json_file(o.out, "meta.json", meta);
     json_decref(meta);
+    free(shown_url);
 
     /* summary.json and the table */
     summary_params sp = {.offered_rps = o.rate, .slo = o.slo, .cost_per_hour = o.cost,
