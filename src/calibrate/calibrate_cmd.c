@@ -5,6 +5,7 @@
 #include "calibrate/calibrate.h"
 #include "cli/commands.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/util.h"
 
@@ -146,15 +147,7 @@ int cmd_calibrate(int argc, char **argv) {
     char *slash = strrchr(path, '/');
     if (slash) {
         *slash = 0;
-        char cmd[PATH_MAX + 16];
-        snprintf(cmd, sizeof cmd, "%s", path);
-        for (char *p = cmd + 1; *p; p++)
-            if (*p == '/') {
-                *p = 0;
-                mkdir(cmd, 0755);
-                *p = '/';
-            }
-        mkdir(cmd, 0755);
+        mkdir_p(path);
         *slash = '/';
     }
     int saved = json_dump_file(doc, path, JSON_INDENT(2)) == 0;

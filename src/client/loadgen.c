@@ -97,6 +97,16 @@ static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
     f->n_chunks++;
 }
 
+/* The server's own token counts, when it sends them. */
+static void take_usage(inflight *f, const chunk_info *ci) {
+    if (!ci->has_usage)
+        return;
+    f->saw_usage = 1;
+    f->usage_completion = ci->completion_tokens;
+    if (ci->prompt_tokens > 0)
+        f->usage_prompt = ci->prompt_tokens;
+}
+
 static void on_event(void *ud, const char *type, const char *data, size_t len) {
     inflight *f = ud;
     chunk_info ci;
@@ -114,12 +124,7 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
         return;
     }
     int64_t t = f->row.last_us; /* set by the write callback to this read's time */
-    if (ci.has_usage) {
-        f->saw_usage = 1;
-        f->usage_completion = ci.completion_tokens;
-        if (ci.prompt_tokens > 0)
-            f->usage_prompt = ci.prompt_tokens;
-    }
+    take_usage(f, &ci);
     if (ci.has_output) {
         int32_t k = 1;
         if (ci.output_tokens > 0)
@@ -309,12 +314,7 @@ static void take_whole_json(inflight *f) {
         f->error_event = 1;
         return;
     }
-    if (ci.has_usage) {
-        f->saw_usage = 1;
-        f->usage_completion = ci.completion_tokens;
-        if (ci.prompt_tokens > 0)
-            f->usage_prompt = ci.prompt_tokens;
-    }
+    take_usage(f, &ci);
     if (ci.has_output) {
         int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
         f->row.first_us = f->row.last_us = f->json_first_us;

@@ -7,6 +7,7 @@
 #include "client/rowwriter.h"
 #include "client/probe.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/util.h"
 #include "monitor/gpu.h"
@@ -69,30 +70,6 @@ static char *base_url(const char *url) {
     if (n >= 3 && !strcmp(b + n - 3, "/v1"))
         b[n - 3] = 0;
     return b;
-}
-
-/* Write JSON through a temporary name, then rename: never a half file. */
-static int write_json_file(const char *dir, const char *name, json_t *obj) {
-    char tmp[4096], path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    if (json_dump_file(obj, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-        return -1;
-    return rename(tmp, path);
-}
-
-static int mkdir_p(const char *path) {
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = 0;
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    int rc = mkdir(p, 0755);
-    free(p);
-    return rc == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* Header names only: values (keys, tokens) never reach a file. */
@@ -410,7 +387,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         json_object_update(meta, extra_meta);
         json_decref(extra_meta);
     }
-    int meta_rc = write_json_file(o.out, "meta.json", meta);
+    int meta_rc = write_json_atomic(o.out, "meta.json", meta);
     json_decref(meta);
     free(shown_url);
 
@@ -438,7 +415,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     if (cpu_over)
         json_array_append_new(notes, json_string("client CPU saturated"));
     json_object_set_new(client, "notes", notes);
-    int sum_rc = write_json_file(o.out, "summary.json", sj);
+    int sum_rc = write_json_atomic(o.out, "summary.json", sj);
     json_decref(sj);
     if (o.print_summary) {
         summary_print(stdout, &s);

@@ -1,6 +1,7 @@
 /* sweep: the campaign runner (see sweep.h). */
 #include "sweep/sweep.h"
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/util.h"
 #include "report/report.h"
 #include "run/run.h"
@@ -14,19 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int mkdirs(const char *path) {
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    int rc = mkdir(p, 0755);
-    free(p);
-    return rc == 0 || errno == EEXIST ? 0 : -1;
-}
 
 static const char *target_name(target_kind k) {
     return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : "server";
@@ -126,11 +114,8 @@ static void copy_log(const char *from, const char *dir) {
 }
 
 static void write_campaign_json(const char *out, json_t *doc) {
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/campaign.json", out);
-    snprintf(tmp, sizeof tmp, "%s/.campaign.json.tmp", out);
-    if (json_dump_file(doc, tmp, JSON_INDENT(2)) == 0)
-        rename(tmp, path);
+    if (write_json_atomic(out, "campaign.json", doc))
+        warnx_("cannot write %s/campaign.json: %s", out, strerror(errno));
 }
 
 static json_t *resolved_run_json(const campaign_run *r) {
@@ -159,7 +144,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
         print_plan(c, out);
         return 0;
     }
-    if (mkdirs(out))
+    if (mkdir_p(out))
         die(2, "sweep: --out %s: cannot create: %s", out, strerror(errno));
 
     char started[40];
@@ -198,7 +183,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
         for (int k = 1; k <= cr->p.repetitions && !interrupted; k++) {
             char dir[1024];
             snprintf(dir, sizeof dir, "%s/%s/rep-%d", out, cr->name, k);
-            if (mkdirs(dir))
+            if (mkdir_p(dir))
                 die(1, "sweep: cannot create %s: %s", dir, strerror(errno));
             const char *args = cr->p.server_args ? cr->p.server_args : "";
             const char *url = c->url;
@@ -227,7 +212,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
                                                                : "server_args changed");
                         server_proc_stop(&managed, c->stop_grace_s);
                     }
-                    mkdirs(servers_dir);
+                    mkdir_p(servers_dir);
                     snprintf(log, sizeof log, "%s/server-%d.log", servers_dir, ++n_servers);
                     if (server_proc_start(&managed, c->server_command, args, c->health_path,
                                           c->ready_timeout_s, log, err, sizeof err))
@@ -306,7 +291,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
     report_render(&r, &files, &nf);
     char figs[800];
     snprintf(figs, sizeof figs, "%s/figures", rep_out);
-    mkdirs(figs);
+    mkdir_p(figs);
     for (int i = 0; i < nf; i++) {
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", rep_out, files[i].name);

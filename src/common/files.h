@@ -1,0 +1,14 @@
+/* files: the two ways servelab puts results on disk besides the row files:
+ * directories made with their parents, and JSON documents written through
+ * a temporary name and renamed, so a reader never sees half a file. */
+#ifndef SERVELAB_FILES_H
+#define SERVELAB_FILES_H
+
+#include <jansson.h>
+
+/* mkdir -p; 0 or -1 with errno. */
+int mkdir_p(const char *path);
+/* DIR/NAME from obj, indented and with sorted keys; 0 or -1 with errno. */
+int write_json_atomic(const char *dir, const char *name, json_t *obj);
+
+#endif
