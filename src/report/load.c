@@ -239,9 +239,9 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
     return rc;
 }
 
-/* A chunk's token count: whole enough to be a count, and at most a million
- * (no server streams more in one event), because each token becomes one
- * inter-token gap in memory. */
+/* A chunk's token count: not negative and at most a million (no server
+ * streams more in one event), because each token becomes one inter-token gap
+ * in memory. */
 static int chunk_tokens_ok(double v) {
     return v >= 0 && v <= 1e6;
 }

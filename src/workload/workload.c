@@ -235,6 +235,16 @@ static int parse_mix(workload *w, const char *mix, char *err, int errlen) {
     return rc;
 }
 
+/* Messages quote the input (jansson's "near '...'" copies the bytes it
+ * stopped at), which may hold a newline or a tab: keep the message one line. */
+static int one_line(int rc, char *err) {
+    if (rc)
+        for (char *s = err; *s; s++)
+            if ((unsigned char)*s < 0x20)
+                *s = ' ';
+    return rc;
+}
+
 int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen) {
     memset(w, 0, sizeof *w);
     snprintf(w->source, sizeof w->source, "%s", spec);
@@ -250,7 +260,7 @@ int workload_load(workload *w, const char *spec, const char *mix, char *err, int
             parse_int(b, &out) || in < 1 || out < 1 || in > 1000000 || out > 1000000) {
             snprintf(err, errlen, "--prompts %s: expected random:IN:OUT with positive integers",
                      spec);
-            return -1;
+            return one_line(-1, err);
         }
         w->random_in = (int)in;
         w->random_out = (int)out;
@@ -279,7 +289,7 @@ int workload_load(workload *w, const char *spec, const char *mix, char *err, int
             }
         }
     }
-    return rc;
+    return one_line(rc, err);
 }
 
 static int mix_in_use(const workload *w) {

@@ -1,12 +1,14 @@
 /* fuzz_chunk: libFuzzer target for chunk_parse (client/chunk.h), which reads
- * one SSE data payload from a server.
+ * one SSE data payload from a server, checked against
+ * chunk_parse_reference, the jansson version it replaced.
  *
  * The input is the payload itself (not NUL-terminated: libFuzzer's buffer
  * ends exactly at the last byte, so a read past it is caught). Checks: the
  * result is fully written (two calls over differently pre-filled structs
  * agree byte for byte), flags are 0/1, the strings are terminated inside
  * their fields, an error message from valid JSON is valid UTF-8 (it is cut at
- * a character boundary), counts are not negative. */
+ * a character boundary), counts are not negative, and every field equals
+ * what the reference reads. */
 #include "client/chunk.h"
 #include "fuzz_common.h"
 
@@ -40,5 +42,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(fuzz_utf8_valid(a.error_message, em));
     }
     FUZZ_CHECK(fuzz_utf8_valid(a.finish_reason, strlen(a.finish_reason)));
+
+    /* The allocation-free scanner must agree with the jansson version it
+     * replaced, field by field (padding aside). */
+    chunk_info r;
+    memset(&r, 0x5A, sizeof r);
+    chunk_parse_reference((const char *)data, size, &r);
+    FUZZ_CHECK(a.done == r.done && a.malformed == r.malformed && a.error == r.error);
+    FUZZ_CHECK(!memcmp(a.error_message, r.error_message, sizeof r.error_message));
+    FUZZ_CHECK(a.has_output == r.has_output && a.output_tokens == r.output_tokens);
+    FUZZ_CHECK(a.has_usage == r.has_usage && a.prompt_tokens == r.prompt_tokens &&
+               a.completion_tokens == r.completion_tokens);
+    FUZZ_CHECK(!memcmp(a.finish_reason, r.finish_reason, sizeof r.finish_reason));
+    FUZZ_CHECK(a.native_stop == r.native_stop);
     return 0;
 }

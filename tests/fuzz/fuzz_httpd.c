@@ -3,12 +3,14 @@
  * (sim/api.c), over a real loopback socket.
  *
  * The simulated server runs in this process on its own libevent base,
- * bound to 127.0.0.1 on a free port, started once with the tiny profile and
- * short timeouts (request 20 ms, idle 40 ms) so the timer paths run too. Per
- * input, a non-blocking client socket on the same base connects, writes the
- * request and reads whatever comes back until the server closes; then the
- * harness checks that the process holds exactly the descriptors it held
- * before, i.e. the server closed its side of the connection.
+ * bound to 127.0.0.1 on a free port, started once with the tiny profile,
+ * short timeouts (request 4 ms, idle 8 ms) so the timer paths run too, and
+ * every fault enabled (10 ms stalls) so their paths run as well; a request
+ * that sets X-Request-Id draws the same fault every time. Per input, a
+ * non-blocking client socket on the same base connects, writes the request
+ * and reads whatever comes back until the server closes; then the harness
+ * checks that the process holds exactly the descriptors it held before,
+ * i.e. the server closed its side of the connection.
  *
  * Input: one mode byte, then the rest.
  *   mode & 3   0: the rest is raw bytes for the socket
@@ -17,7 +19,7 @@
  *              2: the rest is a JSON body POSTed to /v1/completions
  *              3: the same to /v1/chat/completions
  *   mode & 4   wait: keep the write side open until the server has said
- *              nothing for 5 ms (so responses stream and timeouts fire);
+ *              nothing for 10 ms (so responses stream and timeouts fire);
  *              otherwise shut it down right after the last byte (so the
  *              server sees the client leave mid-request or mid-response)
  * Every input ends within about 60 ms, however long the answer would be. */
@@ -35,7 +37,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define QUIET_MS 5
+#define QUIET_MS 10
+#define PAUSE_MS 1
 #define DEADLINE_MS 60
 
 static struct event_base *base;
@@ -118,7 +121,7 @@ static void on_write(evutil_socket_t fd, short what, void *arg) {
         event_del(c->wev);
         c->paused = 1;
         struct timeval tv;
-        tv_ms(&tv, 2);
+        tv_ms(&tv, PAUSE_MS);
         event_add(c->resume, &tv);
         return;
     }
@@ -185,9 +188,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     cfg.limits = (httpd_limits){.max_header_bytes = 4096,
                                 .max_body_bytes = 1 << 16,
                                 .max_connections = 16,
-                                .request_timeout_ms = 20,
-                                .idle_timeout_ms = 40};
+                                .request_timeout_ms = 4,
+                                .idle_timeout_ms = 8};
     char err[256];
+    if (fault_spec_parse("http429=0.05,http500=0.05,disconnect=0.1,malformed=0.1,stall=0.1",
+                         &cfg.faults, err, sizeof err)) {
+        fprintf(stderr, "fuzz_httpd: %s\n", err);
+        abort();
+    }
     srv = sim_server_start(base, &cfg, err, sizeof err);
     if (!srv) {
         fprintf(stderr, "fuzz_httpd: %s\n", err);

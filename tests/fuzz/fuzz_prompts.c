@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char spec[600];
     int kind = mode & 3;
     if (kind == 2) {
-        if (n > 64 || memchr(rest, '\0', n) || memchr(rest, '\n', n))
+        if (n > 64 || memchr(rest, '\0', n))
             return 0; /* a command-line word */
         snprintf(spec, sizeof spec, "random:%.*s", (int)n, (const char *)rest);
     } else {
