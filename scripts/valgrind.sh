@@ -4,7 +4,12 @@
 set -e
 BIN=${SERVELAB:-./servelab}
 DIR=$(mktemp -d /tmp/servelab-valgrind-XXXXXX)
-trap 'kill $SIM 2>/dev/null; rm -rf "$DIR"' EXIT
+SIM=
+cleanup() {
+    if [ -n "$SIM" ]; then kill "$SIM" 2>/dev/null || true; fi
+    rm -rf "$DIR"
+}
+trap cleanup EXIT
 VG="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite"
 $VG --log-file="$DIR/sim.vg" "$BIN" sim --port 0 --fault http429=0.05,disconnect=0.05,malformed=0.05 > "$DIR/sim.out" &
 SIM=$!
@@ -33,3 +38,4 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 echo "valgrind: 0 errors, no definite leaks (simulator under load with faults, client run of 300 requests)"
+exit 0

@@ -923,7 +923,9 @@ static char *nested(const char *prefix, int levels, const char *open, const char
                     const char *close, const char *suffix, size_t *len) {
     size_t cap = strlen(prefix) + strlen(suffix) + strlen(inner) +
                  (size_t)levels * (strlen(open) + strlen(close)) + 1;
-    char *s = malloc(cap), *p = s;
+    char *s = malloc(cap);
+    CHECK(s != NULL);
+    char *p = s;
     p += sprintf(p, "%s", prefix);
     for (int i = 0; i < levels; i++)
         p += sprintf(p, "%s", open);

@@ -18,6 +18,8 @@ static void grow(strbuf *b, size_t extra) {
 }
 
 void sb_printf(strbuf *b, const char *fmt, ...) {
+    if (!fmt)
+        return;
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
