@@ -926,13 +926,18 @@ static char *nested(const char *prefix, int levels, const char *open, const char
     char *s = malloc(cap);
     CHECK(s != NULL);
     char *p = s;
-    p += sprintf(p, "%s", prefix);
-    for (int i = 0; i < levels; i++)
-        p += sprintf(p, "%s", open);
-    p += sprintf(p, "%s", inner);
-    for (int i = 0; i < levels; i++)
-        p += sprintf(p, "%s", close);
-    p += sprintf(p, "%s", suffix);
+    size_t lo = strlen(open), lc = strlen(close);
+    memcpy(p, prefix, strlen(prefix));
+    p += strlen(prefix);
+    for (int i = 0; i < levels; i++, p += lo)
+        memcpy(p, open, lo);
+    memcpy(p, inner, strlen(inner));
+    p += strlen(inner);
+    for (int i = 0; i < levels; i++, p += lc)
+        memcpy(p, close, lc);
+    memcpy(p, suffix, strlen(suffix));
+    p += strlen(suffix);
+    *p = 0;
     *len = (size_t)(p - s);
     return s;
 }
