@@ -312,11 +312,18 @@ static void on_emit(seq *sq, int64_t now_us, void *ud) {
 
 /* ---- the engine's clock ---- */
 
-static void begin_step(sim_server *s) {
-    int64_t d = engine_step_begin(s->eng, now_rel(s));
+/* The next step starts when the last one ended, not after its tokens were
+ * written: as in vLLM, where the engine runs the next step while the API
+ * server streams the last one's output, writing thousands of chunks does
+ * not stretch the step period (unless it takes longer than a step). */
+static void begin_step_at(sim_server *s, int64_t start_us) {
+    int64_t d = engine_step_begin(s->eng, start_us);
     if (d < 0)
         return;
-    struct timeval tv = {(time_t)(d / 1000000), (suseconds_t)(d % 1000000)};
+    int64_t wait = start_us + d - now_rel(s);
+    if (wait < 0)
+        wait = 0;
+    struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
     evtimer_add(s->step_timer, &tv);
 }
 
@@ -324,13 +331,14 @@ static void on_step(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     sim_server *s = arg;
-    engine_step_end(s->eng, now_rel(s));
-    begin_step(s);
+    int64_t end = now_rel(s);
+    engine_step_end(s->eng, end);
+    begin_step_at(s, end);
 }
 
 static void kick_engine(sim_server *s) {
     if (!engine_in_step(s->eng))
-        begin_step(s);
+        begin_step_at(s, now_rel(s));
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg) {
