@@ -70,6 +70,18 @@ static int split(const char *s, const char *e, const char **f, size_t *len) {
     return n;
 }
 
+/* The next line at *p (a CR before its LF dropped) split into fields;
+ * *p moves past it. Returns the field count. */
+static int next_row(const char **p, const char *end, const char **f, size_t *len) {
+    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+    const char *le = nl ? nl : end;
+    if (le > *p && le[-1] == '\r')
+        le--;
+    int n = split(*p, le, f, len);
+    *p = nl ? nl + 1 : end;
+    return n;
+}
+
 /* Plain decimal "123", "123.456", "-1.5"; NAN when empty; -1 status when
  * not a number. Falls back to strtod for exponents. */
 static int num(const char *s, size_t n, double *out) {
@@ -163,12 +175,8 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
     *last_sched = 0;
     rc = 0;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
+        int n = next_row(&p, end, f, len);
         line++;
-        const char *ce = le > p && le[-1] == '\r' ? le - 1 : le;
-        int n = split(p, ce, f, len);
-        p = nl ? nl + 1 : end;
         if (line == 1) {
             ncols = n;
             for (int k = 0; k < C_N; k++) {
@@ -278,12 +286,8 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
     int line = 0;
     rc = 0;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
+        int n = next_row(&p, end, f, len);
         line++;
-        const char *ce = le > p && le[-1] == '\r' ? le - 1 : le;
-        int n = split(p, ce, f, len);
-        p = nl ? nl + 1 : end;
         if (line == 1)
             continue;
         if (n == 1 && len[0] == 0)
@@ -322,10 +326,7 @@ static void load_metrics(const char *path, run_files *rf) {
     size_t len[MAX_FIELDS];
     int line = 0;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        int n = split(p, le, f, len);
-        p = nl ? nl + 1 : end;
+        int n = next_row(&p, end, f, len);
         /* The value is the last field (the labels may hold commas); a line
          * with more fields than split() keeps has no last field to read. */
         if (line++ == 0 || n < 4 || n > MAX_FIELDS)
@@ -354,10 +355,7 @@ static void load_gpu(const char *path, run_files *rf) {
     size_t len[MAX_FIELDS];
     int line = 0;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        int n = split(p, le, f, len);
-        p = nl ? nl + 1 : end;
+        int n = next_row(&p, end, f, len);
         if (line++ == 0 || n < 5)
             continue;
         double t, util, power;
