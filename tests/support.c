@@ -232,6 +232,18 @@ char *run_capture(const char *cmd, int *exit_code) {
     return buf;
 }
 
+int servelab_cmd(const char *subcommand_and_args, char **out) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", servelab_bin(), subcommand_and_args);
+    int code;
+    char *o = run_capture(cmd, &code);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    return code;
+}
+
 char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f)

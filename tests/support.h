@@ -40,6 +40,9 @@ void sse_free(char **ev, int n);
 
 /* Run a shell command, capture stdout into a malloc'd string. */
 char *run_capture(const char *cmd, int *exit_code);
+/* Run `servelab SUBCOMMAND_AND_ARGS` with stderr joined to stdout; returns
+ * the exit code and, when out is not NULL, the output (malloc'd). */
+int servelab_cmd(const char *subcommand_and_args, char **out);
 /* Read a whole file; NULL if missing. */
 char *read_file(const char *path, size_t *len);
 /* A fresh temporary directory. */

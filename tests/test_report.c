@@ -77,14 +77,8 @@ TEST(summary_tpot_slo_and_cost) {
 
 static int report_cmd(const char *args, char **out) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s report %s 2>&1", servelab_bin(), args);
-    int code;
-    char *o = run_capture(cmd, &code);
-    if (out)
-        *out = o;
-    else
-        free(o);
-    return code;
+    snprintf(cmd, sizeof cmd, "report %s", args);
+    return servelab_cmd(cmd, out);
 }
 
 TEST(report_fixture_check_passes_and_catches_edits) {

@@ -13,14 +13,8 @@
 
 static int run_cmd(const char *args, char **out) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s run --quiet %s 2>&1", servelab_bin(), args);
-    int code;
-    char *o = run_capture(cmd, &code);
-    if (out)
-        *out = o;
-    else
-        free(o);
-    return code;
+    snprintf(cmd, sizeof cmd, "run --quiet %s", args);
+    return servelab_cmd(cmd, out);
 }
 
 static csv_table *rows_of(const char *dir) {

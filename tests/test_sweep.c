@@ -22,14 +22,8 @@ static char *write_campaign(const char *dir, const char *text) {
 
 static int sweep(const char *args, char **out) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s sweep --quiet %s 2>&1", servelab_bin(), args);
-    int code;
-    char *o = run_capture(cmd, &code);
-    if (out)
-        *out = o;
-    else
-        free(o);
-    return code;
+    snprintf(cmd, sizeof cmd, "sweep --quiet %s", args);
+    return servelab_cmd(cmd, out);
 }
 
 static int exists(const char *dir, const char *rel) {
