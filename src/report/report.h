@@ -46,6 +46,9 @@ typedef struct out_file {
 int report_build(char *const *paths, int n_paths, const report_opts *o, report *r, char *err,
                  int errlen);
 void report_render(const report *r, out_file **files, int *n_files);
+/* Write the files into `out` (made with its figures/ folder), each through a
+ * temporary name; -1 with a message naming the file. */
+int report_write(const char *out, const out_file *files, int n_files, char *err, int errlen);
 void report_free(report *r);
 void out_files_free(out_file *f, int n);
 

@@ -6,12 +6,10 @@
 #include "common/util.h"
 #include "report/report.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static void report_usage(FILE *f) {
     fputs("usage: servelab report DIR... [--out DIR] [--check]\n"
@@ -65,21 +63,6 @@ static int diff_lines(const char *name, const char *want, size_t wn, const char 
         b = bn ? bn + 1 : be;
     }
     return 1;
-}
-
-static int write_file(const char *dir, const out_file *f) {
-    char path[4400], tmp[4500];
-    snprintf(path, sizeof path, "%s/%s", dir, f->name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *o = fopen(tmp, "wb");
-    if (!o)
-        return -1;
-    size_t ok = fwrite(f->body.s ? f->body.s : "", 1, f->body.n, o);
-    if (fclose(o) != 0 || ok != f->body.n) {
-        remove(tmp);
-        return -1;
-    }
-    return rename(tmp, path);
 }
 
 int cmd_report(int argc, char **argv) {
@@ -144,13 +127,8 @@ int cmd_report(int argc, char **argv) {
             printf("report --check: %d files in %s match the rows\n", n, out);
         }
     } else {
-        char figs[4200];
-        snprintf(figs, sizeof figs, "%s/figures", out);
-        if ((mkdir(out, 0755) && errno != EEXIST) || (mkdir(figs, 0755) && errno != EEXIST))
-            die(2, "report: --out %s: cannot create: %s", out, strerror(errno));
-        for (int i = 0; i < n; i++)
-            if (write_file(out, &files[i]))
-                die(1, "report: cannot write %s/%s: %s", out, files[i].name, strerror(errno));
+        if (report_write(out, files, n, err, sizeof err))
+            die(1, "report: %s", err);
         printf("report: %d runs, %d files in %s (open %s/report.html)\n", r.n_runs, n, out, out);
     }
     out_files_free(files, n);

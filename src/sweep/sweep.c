@@ -289,18 +289,8 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
     out_file *files;
     int nf;
     report_render(&r, &files, &nf);
-    char figs[800];
-    snprintf(figs, sizeof figs, "%s/figures", rep_out);
-    mkdir_p(figs);
-    for (int i = 0; i < nf; i++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", rep_out, files[i].name);
-        FILE *f = fopen(path, "wb");
-        if (f) {
-            fwrite(files[i].body.s, 1, files[i].body.n, f);
-            fclose(f);
-        }
-    }
+    if (report_write(rep_out, files, nf, err, sizeof err))
+        fprintf(stderr, "servelab: sweep: report: %s\n", err);
     /* the summary table, as in summary.md */
     printf("%-24s %9s %9s %8s %7s %10s %10s %10s %10s %11s %9s\n", "run", "offered", "realized",
            "requests", "failed", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out tok/s",
