@@ -6,6 +6,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
@@ -66,6 +67,70 @@ static void load_times(const char *path, int id_col, int idx_col, int t_col, dou
     fclose(f);
 }
 
+void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf) {
+    cpu_set_t set;
+    o->sim_cpus = o->client_cpus = NULL;
+    int threads = o->threads > 0 ? o->threads : 1;
+    if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) < threads + 1)
+        return;
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            last = c;
+    snprintf(sim_buf, 64, "%d", last);
+    size_t n = 0;
+    client_buf[0] = 0;
+    for (int c = 0; c < last; c++)
+        if (CPU_ISSET(c, &set) && n + 8 < 64)
+            n += (size_t)snprintf(client_buf + n, 64 - n, "%s%d", n ? "," : "", c);
+    o->sim_cpus = sim_buf;
+    o->client_cpus = client_buf;
+}
+
+/* The client's chunk rate while every stream was open: from the last
+ * stream's first chunk to the first stream's last one (the ramp up and down
+ * would otherwise count as a lower rate). The whole span if that window is
+ * under a fifth of it. */
+static double steady_rate(const double *ct, int streams, int n_tok, double tmin, double tmax,
+                          size_t total) {
+    double open_all = -INFINITY, close_first = INFINITY;
+    for (int r = 0; r < streams; r++) {
+        const double *c = ct + (size_t)r * (size_t)n_tok;
+        double first = NAN, last = NAN;
+        for (int i = 0; i < n_tok; i++)
+            if (isfinite(c[i])) {
+                if (isnan(first))
+                    first = c[i];
+                last = c[i];
+            }
+        if (isnan(first))
+            continue;
+        open_all = fmax(open_all, first);
+        close_first = fmin(close_first, last);
+    }
+    if (!(close_first - open_all > (tmax - tmin) / 5))
+        return tmax > tmin ? total / ((tmax - tmin) / 1000.0) : NAN;
+    size_t in = 0;
+    for (size_t i = 0; i < (size_t)streams * (size_t)n_tok; i++)
+        if (ct[i] >= open_all && ct[i] < close_first)
+            in++;
+    return in / ((close_first - open_all) / 1000.0);
+}
+
+/* Appends --cpus LIST and --realtime to a NULL-padded argv. */
+static void add_placement(char **argv, const char *cpus, int realtime) {
+    int n = 0;
+    while (argv[n])
+        n++;
+    if (cpus) {
+        argv[n++] = "--cpus";
+        argv[n++] = (char *)cpus;
+    }
+    if (realtime)
+        argv[n++] = "--realtime";
+    argv[n] = NULL;
+}
+
 static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
     const calib_level *lv = &o->levels[li];
     memset(res, 0, sizeof *res);
@@ -86,12 +151,13 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
     snprintf(step, sizeof step, "%g", lv->step_ms);
     snprintf(seqs, sizeof seqs, "%d", lv->streams + 16);
-    char *sim_argv[] = {(char *)o->self, "sim", "--port", "0", "--profile", "tiny",
-                        "--max-num-seqs", seqs, "--kv-blocks", "4000000", "--max-model-len",
-                        "100000", "--max-num-batched-tokens", "10000000", "--decode-base-ms",
-                        step, "--decode-per-seq-ms", "0", "--prefill-per-token-ms", "0",
-                        "--max-connections", "60000", "--trace", trace, "--trace-tokens",
-                        tokens, NULL};
+    char *sim_argv[32] = {(char *)o->self, "sim", "--port", "0", "--profile", "tiny",
+                          "--max-num-seqs", seqs, "--kv-blocks", "4000000", "--max-model-len",
+                          "100000", "--max-num-batched-tokens", "10000000", "--decode-base-ms",
+                          step, "--decode-per-seq-ms", "0", "--prefill-per-token-ms", "0",
+                          "--max-connections", "60000", "--trace", trace, "--trace-tokens",
+                          tokens};
+    add_placement(sim_argv, o->sim_cpus, o->realtime);
     int pfd[2];
     if (pipe(pfd)) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -124,10 +190,11 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     snprintf(reqs, sizeof reqs, "%d", lv->streams);
     char threads[16];
     snprintf(threads, sizeof threads, "%d", o->threads > 0 ? o->threads : 1);
-    char *run_argv[] = {(char *)o->self, "run", "--quiet", "--url", url, "--rate", rate,
-                        "--arrival", "constant", "--requests", reqs, "--prompts", prompts,
-                        "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
-                        threads, "--out", out, NULL};
+    char *run_argv[32] = {(char *)o->self, "run", "--quiet", "--url", url, "--rate", rate,
+                          "--arrival", "constant", "--requests", reqs, "--prompts", prompts,
+                          "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
+                          threads, "--out", out};
+    add_placement(run_argv, o->client_cpus, o->realtime);
     int devnull = open("/dev/null", O_WRONLY);
     int64_t run_t0 = mono_us();
     pid_t run = spawn(run_argv, devnull, devnull);
@@ -197,7 +264,7 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     sort_doubles(gaps, ng);
     res->itl_err_p50_ms = percentile_sorted(gaps, ng, 50);
     res->itl_err_p99_ms = percentile_sorted(gaps, ng, 99);
-    res->achieved_chunks_per_s = tmax > tmin ? nc / ((tmax - tmin) / 1000.0) : NAN;
+    res->achieved_chunks_per_s = steady_rate(ct, lv->streams, n_tok, tmin, tmax, nc);
     free(ct);
     free(stt);
     free(first);

@@ -21,7 +21,7 @@ typedef struct calib_result {
     calib_level level;
     double seconds;               /* how long each stream lasts */
     double offered_chunks_per_s;  /* streams / step */
-    double achieved_chunks_per_s; /* chunks the client received / their span */
+    double achieved_chunks_per_s; /* chunk rate while every stream was open */
     size_t requests, failed, chunks;
     double lag_p50_ms, lag_p99_ms;
     double ttft_err_p50_ms, ttft_err_p99_ms;
@@ -40,7 +40,17 @@ typedef struct calib_opts {
     int repeat;  /* runs of each level; every figure is the median over them */
     int threads; /* client threads (servelab run --threads) */
     int quiet;
+    /* Placement, decided by calibrate_placement(): the simulator's CPU and
+     * the client's (NULL: not pinned), and SCHED_FIFO for both. */
+    const char *sim_cpus, *client_cpus;
+    int realtime;
 } calib_opts;
+
+/* Pins the simulator to this process's last CPU and the client to the
+ * others when there are at least threads + 1 of them (a client woken on the
+ * server's core waits for it: milliseconds of error that are neither's).
+ * Fills the two lists (caller's buffers of 64 bytes) or leaves them NULL. */
+void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf);
 
 /* Runs every level; results[] has n_levels entries. Returns 0, or -1 with a
  * message when a level could not run at all. */

@@ -58,13 +58,15 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"keep", required_argument, 0, 'k'},
                                          {"repeat", required_argument, 0, 'r'},
                                          {"threads", required_argument, 0, 't'},
+                                         {"no-pin", no_argument, 0, 'P'},
+                                         {"no-realtime", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    calib_opts o = {.seconds = 3, .levels = default_levels,
+    calib_opts o = {.seconds = 3, .realtime = 1, .levels = default_levels,
                     .n_levels = (int)(sizeof default_levels / sizeof *default_levels)};
     calib_level *custom = NULL;
     const char *save = NULL, *keep = NULL;
-    int json = 0, c;
+    int json = 0, pin = 1, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -93,6 +95,8 @@ int cmd_calibrate(int argc, char **argv) {
             break;
         }
         case 'j': json = 1; break;
+        case 'P': pin = 0; break;
+        case 'R': o.realtime = 0; break;
         case 'k': keep = optarg; break;
         case 'h':
             printf("usage: servelab calibrate [--levels S@MS,...] [--seconds S] [--save FILE]\n"
@@ -106,6 +110,8 @@ int cmd_calibrate(int argc, char **argv) {
                    "  --keep DIR         keep the rows and traces in DIR\n"
                    "  --repeat N         run each level N times, report medians (1)\n"
                    "  --threads N        client threads, as servelab run --threads (1)\n"
+                   "  --no-pin           do not put the simulator and the client on separate CPUs\n"
+                   "  --no-realtime      do not ask for SCHED_FIFO (run/sim --realtime)\n"
                    "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -126,6 +132,13 @@ int cmd_calibrate(int argc, char **argv) {
     }
     o.work = work;
     o.quiet = json;
+    char sim_cpus[64], client_cpus[64];
+    if (pin)
+        calibrate_placement(&o, sim_cpus, client_cpus);
+    char placement[256];
+    snprintf(placement, sizeof placement, "simulator on CPU %s, client on CPU %s, %s",
+             o.sim_cpus ? o.sim_cpus : "any", o.client_cpus ? o.client_cpus : "any",
+             o.realtime ? "both asked for SCHED_FIFO" : "normal priority");
     raise_fd_limit();
     calib_result *res = xcalloc((size_t)o.n_levels, sizeof *res);
     char err[512];
@@ -135,8 +148,9 @@ int cmd_calibrate(int argc, char **argv) {
     double took = (mono_us() - t0) / 1e6;
     char sentence[512];
     calibrate_sentence(sentence, sizeof sentence, res, o.n_levels);
-    json_t *doc = json_pack("{s:o,s:o,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
-                            host_info_json(), "sentence", sentence, "took_s", took, "repeat",
+    json_t *doc = json_pack("{s:o,s:o,s:s,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
+                            host_info_json(), "sentence", sentence, "placement", placement,
+                            "took_s", took, "repeat",
                             o.repeat < 1 ? 1 : o.repeat, "levels",
                             calibrate_json(res, o.n_levels));
     char path[PATH_MAX];
@@ -157,8 +171,8 @@ int cmd_calibrate(int argc, char **argv) {
         free(s);
     } else {
         calibrate_print_table(stdout, res, o.n_levels);
-        printf("\n%s\n(%.0f s; %s %s)\n", sentence, took, saved ? "saved in" : "could not save",
-               path);
+        printf("\n%s\n(%s; %.0f s; %s %s)\n", sentence, placement, took,
+               saved ? "saved in" : "could not save", path);
     }
     json_decref(doc);
     if (!keep) {

@@ -1,6 +1,10 @@
-/* loadgen: libcurl multi_socket on libevent, one thread.
+/* loadgen: the open-loop client on one libevent loop, one thread.
  *
- * The glue is the usual one: curl tells us which sockets to watch
+ * Requests go out through servelab's own HTTP/1.1 client (client/h1.c) for
+ * plain http://, or through libcurl's multi_socket API (https, proxies,
+ * --http-client libcurl). Both hand the same three things back: the
+ * response head, body bytes as they arrive, and how the transfer ended.
+ * For curl the glue is the usual one: curl tells us which sockets to watch
  * (socket_cb) and when to call it back (timer_cb); libevent tells curl when
  * a socket is ready. Our own timer dispatches requests at their due times.
  * A request in flight owns an easy handle, its body, its SSE parser and its
@@ -8,6 +12,7 @@
  * so memory follows what is in flight, not what has finished. */
 #include "client/loadgen.h"
 #include "client/chunk.h"
+#include "client/h1.h"
 #include "client/rowwriter.h"
 #include "client/sampler.h"
 #include "client/sse.h"
@@ -29,7 +34,8 @@ typedef struct inflight {
     lg *g;
     size_t slot; /* position in the schedule */
     request_row row;
-    CURL *easy;
+    CURL *easy;     /* libcurl's transfer, or */
+    h1_xfer *hx;    /* our own client's */
     struct curl_slist *hdrs;
     char *body;
     sse_parser sse;
@@ -57,6 +63,7 @@ struct lg {
     loadgen_result *res;
     struct event_base *base;
     CURLM *multi;
+    h1_client *h1; /* NULL: requests go through libcurl */
     struct event *due_timer, *curl_timer, *stop_poll, *progress_timer;
     int64_t t0;
     size_t next_due; /* next schedule slot to dispatch */
@@ -83,6 +90,7 @@ static int64_t now_rel(const lg *g) {
 
 static void check_done(lg *g);
 static void start_request(lg *g, inflight *f);
+static void dispatch_due(lg *g, int64_t now);
 
 /* ---- per-request bookkeeping ---- */
 
@@ -143,19 +151,23 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
     }
 }
 
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
-    inflight *f = ud;
-    size_t n = size * nmemb;
-    int64_t t = now_rel(f->g);
-    if (!f->status_known) {
-        long code = 0;
-        curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
-        f->row.http_status = (int)code;
-        f->status_known = 1;
-        char *ct = NULL;
-        curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
-        f->whole_json = code == 200 && ct && strstr(ct, "json") && !strstr(ct, "event-stream");
-    }
+/* The response head: its status, and whether a 200 is a whole JSON answer
+ * rather than an event stream. */
+static void take_head(inflight *f, int status, const char *content_type) {
+    f->row.http_status = status;
+    f->status_known = 1;
+    f->whole_json = status == 200 && content_type && strstr(content_type, "json") &&
+                    !strstr(content_type, "event-stream");
+}
+
+/* Body bytes as they arrive; returns n, or 0 when the row is decided and
+ * the transfer should stop. */
+static size_t take_body(inflight *f, const char *p, size_t n, int64_t t) {
+    /* times of one stream never go back, nor before the request left */
+    if (t < f->row.last_us)
+        t = f->row.last_us;
+    if (t < f->row.sent_us)
+        t = f->row.sent_us;
     if (f->whole_json) { /* kept whole, read when the transfer ends */
         if (f->json_len + n > f->g->cfg->max_event_bytes) {
             f->failed_parse = 1;
@@ -191,24 +203,44 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud) {
     return n;
 }
 
-static int classify(inflight *f, CURLcode rc) {
-    if (f->failed_parse)
-        return ERR_MALFORMED;
-    if (f->error_event)
-        return ERR_HTTP;
+static size_t curl_on_write(char *p, size_t size, size_t nmemb, void *ud) {
+    inflight *f = ud;
+    if (!f->status_known) {
+        long code = 0;
+        char *ct = NULL;
+        curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
+        take_head(f, (int)code, ct);
+    }
+    return take_body(f, p, size * nmemb, now_rel(f->g));
+}
+
+/* How a transfer ended, whichever client carried it. */
+typedef enum { XFER_OK, XFER_CONNECT, XFER_TIMEOUT, XFER_BROKEN } xfer_end;
+
+static xfer_end curl_end(CURLcode rc) {
     switch (rc) {
-    case CURLE_OK:
-        break;
+    case CURLE_OK: return XFER_OK;
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-        return ERR_CONNECT;
-    case CURLE_OPERATION_TIMEDOUT:
-        return ERR_TIMEOUT;
-    default:
-        return f->row.http_status >= 400 ? ERR_HTTP : ERR_DISCONNECT;
+    case CURLE_PEER_FAILED_VERIFICATION: return XFER_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT: return XFER_TIMEOUT;
+    default: return XFER_BROKEN;
+    }
+}
+
+static int classify(inflight *f, xfer_end end) {
+    if (f->failed_parse)
+        return ERR_MALFORMED;
+    if (f->error_event)
+        return ERR_HTTP;
+    switch (end) {
+    case XFER_OK: break;
+    case XFER_CONNECT: return ERR_CONNECT;
+    case XFER_TIMEOUT: return ERR_TIMEOUT;
+    default: return f->row.http_status >= 400 ? ERR_HTTP : ERR_DISCONNECT;
     }
     if (f->row.http_status != 200)
         return ERR_HTTP;
@@ -238,6 +270,8 @@ static void active_remove(lg *g, inflight *f) {
 static void free_inflight(inflight *f) {
     if (f->easy)
         curl_easy_cleanup(f->easy);
+    if (f->hx)
+        h1_cancel(f->hx);
     curl_slist_free_all(f->hdrs);
     free(f->body);
     free(f->json);
@@ -327,6 +361,29 @@ static void take_whole_json(inflight *f) {
 
 /* ---- curl glue ---- */
 
+/* A transfer is over: the row is decided and written, and a request held
+ * back by the concurrency cap takes its place. */
+static void transfer_ended(lg *g, inflight *f, xfer_end end) {
+    f->row.end_us = now_rel(g);
+    /* An unterminated last event is the server's own ending only when the
+     * transfer ended cleanly; after a broken connection it is just a
+     * cut-off fragment (the row says disconnect, not malformed). */
+    if (end == XFER_OK && f->whole_json)
+        take_whole_json(f);
+    else if (end == XFER_OK)
+        sse_finish(&f->sse);
+    g->in_flight--;
+    active_remove(g, f);
+    finish_request(g, f, classify(f, end));
+    if (g->queue_head && !g->stopping) {
+        inflight *q = g->queue_head;
+        g->queue_head = q->next;
+        if (!g->queue_head)
+            g->queue_tail = NULL;
+        start_request(g, q);
+    }
+}
+
 static void drain_messages(lg *g) {
     CURLMsg *m;
     int left;
@@ -342,30 +399,47 @@ static void drain_messages(lg *g) {
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&f);
         CURLcode rc = m->data.result;
         curl_multi_remove_handle(g->multi, f->easy);
-        f->row.end_us = now_rel(g);
         if (!f->status_known) {
             long code = 0;
             curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
             f->row.http_status = (int)code;
         }
-        /* An unterminated last event is the server's own ending only when
-         * the transfer ended cleanly; after a broken connection it is just a
-         * cut-off fragment (the row says disconnect, not malformed). */
-        if (rc == CURLE_OK && f->whole_json)
-            take_whole_json(f);
-        else if (rc == CURLE_OK)
-            sse_finish(&f->sse);
-        g->in_flight--;
-        active_remove(g, f);
-        finish_request(g, f, classify(f, rc));
-        if (g->queue_head && !g->stopping) {
-            inflight *q = g->queue_head;
-            g->queue_head = q->next;
-            if (!g->queue_head)
-                g->queue_tail = NULL;
-            start_request(g, q);
-        }
+        transfer_ended(g, f, curl_end(rc));
     }
+    check_done(g);
+}
+
+/* ---- our own client's callbacks ---- */
+
+static void h1_on_head(void *ud, int status, const char *content_type) {
+    take_head(ud, status, content_type);
+}
+
+/* Body bytes; then, if a request fell due meanwhile, it goes out now
+ * rather than after the rest of this wakeup's sockets (at 5,000 streams
+ * one wakeup can hold thousands of them, and the timer would wait for
+ * them all). One comparison per read. */
+static size_t h1_on_body(void *ud, const char *p, size_t n, int64_t arrived_us) {
+    inflight *f = ud;
+    lg *g = f->g;
+    size_t used = take_body(f, p, n, arrived_us - g->t0);
+    if (g->next_due < g->cfg->n && !g->stopping) {
+        int64_t now = now_rel(g);
+        if (g->cfg->due_us[g->next_due] <= now)
+            dispatch_due(g, now);
+    }
+    return used;
+}
+
+static void h1_on_done(void *ud, h1_result r) {
+    inflight *f = ud;
+    lg *g = f->g;
+    f->hx = NULL; /* gone with this call */
+    xfer_end end = r == H1_OK        ? XFER_OK
+                   : r == H1_CONNECT ? XFER_CONNECT
+                   : r == H1_TIMEOUT ? XFER_TIMEOUT
+                                     : XFER_BROKEN;
+    transfer_ended(g, f, end);
     check_done(g);
 }
 
@@ -433,6 +507,14 @@ static void start_request(lg *g, inflight *f) {
     char idh[64];
     snprintf(idh, sizeof idh, "X-Request-Id: ");
     request_id_format(idh + strlen(idh), sizeof idh - strlen(idh), f->row.index);
+    sse_init(&f->sse, c->max_event_bytes, on_event, f);
+    f->row.sent_us = now_rel(g);
+    g->in_flight++;
+    active_add(g, f);
+    if (g->h1) {
+        f->hx = h1_start(g->h1, idh, f->body, len, c->timeout_s, f);
+        return;
+    }
     f->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     f->hdrs = curl_slist_append(f->hdrs, "Accept: text/event-stream");
     f->hdrs = curl_slist_append(f->hdrs, "Expect:");
@@ -445,7 +527,7 @@ static void start_request(lg *g, inflight *f) {
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->hdrs);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
     curl_easy_setopt(e, CURLOPT_PRIVATE, f);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -457,10 +539,6 @@ static void start_request(lg *g, inflight *f) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    sse_init(&f->sse, c->max_event_bytes, on_event, f);
-    f->row.sent_us = now_rel(g);
-    g->in_flight++;
-    active_add(g, f);
     curl_multi_add_handle(g->multi, e);
 }
 
@@ -488,12 +566,10 @@ static void arm_due_timer(lg *g) {
     evtimer_add(g->due_timer, &tv);
 }
 
-static void on_due(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    lg *g = arg;
+/* Starts every request whose time has come (at most 256 at once, so a
+ * burst does not starve the sockets) and arms the timer for the next. */
+static void dispatch_due(lg *g, int64_t now) {
     const loadgen_config *c = g->cfg;
-    int64_t now = now_rel(g);
     int started = 0;
     while (g->next_due < c->n && c->due_us[g->next_due] <= now) {
         inflight *f = new_inflight(g, g->next_due++);
@@ -508,16 +584,22 @@ static void on_due(evutil_socket_t fd, short what, void *arg) {
             start_request(g, f);
             started++;
         }
-        /* do not starve the sockets during a burst */
         if (started >= 256)
             break;
     }
-    if (started) {
+    if (started && !g->h1) {
         int running;
         curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         drain_messages(g);
     }
     arm_due_timer(g);
+}
+
+static void on_due(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    lg *g = arg;
+    dispatch_due(g, now_rel(g));
 }
 
 static void check_done(lg *g) {
@@ -565,7 +647,8 @@ static void cancel_everything(lg *g) {
     while (g->active) {
         inflight *f = g->active;
         active_remove(g, f);
-        curl_multi_remove_handle(g->multi, f->easy);
+        if (f->easy)
+            curl_multi_remove_handle(g->multi, f->easy);
         g->in_flight--;
         f->row.end_us = now_rel(g);
         finish_request(g, f, ERR_CANCELLED);
@@ -634,6 +717,18 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     curl_multi_setopt(g.multi, CURLMOPT_TIMERDATA, &g);
     curl_multi_setopt(g.multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
     curl_multi_setopt(g.multi, CURLMOPT_MAXCONNECTS, 100000L);
+    if (cfg->client == HTTP_CLIENT_BUILTIN) {
+        size_t nh = 0;
+        for (struct curl_slist *h = cfg->headers; h; h = h->next)
+            nh++;
+        const char **hv = xcalloc(nh + 1, sizeof *hv);
+        nh = 0;
+        for (struct curl_slist *h = cfg->headers; h; h = h->next)
+            hv[nh++] = h->data;
+        static const h1_handlers handlers = {h1_on_head, h1_on_body, h1_on_done};
+        g.h1 = h1_client_new(g.base, cfg->endpoint, hv, &handlers);
+        free(hv);
+    }
     g.due_timer = evtimer_new(g.base, on_due, &g);
     g.curl_timer = evtimer_new(g.base, on_curl_timer, &g);
     g.stop_poll = event_new(g.base, -1, EV_PERSIST, on_stop_poll, &g);
@@ -687,6 +782,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     if (cfg->progress)
         fputc('\n', stderr);
     curl_multi_cleanup(g.multi);
+    h1_client_free(g.h1);
     event_free(g.due_timer);
     event_free(g.curl_timer);
     event_free(g.stop_poll);

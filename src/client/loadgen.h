@@ -1,6 +1,7 @@
 /* loadgen: the open-loop load generator and streaming client.
  *
- * One thread, one libevent loop, libcurl's multi_socket API. Requests are
+ * One thread, one libevent loop; our own HTTP/1.1 client for plain http://,
+ * libcurl's multi_socket API otherwise. Requests are
  * dispatched when their absolute due time comes (timers on a precise
  * monotonic clock); with a concurrency cap they wait in a FIFO in the
  * client, and that wait shows as sent_ms - scheduled_ms. Each response is
@@ -18,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Which HTTP client carries the requests (h1.h says why there are two). */
+typedef enum { HTTP_CLIENT_LIBCURL, HTTP_CLIENT_BUILTIN } http_client_kind;
+
 typedef struct loadgen_config {
     const char *endpoint;       /* full URL of /v1/completions or /v1/chat/completions */
     struct curl_slist *headers; /* user headers incl. Authorization; not owned */
@@ -32,6 +36,7 @@ typedef struct loadgen_config {
     int concurrency;    /* 0: no cap */
     double timeout_s;   /* per request; 0: none */
     int insecure;
+    http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
     const char *out_dir; /* NULL: write no rows (warmup) */
     int progress;        /* progress line on stderr */

@@ -3,10 +3,12 @@
  * requests through loadgen, and meta.json and summary.json written through
  * a temporary name and renamed. */
 #include "run/run.h"
+#include "client/h1.h"
 #include "client/loadgen.h"
 #include "client/rowwriter.h"
 #include "client/probe.h"
 #include "common/clock.h"
+#include "common/cpus.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/util.h"
@@ -31,6 +33,7 @@ void run_opts_defaults(run_opts *o) {
     o->api = "completions";
     o->prompts = "builtin";
     o->cusage = "auto";
+    o->http_client = "auto";
     o->rate = INFINITY;
     o->burstiness = 1;
     o->requests = 100;
@@ -54,6 +57,9 @@ int run_opts_validate(const run_opts *o, char *err, int errlen) {
         why = "--duration needs a finite --rate";
     else if (o->fail_on_slo && !o->slo_text)
         why = "--fail-on-slo needs --slo";
+    else if (!strcmp(o->http_client, "builtin") && !h1_usable(o->url))
+        why = "--http-client builtin: needs a plain http:// URL without credentials and no "
+              "http_proxy/all_proxy in the environment";
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
@@ -228,6 +234,10 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     loadgen_install_sigint();
+    /* Placement first: the client threads inherit both. */
+    if (o.cpus && cpus_pin(o.cpus, err, sizeof err))
+        die(2, "run: %s", err);
+    const char *priority = o.realtime ? cpus_realtime() : "off";
 
     /* Workload and schedule first: bad input fails before any traffic. */
     workload w;
@@ -292,6 +302,11 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     if (!gpu && !o.no_sampling && !o.quiet)
         fprintf(stderr, "servelab: note: no GPU sampled (%s)\n", gpu_why);
 
+    /* Our own HTTP/1.1 client where it can go (client/h1.h says why). */
+    http_client_kind http_client = HTTP_CLIENT_LIBCURL;
+    if (strcmp(o.http_client, "libcurl") && h1_usable(endpoint))
+        http_client = HTTP_CLIENT_BUILTIN;
+
     char started[40];
     utc_now_iso(started, sizeof started);
     loadgen_config lc = {.endpoint = endpoint,
@@ -306,6 +321,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
                          .concurrency = (int)o.concurrency,
                          .timeout_s = o.timeout_s,
                          .insecure = o.insecure,
+                         .client = http_client,
                          .max_event_bytes = (size_t)o.max_event_bytes,
                          .progress = !o.quiet && isatty(2),
                          .metrics_url = o.no_sampling ? NULL : metrics_url,
@@ -361,6 +377,10 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         "insecure", o.insecure);
     json_object_set_new(cfg, "api_key_env", key_env ? json_string(key_env) : json_null());
     json_object_set_new(cfg, "threads", json_integer(o.threads));
+    json_object_set_new(cfg, "cpus", o.cpus ? json_string(o.cpus) : json_null());
+    json_object_set_new(cfg, "realtime", json_string(priority));
+    json_object_set_new(cfg, "http_client",
+                        json_string(http_client == HTTP_CLIENT_BUILTIN ? "builtin" : "libcurl"));
     json_object_set_new(meta, "config", cfg);
     json_object_set_new(meta, "seed", json_integer((json_int_t)o.seed));
     json_object_set_new(meta, "started_utc", json_string(started));

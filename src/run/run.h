@@ -12,6 +12,9 @@
 
 typedef struct run_opts {
     const char *url, *api, *model, *key_env, *prompts, *mix, *out, *cusage;
+    const char *http_client; /* auto|builtin|libcurl */
+    const char *cpus;        /* pin the client to these CPUs; NULL: no pinning */
+    int realtime;            /* ask for SCHED_FIFO (common/cpus.h) */
     const char *headers[64];
     int n_headers;
     int insecure, ignore_eos, quiet;

@@ -51,6 +51,9 @@ static void run_usage(FILE *f) {
           "  --metrics-interval S    sample /metrics and GPUs every S seconds (1)\n"
           "  --no-sampling           sample neither /metrics nor GPUs\n"
           "  --threads N             client threads, each its own loop and connections (1)\n"
+          "  --http-client C         auto|builtin|libcurl (auto: builtin for plain http://)\n"
+          "  --cpus LIST             run the client on these CPUs only, e.g. 0 or 0-1\n"
+          "  --realtime              SCHED_FIFO when allowed, else nice -10\n"
           "  --quiet                 no progress line\n",
           f);
 }
@@ -59,7 +62,7 @@ enum {
     O_URL = 1000, O_API, O_MODEL, O_KEYENV, O_HEADER, O_INSECURE, O_RATE, O_ARRIVAL, O_BURST,
     O_REQUESTS, O_DURATION, O_CONC, O_SEED, O_PROMPTS, O_MIX, O_MAXTOK, O_IGNORE_EOS, O_CUSAGE,
     O_WARMUP, O_TIMEOUT, O_SLO, O_FAILSLO, O_COST, O_OUT, O_MAXEV, O_QUIET, O_HELP,
-    O_MINTERVAL, O_NOSAMPLE, O_THREADS
+    O_MINTERVAL, O_NOSAMPLE, O_THREADS, O_HTTPCLIENT, O_CPUS, O_REALTIME
 };
 
 static const struct option long_opts[] = {
@@ -92,6 +95,9 @@ static const struct option long_opts[] = {
     {"metrics-interval", required_argument, 0, O_MINTERVAL},
     {"no-sampling", no_argument, 0, O_NOSAMPLE},
     {"threads", required_argument, 0, O_THREADS},
+    {"http-client", required_argument, 0, O_HTTPCLIENT},
+    {"cpus", required_argument, 0, O_CPUS},
+    {"realtime", no_argument, 0, O_REALTIME},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -192,6 +198,13 @@ static void parse_opts(int argc, char **argv, run_opts *o) {
             break;
         case O_COST: o->cost = opt_double(name, optarg, 0); break;
         case O_OUT: o->out = optarg; break;
+        case O_CPUS: o->cpus = optarg; break;
+        case O_REALTIME: o->realtime = 1; break;
+        case O_HTTPCLIENT:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "builtin") && strcmp(optarg, "libcurl"))
+                die(2, "run: --http-client: expected auto, builtin or libcurl, got '%s'", optarg);
+            o->http_client = optarg;
+            break;
         case O_MAXEV: o->max_event_bytes = opt_long(name, optarg, 1024); break;
         case O_QUIET: o->quiet = 1; break;
         case O_MINTERVAL: {

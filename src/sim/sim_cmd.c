@@ -1,6 +1,7 @@
 /* sim_cmd: `servelab sim`, option parsing and the event loop around the
  * simulated server. Every profile parameter has its own override flag. */
 #include "cli/commands.h"
+#include "common/cpus.h"
 #include "common/util.h"
 #include "sim/api.h"
 #include "sim/profiles.h"
@@ -27,6 +28,8 @@ static void sim_usage(FILE *f) {
             "  --fault SPEC              e.g. http429=0.05,http500=0.02,disconnect=0.02,\n"
             "                            malformed=0.01,stall=0.01\n"
             "  --stall-ms MS             how long a stall fault lasts (60000)\n"
+            "  --cpus LIST               run on these CPUs only, e.g. 1 or 2-3\n"
+            "  --realtime                SCHED_FIFO when allowed, else nice -10\n"
             "engine overrides (defaults from the profile):\n"
             "  --max-num-seqs N  --kv-blocks N  --block-size N  --max-model-len N\n"
             "  --max-num-batched-tokens N  --decode-base-ms MS  --decode-per-seq-ms MS\n"
@@ -45,7 +48,8 @@ static void sim_usage(FILE *f) {
 enum {
     O_HOST = 1000, O_PORT, O_PROFILE, O_MODEL, O_SEED, O_TRACE, O_FAULT, O_STALL, O_SEQS,
     O_BLOCKS, O_BSIZE, O_MAXLEN, O_BATCHED, O_DBASE, O_DSEQ, O_PREFILL, O_JITTER, O_EOS,
-    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_IDLETIMEOUT, O_HELP, O_TTRACE
+    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_IDLETIMEOUT, O_HELP, O_TTRACE, O_CPUS,
+    O_REALTIME
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +77,8 @@ static const struct option long_opts[] = {
     {"max-header-bytes", required_argument, 0, O_MAXHEAD},
     {"request-timeout-ms", required_argument, 0, O_REQTIMEOUT},
     {"idle-timeout-ms", required_argument, 0, O_IDLETIMEOUT},
+    {"cpus", required_argument, 0, O_CPUS},
+    {"realtime", no_argument, 0, O_REALTIME},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -163,6 +169,11 @@ int cmd_sim(int argc, char **argv) {
         case O_MAXHEAD: cfg.limits.max_header_bytes = (size_t)need_int(name, optarg, 256); break;
         case O_REQTIMEOUT: cfg.limits.request_timeout_ms = (int)need_int(name, optarg, 1); break;
         case O_IDLETIMEOUT: cfg.limits.idle_timeout_ms = (int)need_int(name, optarg, 1); break;
+        case O_CPUS:
+            if (cpus_pin(optarg, err, sizeof err))
+                die(2, "sim: %s", err);
+            break;
+        case O_REALTIME: cpus_realtime(); break;
         case O_HELP:
         case 'h': sim_usage(stdout); return 0;
         default:
