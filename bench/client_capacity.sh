@@ -11,6 +11,6 @@ set -e
 REPEAT=${1:-3}
 THREADS=${2:-1}
 BIN=${SERVELAB:-./servelab}
-LEVELS=${LEVELS:-10@1,100@1,200@2,1000@10,2000@20,5000@50,5000@25}
+LEVELS=${LEVELS:-10@1,100@1,1000@10,2000@20,5000@50,5000@35,5000@25}
 "$BIN" calibrate --repeat "$REPEAT" --threads "$THREADS" --levels "$LEVELS" --seconds 3 \
     --save /tmp/servelab-bench-calibration.json

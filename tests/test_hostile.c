@@ -367,6 +367,44 @@ TEST(hostile_client_error_event_mid_stream_is_http) {
     hostile_stop(&h);
 }
 
+/* The same hostile answers through both HTTP clients (our own for plain
+ * http://, libcurl with --http-client libcurl): every request ends in the
+ * same error class, status, chunk count and token count, and meta.json
+ * says which client ran. */
+TEST(hostile_client_both_http_clients_classify_alike) {
+    hostile_script s = {{HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST, HOSTILE_HTML_500,
+                         HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA},
+                        7, 0, 0};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    run_outcome o[2];
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), extra[64], path[1100];
+        snprintf(extra, sizeof extra, "--http-client %s", clients[c]);
+        o[c] = run_client(&h, dir, 14, "5", extra, 15000);
+        snprintf(path, sizeof path, "%s/run/meta.json", dir);
+        char *meta = read_file(path, NULL);
+        char want[64];
+        snprintf(want, sizeof want, "\"http_client\": \"%s\"", clients[c]);
+        CHECK_MSG(meta && strstr(meta, want), "meta.json lacks %s", want);
+        free(meta);
+    }
+    static const char *const expect[7][2] = {{"", "200"},     {"disconnect", "200"},
+                                             {"disconnect", "200"}, {"http", "500"},
+                                             {"", "200"},     {"http", "200"},
+                                             {"http", "200"}};
+    for (int k = 0; k < 14; k++) {
+        for (int c = 0; c < 2; c++)
+            check_row(o[c].rows, k, expect[k % 7][0], expect[k % 7][1]);
+        const char *cols[] = {"chunks", "output_tokens", "finish_reason"};
+        for (int j = 0; j < 3; j++)
+            CHECK_MSG(!strcmp(csv_get(o[0].rows, row_of(o[0].rows, k), cols[j]),
+                              csv_get(o[1].rows, row_of(o[1].rows, k), cols[j])),
+                      "req-%d: %s differs between the clients", k, cols[j]);
+    }
+    hostile_stop(&h);
+}
+
 /* ======================= raw clients vs servelab sim ======================= */
 
 #define SIM_RSS_LIMIT_KB (100 * 1024)

@@ -322,6 +322,12 @@ TEST(run_bad_input_fails_before_traffic) {
     snprintf(args, sizeof args, "--url http://127.0.0.1:1 --prompts sharegpt:%s/none.json", dir);
     CHECK_INT(run_cmd(args, &out), 2);
     CHECK(strstr(out, "none.json") != NULL);
+    CHECK_INT(run_cmd("--url http://127.0.0.1:1 --http-client wget", &out), 2);
+    CHECK(strstr(out, "--http-client") != NULL);
+    CHECK_INT(run_cmd("--url https://127.0.0.1:1 --http-client builtin", &out), 2);
+    CHECK(strstr(out, "--http-client builtin") != NULL);
+    CHECK_INT(run_cmd("--url http://127.0.0.1:1 --cpus 1-0", &out), 2);
+    CHECK(strstr(out, "--cpus") != NULL);
 }
 
 TEST(run_summary_json_and_table) {

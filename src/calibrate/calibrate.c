@@ -195,6 +195,14 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
                           "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
                           threads, "--out", out};
     add_placement(run_argv, o->client_cpus, o->realtime);
+    if (o->http_client) {
+        int k = 0;
+        while (run_argv[k])
+            k++;
+        run_argv[k++] = "--http-client";
+        run_argv[k++] = (char *)o->http_client;
+        run_argv[k] = NULL;
+    }
     int devnull = open("/dev/null", O_WRONLY);
     int64_t run_t0 = mono_us();
     pid_t run = spawn(run_argv, devnull, devnull);

@@ -44,6 +44,7 @@ typedef struct calib_opts {
      * the client's (NULL: not pinned), and SCHED_FIFO for both. */
     const char *sim_cpus, *client_cpus;
     int realtime;
+    const char *http_client; /* run --http-client; NULL: its default */
 } calib_opts;
 
 /* Pins the simulator to this process's last CPU and the client to the

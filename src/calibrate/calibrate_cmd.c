@@ -59,6 +59,7 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"repeat", required_argument, 0, 'r'},
                                          {"threads", required_argument, 0, 't'},
                                          {"no-pin", no_argument, 0, 'P'},
+                                         {"http-client", required_argument, 0, 'H'},
                                          {"no-realtime", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -96,6 +97,12 @@ int cmd_calibrate(int argc, char **argv) {
         }
         case 'j': json = 1; break;
         case 'P': pin = 0; break;
+        case 'H':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "builtin") && strcmp(optarg, "libcurl"))
+                die(2, "calibrate: --http-client: expected auto, builtin or libcurl, got '%s'",
+                    optarg);
+            o.http_client = optarg;
+            break;
         case 'R': o.realtime = 0; break;
         case 'k': keep = optarg; break;
         case 'h':
@@ -112,6 +119,7 @@ int cmd_calibrate(int argc, char **argv) {
                    "  --threads N        client threads, as servelab run --threads (1)\n"
                    "  --no-pin           do not put the simulator and the client on separate CPUs\n"
                    "  --no-realtime      do not ask for SCHED_FIFO (run/sim --realtime)\n"
+                   "  --http-client C    the client's HTTP client, as servelab run (auto)\n"
                    "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -136,9 +144,10 @@ int cmd_calibrate(int argc, char **argv) {
     if (pin)
         calibrate_placement(&o, sim_cpus, client_cpus);
     char placement[256];
-    snprintf(placement, sizeof placement, "simulator on CPU %s, client on CPU %s, %s",
+    snprintf(placement, sizeof placement, "simulator on CPU %s, client on CPU %s, %s%s%s",
              o.sim_cpus ? o.sim_cpus : "any", o.client_cpus ? o.client_cpus : "any",
-             o.realtime ? "both asked for SCHED_FIFO" : "normal priority");
+             o.realtime ? "both asked for SCHED_FIFO" : "normal priority",
+             o.http_client ? ", --http-client " : "", o.http_client ? o.http_client : "");
     raise_fd_limit();
     calib_result *res = xcalloc((size_t)o.n_levels, sizeof *res);
     char err[512];
