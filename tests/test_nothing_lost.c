@@ -35,7 +35,7 @@ static pid_t spawn_sh(const char *cmd) {
     return pid;
 }
 
-TEST(fault_matrix_5000_requests_counts_match_trace) {
+static void fault_matrix(int sim_threads) {
     char *dir = temp_dir();
     int port = free_port();
     char cmd[4096];
@@ -48,9 +48,9 @@ TEST(fault_matrix_5000_requests_counts_match_trace) {
     pid_t run = spawn_sh(cmd);
     usleep(600000);
     snprintf(cmd, sizeof cmd,
-             "exec %s sim --port %d --trace %s/trace.csv --stall-ms 3000 --fault "
+             "exec %s sim --port %d --threads %d --trace %s/trace.csv --stall-ms 3000 --fault "
              "http429=0.04,http500=0.03,disconnect=0.03,malformed=0.02,stall=0.01 >/dev/null",
-             servelab_bin(), port, dir);
+             servelab_bin(), port, sim_threads, dir);
     pid_t sim = spawn_sh(cmd);
     int st;
     waitpid(run, &st, 0);
@@ -102,6 +102,15 @@ TEST(fault_matrix_5000_requests_counts_match_trace) {
     CHECK_INT(got_connect, 5000 - tr->n_rows);
     CHECK_INT(got_ok, injected[0]);
     CHECK_INT(other, 0);
+}
+
+TEST(fault_matrix_5000_requests_counts_match_trace) {
+    fault_matrix(1);
+}
+
+/* The same against a simulator with three I/O threads behind its engine. */
+TEST(fault_matrix_sim_threads_counts_match_trace) {
+    fault_matrix(3);
 }
 
 /* A 64 KiB filesystem fills up mid-run: a clear error, exit 1, and every

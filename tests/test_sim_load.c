@@ -1,10 +1,12 @@
-/* Simulator under load: 1,000 concurrent streaming requests all complete,
+/* Simulator under load (one loop, and I/O threads behind the one engine):
+ * 1,000 concurrent streaming requests all complete,
  * /metrics never shows more running than max_num_seqs, and the trace's
  * admitted..finished intervals never overlap more than that either. */
 #include "support.h"
 #include "test.h"
 
 #include <curl/curl.h>
+#include <math.h>
 #include <string.h>
 
 typedef struct stream {
@@ -38,10 +40,12 @@ static size_t on_metrics(char *p, size_t sz, size_t n, void *ud) {
     return len;
 }
 
-TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
+static void thousand_streams(int io_threads) {
     char *dir = temp_dir();
     char args[512];
-    snprintf(args, sizeof args, "--max-num-seqs 64 --decode-base-ms 2 --trace %s/trace.csv", dir);
+    snprintf(args, sizeof args,
+             "--max-num-seqs 64 --decode-base-ms 2 --threads %d --trace %s/trace.csv", io_threads,
+             dir);
     sim_proc p = sim_start(args);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURLM *m = curl_multi_init();
@@ -157,4 +161,72 @@ TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
     }
     CHECK_MSG(peak <= 64, "trace peak in flight %d", peak);
     CHECK(peak >= 32);
+}
+
+TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
+    thousand_streams(1);
+}
+
+/* The same with three I/O threads behind the one engine. */
+TEST(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
+    thousand_streams(3);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* With I/O threads the model is the same engine: 20 requests with a 20 ms
+ * step and no per-sequence cost get their tokens 20 ms apart, and every
+ * token leaves on the step grid (a whole number of steps after the first
+ * token, give or take the timers' drift and the write). */
+TEST(sim_threads_keep_the_engine_step_exact) {
+    char *dir = temp_dir();
+    char args[1024];
+    snprintf(args, sizeof args,
+             "--threads 2 --decode-base-ms 20 --decode-per-seq-ms 0 --prefill-per-token-ms 0 "
+             "--trace-tokens %s/tokens.csv",
+             dir);
+    sim_proc p = sim_start(args);
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --rate inf --requests 20 --prompts "
+             "random:8:12 --ignore-eos --no-sampling --out %s/run",
+             p.port, dir);
+    CHECK_INT(servelab_cmd(args, NULL), 0);
+    sim_stop(&p);
+    snprintf(args, sizeof args, "%s/tokens.csv", dir);
+    FILE *f = fopen(args, "r");
+    CHECK(f != NULL);
+    static double t[20][12];
+    int seen = 0;
+    char line[256];
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    while (fgets(line, sizeof line, f)) {
+        int r, k;
+        double ms;
+        if (sscanf(line, "req-%d,%d,%lf", &r, &k, &ms) == 3 && r >= 0 && r < 20 && k >= 0 &&
+            k < 12) {
+            t[r][k] = ms;
+            seen++;
+        }
+    }
+    fclose(f);
+    CHECK_INT(seen, 20 * 12);
+    double gaps[20 * 11];
+    int ng = 0;
+    for (int r = 0; r < 20; r++)
+        for (int k = 1; k < 12; k++)
+            gaps[ng++] = t[r][k] - t[r][k - 1];
+    qsort(gaps, (size_t)ng, sizeof *gaps, cmp_double);
+    double med = gaps[ng / 2];
+    CHECK_MSG(med > 19 && med < 21.5, "median token gap %.2f ms, step 20 ms", med);
+    double t0 = 1e18;
+    for (int r = 0; r < 20; r++)
+        t0 = t[r][0] < t0 ? t[r][0] : t0;
+    for (int r = 0; r < 20; r++)
+        for (int k = 0; k < 12; k++) {
+            double d = fmod(t[r][k] - t0, 20.0), off = d < 10 ? d : 20 - d;
+            CHECK_MSG(off < 4, "req-%d token %d left %.2f ms off the step grid", r, k, off);
+        }
 }

@@ -71,7 +71,8 @@ void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf) {
     cpu_set_t set;
     o->sim_cpus = o->client_cpus = NULL;
     int threads = o->threads > 0 ? o->threads : 1;
-    if (sched_getaffinity(0, sizeof set, &set) || CPU_COUNT(&set) < threads + 1)
+    if (o->sim_threads > 1 || sched_getaffinity(0, sizeof set, &set) ||
+        CPU_COUNT(&set) < threads + 1)
         return;
     int last = -1;
     for (int c = 0; c < CPU_SETSIZE; c++)
@@ -158,6 +159,16 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
                           "--max-connections", "60000", "--trace", trace, "--trace-tokens",
                           tokens};
     add_placement(sim_argv, o->sim_cpus, o->realtime);
+    char sim_threads[16];
+    if (o->sim_threads > 1) {
+        int k = 0;
+        while (sim_argv[k])
+            k++;
+        snprintf(sim_threads, sizeof sim_threads, "%d", o->sim_threads);
+        sim_argv[k++] = "--threads";
+        sim_argv[k++] = sim_threads;
+        sim_argv[k] = NULL;
+    }
     int pfd[2];
     if (pipe(pfd)) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));

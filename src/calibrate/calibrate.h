@@ -45,10 +45,12 @@ typedef struct calib_opts {
     const char *sim_cpus, *client_cpus;
     int realtime;
     const char *http_client; /* run --http-client; NULL: its default */
+    int sim_threads;         /* sim --threads (0/1: one) */
 } calib_opts;
 
 /* Pins the simulator to this process's last CPU and the client to the
- * others when there are at least threads + 1 of them (a client woken on the
+ * others when there are at least threads + 1 of them and the simulator runs
+ * one thread (a client woken on the
  * server's core waits for it: milliseconds of error that are neither's).
  * Fills the two lists (caller's buffers of 64 bytes) or leaves them NULL. */
 void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf);

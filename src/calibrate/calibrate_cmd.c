@@ -60,6 +60,7 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"threads", required_argument, 0, 't'},
                                          {"no-pin", no_argument, 0, 'P'},
                                          {"http-client", required_argument, 0, 'H'},
+                                         {"sim-threads", required_argument, 0, 'S'},
                                          {"no-realtime", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -97,6 +98,13 @@ int cmd_calibrate(int argc, char **argv) {
         }
         case 'j': json = 1; break;
         case 'P': pin = 0; break;
+        case 'S': {
+            long t;
+            if (parse_int(optarg, &t) || t < 1 || t > 64)
+                die(2, "calibrate: --sim-threads: expected 1 to 64, got '%s'", optarg);
+            o.sim_threads = (int)t;
+            break;
+        }
         case 'H':
             if (strcmp(optarg, "auto") && strcmp(optarg, "builtin") && strcmp(optarg, "libcurl"))
                 die(2, "calibrate: --http-client: expected auto, builtin or libcurl, got '%s'",
@@ -120,6 +128,7 @@ int cmd_calibrate(int argc, char **argv) {
                    "  --no-pin           do not put the simulator and the client on separate CPUs\n"
                    "  --no-realtime      do not ask for SCHED_FIFO (run/sim --realtime)\n"
                    "  --http-client C    the client's HTTP client, as servelab run (auto)\n"
+                   "  --sim-threads N    the simulator's I/O threads, as servelab sim --threads (1)\n"
                    "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -144,8 +153,11 @@ int cmd_calibrate(int argc, char **argv) {
     if (pin)
         calibrate_placement(&o, sim_cpus, client_cpus);
     char placement[256];
-    snprintf(placement, sizeof placement, "simulator on CPU %s, client on CPU %s, %s%s%s",
-             o.sim_cpus ? o.sim_cpus : "any", o.client_cpus ? o.client_cpus : "any",
+    snprintf(placement, sizeof placement,
+             "simulator (%d thread%s) on CPU %s, client (%d thread%s) on CPU %s, %s%s%s",
+             o.sim_threads > 1 ? o.sim_threads : 1, o.sim_threads > 1 ? "s" : "",
+             o.sim_cpus ? o.sim_cpus : "any", o.threads > 1 ? o.threads : 1,
+             o.threads > 1 ? "s" : "", o.client_cpus ? o.client_cpus : "any",
              o.realtime ? "both asked for SCHED_FIFO" : "normal priority",
              o.http_client ? ", --http-client " : "", o.http_client ? o.http_client : "");
     raise_fd_limit();

@@ -7,6 +7,18 @@
  * as the server saw them: first_token_ms is read right after the first
  * token's bytes went to the socket.
  *
+ * Threads (`sim --threads N`, N > 1): one engine behind N I/O threads. The
+ * engine, its step timer and the /metrics counters stay on the main thread
+ * under one lock (the model is the same code, so it stays exact); each I/O
+ * thread has its own event loop and listener on the same port
+ * (SO_REUSEPORT) and owns its connections. At a step's end the engine
+ * thread only copies each token's sequence state into the owning thread's
+ * outbox; that thread formats and writes the chunks (the write() calls, most
+ * of the simulator's time, then run in parallel) and records when they left.
+ * A connection that dies posts a GONE record after aborting its sequence,
+ * under the engine lock, so it always comes after that sequence's last
+ * token record and the request ends exactly once.
+ *
  * The wire format follows vLLM's OpenAI server: `text_completion` chunks,
  * `chat.completion.chunk` with a role-only first delta, the finish reason on
  * the last token's chunk, an optional usage-only chunk with empty `choices`,
@@ -18,18 +30,52 @@
 #include "sim/metrics.h"
 
 #include <event2/buffer.h>
+#include <event2/thread.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-struct sim_server {
+typedef struct sim_request sim_request;
+
+/* What the engine said about one sequence, on its way to the thread that
+ * owns the connection: TOKEN (a token; `snap` is the sequence right after
+ * it), DROP (the disconnect fault fired), GONE (the connection died). */
+typedef enum { REC_TOKEN, REC_DROP, REC_GONE } rec_kind;
+typedef struct emit_rec {
+    sim_request *r;
+    seq snap;
+    rec_kind kind;
+} emit_rec;
+
+/* An I/O side: a loop, its listener and connections, and (threaded) the
+ * outbox the engine fills. */
+typedef struct sim_front {
+    sim_server *srv;
     struct event_base *base;
+    httpd *http;
+    pthread_t thread;
+    int has_thread;
+    struct event *wake;
+    pthread_mutex_t mu; /* guards recs */
+    emit_rec *recs;
+    size_t n_recs, cap_recs;
+} sim_front;
+
+struct sim_server {
+    struct event_base *base; /* the engine's loop */
     sim_config cfg;
     engine *eng;
-    httpd *http;
-    struct event *step_timer, *flush_timer;
+    sim_front *fronts;
+    int n_fronts;
+    int threaded;
+    pthread_mutex_t mu;     /* threaded: the engine, metrics, counter */
+    pthread_mutex_t out_mu; /* threaded: the two trace files */
+    size_t pending;         /* threaded: records posted and not yet acted on (atomic) */
+    int held;               /* threaded: the next step waits for the outboxes */
+    struct event *step_timer, *flush_timer, *hold_timer;
     int64_t t0_us;
     sim_metrics metrics;
     FILE *trace;
@@ -38,9 +84,11 @@ struct sim_server {
     uint64_t counter;
 };
 
-typedef struct sim_request {
+struct sim_request {
     sim_server *srv;
+    sim_front *front; /* the thread that owns conn */
     http_conn *conn;
+    int dropped; /* threaded: the connection died; only GONE ends it */
     seq s;
     int chat, stream, include_usage, continuous_usage;
     char id[40];
@@ -54,7 +102,27 @@ typedef struct sim_request {
     int64_t first_write_us; /* server-relative, -1 until the first token left */
     int64_t last_write_us;  /* the last token's bytes, -1 until then */
     uint64_t token_seed;
-} sim_request;
+};
+
+static void eng_lock(sim_server *s) {
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+}
+
+static void eng_unlock(sim_server *s) {
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+}
+
+static void out_lock(sim_server *s) {
+    if (s->threaded)
+        pthread_mutex_lock(&s->out_mu);
+}
+
+static void out_unlock(sim_server *s) {
+    if (s->threaded)
+        pthread_mutex_unlock(&s->out_mu);
+}
 
 /* The simulator's output vocabulary: common English word pieces, so the
  * streamed text looks like text and never needs JSON escaping. */
@@ -151,6 +219,7 @@ static void request_free(sim_request *r) {
 /* The request is over: metrics, trace, memory. */
 static void request_end(sim_request *r) {
     sim_server *s = r->srv;
+    eng_lock(s);
     if (r->s.finished_us < 0)
         r->s.finished_us = now_rel(s);
     if (r->s.state == SEQ_FINISHED) {
@@ -161,27 +230,42 @@ static void request_end(sim_request *r) {
     } else if (r->s.state == SEQ_ABORTED) {
         s->metrics.requests_aborted_total++;
     }
+    eng_unlock(s);
+    out_lock(s);
     trace_row(s, r);
+    out_unlock(s);
     request_free(r);
 }
+
+static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind);
 
 /* Client vanished mid-response: free the sequence and its KV blocks now. */
 static void on_conn_gone(void *arg) {
     sim_request *r = arg;
-    engine_abort(r->srv->eng, &r->s, now_rel(r->srv));
-    if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall) */
+    sim_server *s = r->srv;
+    eng_lock(s);
+    engine_abort(s->eng, &r->s, now_rel(s));
+    if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall), or its last
+                                        token has not been written yet */
         r->s.state = SEQ_ABORTED;
         r->s.finish = FINISH_ABORT;
     }
+    if (s->threaded) { /* after every record the engine posted for it */
+        r->dropped = 1;
+        post(r->front, r, &r->s, REC_GONE);
+        eng_unlock(s);
+        return;
+    }
+    eng_unlock(s);
     request_end(r);
 }
 
 /* ---- streaming output ---- */
 
-static void add_usage(struct evbuffer *b, const sim_request *r) {
+static void add_usage(struct evbuffer *b, const seq *sq) {
     evbuffer_add_printf(b, "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
                            "\"completion_tokens\":%d}",
-                        r->s.prompt_tokens, r->s.prompt_tokens + r->s.generated, r->s.generated);
+                        sq->prompt_tokens, sq->prompt_tokens + sq->generated, sq->generated);
 }
 
 static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
@@ -190,15 +274,15 @@ static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
                         r->srv->model_json);
 }
 
-static const char *finish_json(const sim_request *r) {
-    if (r->s.state != SEQ_FINISHED)
+static const char *finish_json(const seq *sq) {
+    if (sq->state != SEQ_FINISHED)
         return "null";
-    return r->s.finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
+    return sq->finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
 }
 
 /* One SSE event for token `index` (plus the role event before the first
  * chat token). */
-static void add_token_event(struct evbuffer *b, sim_request *r, int index) {
+static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, int index) {
     if (r->chat && index == 0) {
         add_chunk_head(b, r);
         evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
@@ -209,24 +293,24 @@ static void add_token_event(struct evbuffer *b, sim_request *r, int index) {
         evbuffer_add_printf(b,
                             "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
                             "\"logprobs\":null,\"finish_reason\":%s}]",
-                            token_text(r, index), finish_json(r));
+                            token_text(r, index), finish_json(sq));
     else
         evbuffer_add_printf(b,
                             "\"choices\":[{\"index\":0,\"text\":\"%s\",\"logprobs\":null,"
                             "\"finish_reason\":%s,\"stop_reason\":null}]",
-                            token_text(r, index), finish_json(r));
+                            token_text(r, index), finish_json(sq));
     if (r->continuous_usage) {
         evbuffer_add(b, ",", 1);
-        add_usage(b, r);
+        add_usage(b, sq);
     }
     evbuffer_add(b, "}\n\n", 3);
 }
 
-static void add_stream_tail(struct evbuffer *b, sim_request *r) {
+static void add_stream_tail(struct evbuffer *b, sim_request *r, const seq *sq) {
     if (r->include_usage) {
         add_chunk_head(b, r);
         evbuffer_add(b, "\"choices\":[],", 13);
-        add_usage(b, r);
+        add_usage(b, sq);
         evbuffer_add(b, "}\n\n", 3);
     }
     evbuffer_add(b, "data: [DONE]\n\n", 14);
@@ -267,21 +351,13 @@ static void finish_whole(sim_request *r) {
     }
 }
 
-static void on_emit(seq *sq, int64_t now_us, void *ud) {
-    (void)now_us;
-    sim_server *s = ud;
-    sim_request *r = sq->user;
+/* A token leaves: its SSE event is written (or, not streaming, kept for the
+ * whole answer), the write time noted, and after the last one the request
+ * ends. `sq` is the sequence as it was right after this token. */
+static void deliver_token(sim_request *r, const seq *sq) {
+    sim_server *s = r->srv;
     int index = sq->generated - 1;
     int finished = sq->state == SEQ_FINISHED;
-
-    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
-        http_conn_drop(r->conn);
-        engine_abort(s->eng, sq, now_rel(s));
-        sq->state = SEQ_ABORTED;
-        sq->finish = FINISH_ABORT;
-        request_end(r);
-        return;
-    }
     if (!r->stream) {
         evbuffer_add(r->text, token_text(r, index) + 0, strlen(token_text(r, index)));
         if (finished) {
@@ -293,21 +369,96 @@ static void on_emit(seq *sq, int64_t now_us, void *ud) {
     struct evbuffer *b = evbuffer_new();
     if (r->fault == FAULT_MALFORMED && index == r->fault_at)
         evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"choices\":[{\"text\":\" broken\n\n", r->id);
-    add_token_event(b, r, index);
+    add_token_event(b, r, sq, index);
     if (finished)
-        add_stream_tail(b, r);
+        add_stream_tail(b, r, sq);
     send_buffer(r, b);
     evbuffer_free(b);
     int64_t wrote = now_rel(s);
     if (r->first_write_us < 0)
         r->first_write_us = wrote;
     r->last_write_us = wrote;
-    if (s->token_trace)
+    if (s->token_trace) {
+        out_lock(s);
         fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote / 1000.0);
+        out_unlock(s);
+    }
     if (finished) {
         http_stream_finish(r->conn);
         request_end(r);
     }
+}
+
+static void on_emit(seq *sq, int64_t now_us, void *ud) {
+    (void)now_us;
+    sim_server *s = ud;
+    sim_request *r = sq->user;
+    int index = sq->generated - 1;
+
+    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
+        engine_abort(s->eng, sq, now_rel(s));
+        sq->state = SEQ_ABORTED;
+        sq->finish = FINISH_ABORT;
+        if (s->threaded) {
+            post(r->front, r, sq, REC_DROP);
+            return;
+        }
+        http_conn_drop(r->conn);
+        request_end(r);
+        return;
+    }
+    if (s->threaded)
+        post(r->front, r, sq, REC_TOKEN);
+    else
+        deliver_token(r, sq);
+}
+
+/* ---- threads: the outboxes ---- */
+
+/* Engine side (or a dying connection, on its own thread), engine lock held. */
+static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind) {
+    pthread_mutex_lock(&f->mu);
+    if (f->n_recs == f->cap_recs) {
+        f->cap_recs = f->cap_recs ? f->cap_recs * 2 : 256;
+        f->recs = xrealloc(f->recs, f->cap_recs * sizeof *f->recs);
+    }
+    f->recs[f->n_recs++] = (emit_rec){r, *snap, kind};
+    int first = f->n_recs == 1;
+    __atomic_add_fetch(&f->srv->pending, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&f->mu);
+    if (first)
+        event_active(f->wake, EV_READ, 0);
+}
+
+/* I/O side: takes the whole outbox and acts on it in order. */
+static void on_wake(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_front *f = arg;
+    pthread_mutex_lock(&f->mu);
+    emit_rec *recs = f->recs;
+    size_t n = f->n_recs;
+    f->recs = NULL;
+    f->n_recs = f->cap_recs = 0;
+    pthread_mutex_unlock(&f->mu);
+    for (size_t i = 0; i < n; i++) {
+        sim_request *r = recs[i].r;
+        switch (recs[i].kind) {
+        case REC_TOKEN:
+            if (!r->dropped)
+                deliver_token(r, &recs[i].snap);
+            break;
+        case REC_DROP:
+            if (!r->dropped) {
+                http_conn_drop(r->conn);
+                request_end(r);
+            }
+            break;
+        case REC_GONE: request_end(r); break;
+        }
+    }
+    __atomic_sub_fetch(&f->srv->pending, n, __ATOMIC_RELAXED);
+    free(recs);
 }
 
 /* ---- the engine's clock ---- */
@@ -327,17 +478,49 @@ static void begin_step_at(sim_server *s, int64_t start_us) {
     evtimer_add(s->step_timer, &tv);
 }
 
+/* Threaded: more than a step's worth of tokens not yet written. The next
+ * step then waits (polled every 0.2 ms) as it does with one thread, where
+ * the writes hold up the loop: the outboxes stay bounded and the step
+ * period stretches exactly when the I/O side cannot keep up. */
+static int backlogged(sim_server *s) {
+    size_t pending = __atomic_load_n(&s->pending, __ATOMIC_RELAXED);
+    size_t running = (size_t)engine_get_stats(s->eng).running;
+    return s->threaded && pending > (running > 256 ? running : 256);
+}
+
+static void hold_or_begin(sim_server *s, int64_t start_us) {
+    if (backlogged(s)) {
+        s->held = 1;
+        struct timeval tv = {0, 200};
+        evtimer_add(s->hold_timer, &tv);
+        return;
+    }
+    s->held = 0;
+    begin_step_at(s, start_us);
+}
+
 static void on_step(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     sim_server *s = arg;
+    eng_lock(s);
     int64_t end = now_rel(s);
     engine_step_end(s->eng, end);
-    begin_step_at(s, end);
+    hold_or_begin(s, end);
+    eng_unlock(s);
+}
+
+static void on_hold(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_server *s = arg;
+    eng_lock(s);
+    hold_or_begin(s, now_rel(s));
+    eng_unlock(s);
 }
 
 static void kick_engine(sim_server *s) {
-    if (!engine_in_step(s->eng))
+    if (!engine_in_step(s->eng) && !s->held)
         begin_step_at(s, now_rel(s));
 }
 
@@ -451,11 +634,16 @@ static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     sim_request *r = arg;
+    if (r->dropped)
+        return;
+    eng_lock(r->srv);
     engine_add(r->srv->eng, &r->s, now_rel(r->srv));
     kick_engine(r->srv);
+    eng_unlock(r->srv);
 }
 
-static void handle_completion(sim_server *s, http_conn *c, const http_request *req, int chat) {
+static void handle_completion(sim_front *f, http_conn *c, const http_request *req, int chat) {
+    sim_server *s = f->srv;
     int64_t arrived = now_rel(s);
     json_error_t jerr;
     json_t *body = json_loadb(req->body, req->body_len, 0, &jerr);
@@ -520,6 +708,7 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
 
     sim_request *r = xcalloc(1, sizeof *r);
     r->srv = s;
+    r->front = f;
     r->conn = c;
     r->chat = chat;
     r->status = 200;
@@ -529,7 +718,7 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
     r->continuous_usage = r->stream && opt_bool(so, "continuous_usage_stats");
     r->created = (long)time(NULL);
     r->first_write_us = r->last_write_us = -1;
-    uint64_t n = ++s->counter;
+    uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
     const char *rid = http_header_get(req, "X-Request-Id");
     if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
         snprintf(r->request_id, sizeof r->request_id, "%s", rid);
@@ -586,13 +775,15 @@ static void handle_completion(sim_server *s, http_conn *c, const http_request *r
     else
         r->text = evbuffer_new();
     if (r->fault == FAULT_STALL) {
-        r->stall_timer = evtimer_new(s->base, on_stall_over, r);
+        r->stall_timer = evtimer_new(f->base, on_stall_over, r);
         struct timeval tv = {s->cfg.stall_ms / 1000, (s->cfg.stall_ms % 1000) * 1000};
         evtimer_add(r->stall_timer, &tv);
         return;
     }
+    eng_lock(s);
     engine_add(s->eng, &r->s, arrived);
     kick_engine(s);
+    eng_unlock(s);
 }
 
 static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req) {
@@ -628,7 +819,8 @@ static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req
 }
 
 static void handle(http_conn *c, const http_request *req, void *ud) {
-    sim_server *s = ud;
+    sim_front *f = ud;
+    sim_server *s = f->srv;
     const char *m = req->method, *p = req->path;
     int get = !strcmp(m, "GET"), post = !strcmp(m, "POST");
     const char *q = strchr(p, '?');
@@ -646,17 +838,19 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
                                   "max_model_len", engine_get_params(s->eng)->max_model_len);
         reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
     } else if (PATH_IS("/metrics") && get) {
-        engine_stats st = engine_get_stats(s->eng);
         struct evbuffer *b = evbuffer_new();
+        eng_lock(s);
+        engine_stats st = engine_get_stats(s->eng);
         sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
+        eng_unlock(s);
         size_t n = evbuffer_get_length(b);
         http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
                    (const char *)evbuffer_pullup(b, -1), n, NULL);
         evbuffer_free(b);
     } else if (PATH_IS("/v1/completions") && post) {
-        handle_completion(s, c, req, 0);
+        handle_completion(f, c, req, 0);
     } else if (PATH_IS("/v1/chat/completions") && post) {
-        handle_completion(s, c, req, 1);
+        handle_completion(f, c, req, 1);
     } else if (PATH_IS("/tokenize") && post) {
         handle_tokenize(s, c, req);
     } else if (PATH_IS("/health") || PATH_IS("/version") || PATH_IS("/v1/models") ||
@@ -671,11 +865,53 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
 #undef PATH_IS
 }
 
+static void *front_main(void *arg) {
+    sim_front *f = arg;
+    event_base_loop(f->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+/* The I/O sides: one on the engine's own loop, or (threaded) one loop and
+ * listener per thread on the same port, connections split by the kernel. */
+static int start_fronts(sim_server *s, char *err, int errlen) {
+    const sim_config *cfg = &s->cfg;
+    s->n_fronts = cfg->threads > 1 ? cfg->threads : 1;
+    s->threaded = s->n_fronts > 1;
+    s->fronts = xcalloc((size_t)s->n_fronts, sizeof *s->fronts);
+    httpd_limits lim = cfg->limits;
+    if (s->threaded) {
+        lim.reuse_port = 1;
+        lim.max_connections = (lim.max_connections + s->n_fronts - 1) / s->n_fronts;
+    }
+    int port = cfg->port;
+    for (int i = 0; i < s->n_fronts; i++) {
+        sim_front *f = &s->fronts[i];
+        f->srv = s;
+        if (s->threaded) {
+            struct event_config *ec = event_config_new();
+            event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+            f->base = event_base_new_with_config(ec);
+            event_config_free(ec);
+            pthread_mutex_init(&f->mu, NULL);
+            f->wake = event_new(f->base, -1, EV_READ, on_wake, f);
+        } else {
+            f->base = s->base;
+        }
+        f->http = httpd_start(f->base, cfg->host, port, &lim, handle, f, err, errlen);
+        if (!f->http)
+            return -1;
+        port = httpd_port(f->http); /* the others share the first one's port */
+    }
+    return 0;
+}
+
 sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, char *err,
                              int errlen) {
     sim_server *s = xcalloc(1, sizeof *s);
     s->base = base;
     s->cfg = *cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->out_mu, NULL);
     s->eng = engine_new(&cfg->engine, on_emit, s, err, errlen);
     if (!s->eng) {
         free(s);
@@ -707,42 +943,70 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
     json_decref(m);
     sim_metrics_init(&s->metrics);
-    s->http = httpd_start(base, cfg->host, cfg->port, &cfg->limits, handle, s, err, errlen);
-    if (!s->http) {
+    if (start_fronts(s, err, errlen)) {
         sim_server_free(s);
         return NULL;
     }
     s->step_timer = evtimer_new(base, on_step, s);
+    s->hold_timer = evtimer_new(base, on_hold, s);
     s->flush_timer = event_new(base, -1, EV_PERSIST, on_flush, s);
     struct timeval tv = {0, 100000};
     evtimer_add(s->flush_timer, &tv);
     s->t0_us = mono_us();
+    for (int i = 0; i < s->n_fronts; i++) {
+        sim_front *f = &s->fronts[i];
+        if (s->threaded && pthread_create(&f->thread, NULL, front_main, f) == 0)
+            f->has_thread = 1;
+    }
     return s;
 }
 
 int sim_server_port(const sim_server *s) {
-    return httpd_port(s->http);
+    return httpd_port(s->fronts[0].http);
 }
 
 void sim_server_flush(sim_server *s) {
+    out_lock(s);
     if (s->trace)
         fflush(s->trace);
     if (s->token_trace)
         fflush(s->token_trace);
+    out_unlock(s);
 }
 
 void sim_server_free(sim_server *s) {
     if (!s)
         return;
+    for (int i = 0; i < s->n_fronts; i++) {
+        sim_front *f = &s->fronts[i];
+        if (f->has_thread) {
+            event_base_loopbreak(f->base);
+            pthread_join(f->thread, NULL);
+        }
+    }
+    for (int i = 0; i < s->n_fronts; i++) {
+        sim_front *f = &s->fronts[i];
+        httpd_free(f->http);
+        if (f->wake)
+            event_free(f->wake);
+        free(f->recs);
+        if (s->threaded) {
+            pthread_mutex_destroy(&f->mu);
+            if (f->base)
+                event_base_free(f->base);
+        }
+    }
+    free(s->fronts);
     if (s->trace)
         fclose(s->trace);
     if (s->token_trace)
         fclose(s->token_trace);
     if (s->step_timer)
         event_free(s->step_timer);
+    if (s->hold_timer)
+        event_free(s->hold_timer);
     if (s->flush_timer)
         event_free(s->flush_timer);
-    httpd_free(s->http);
     engine_free(s->eng);
     free(s->model_json);
     free(s);

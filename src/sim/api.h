@@ -25,6 +25,8 @@ typedef struct sim_config {
     fault_spec faults;
     int stall_ms;
     httpd_limits limits;
+    int threads; /* I/O threads behind the one engine; <= 1: all on the caller's loop.
+                    More than 1 needs evthread_use_pthreads() before any loop exists. */
 } sim_config;
 
 typedef struct sim_server sim_server;

@@ -628,8 +628,10 @@ httpd *httpd_start(struct event_base *base, const char *host, int port, const ht
     h->lim = *lim;
     h->handler = handler;
     h->ud = ud;
-    h->listener = evconnlistener_new_bind(base, on_accept, h,
-                                          LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE, 4096,
+    unsigned flags = LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE;
+    if (lim->reuse_port)
+        flags |= LEV_OPT_REUSEABLE_PORT;
+    h->listener = evconnlistener_new_bind(base, on_accept, h, flags, 4096,
                                           ai->ai_addr, (int)ai->ai_addrlen);
     freeaddrinfo(ai);
     if (!h->listener) {

@@ -46,6 +46,7 @@ typedef struct httpd_limits {
                                 or a silent close when nothing came); a peer that leaves this
                                 long unread answers to its pipelined requests is closed */
     int idle_timeout_ms;     /* an idle keep-alive connection is closed after this */
+    int reuse_port;          /* SO_REUSEPORT: several servers (threads) share the port */
 } httpd_limits;
 
 typedef struct httpd httpd;

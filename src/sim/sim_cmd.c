@@ -7,6 +7,7 @@
 #include "sim/profiles.h"
 
 #include <event2/event.h>
+#include <event2/thread.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ static void sim_usage(FILE *f) {
             "  --fault SPEC              e.g. http429=0.05,http500=0.02,disconnect=0.02,\n"
             "                            malformed=0.01,stall=0.01\n"
             "  --stall-ms MS             how long a stall fault lasts (60000)\n"
+            "  --threads N               I/O threads behind the one engine (1)\n"
             "  --cpus LIST               run on these CPUs only, e.g. 1 or 2-3\n"
             "  --realtime                SCHED_FIFO when allowed, else nice -10\n"
             "engine overrides (defaults from the profile):\n"
@@ -49,7 +51,7 @@ enum {
     O_HOST = 1000, O_PORT, O_PROFILE, O_MODEL, O_SEED, O_TRACE, O_FAULT, O_STALL, O_SEQS,
     O_BLOCKS, O_BSIZE, O_MAXLEN, O_BATCHED, O_DBASE, O_DSEQ, O_PREFILL, O_JITTER, O_EOS,
     O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_IDLETIMEOUT, O_HELP, O_TTRACE, O_CPUS,
-    O_REALTIME
+    O_REALTIME, O_THREADS
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +81,7 @@ static const struct option long_opts[] = {
     {"idle-timeout-ms", required_argument, 0, O_IDLETIMEOUT},
     {"cpus", required_argument, 0, O_CPUS},
     {"realtime", no_argument, 0, O_REALTIME},
+    {"threads", required_argument, 0, O_THREADS},
     {"help", no_argument, 0, O_HELP},
     {0, 0, 0, 0}};
 
@@ -174,6 +177,11 @@ int cmd_sim(int argc, char **argv) {
                 die(2, "sim: %s", err);
             break;
         case O_REALTIME: cpus_realtime(); break;
+        case O_THREADS:
+            cfg.threads = (int)need_int(name, optarg, 1);
+            if (cfg.threads > 64)
+                die(2, "sim: --threads: at most 64");
+            break;
         case O_HELP:
         case 'h': sim_usage(stdout); return 0;
         default:
@@ -189,6 +197,8 @@ int cmd_sim(int argc, char **argv) {
 
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
+    if (cfg.threads > 1)
+        evthread_use_pthreads();
     struct event_config *ec = event_config_new();
     event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
     struct event_base *base = event_base_new_with_config(ec);
