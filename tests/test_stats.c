@@ -78,3 +78,25 @@ TEST(stats_bootstrap_matches_brute_force) {
     bootstrap_percentile_ci(x, N, 95, B, 1, &lo2, &hi2);
     CHECK(lo == lo2 && hi == hi2);
 }
+
+/* The ITL summary works on the float array in place: every figure equals
+ * dist_of's on the widened copy. */
+TEST(stats_dist_of_floats_equals_dist_of_widened) {
+    enum { N = 10007 };
+    static float f[N];
+    static double d[N];
+    uint64_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        f[i] = (float)((x >> 40) % 100000) / 997.0f;
+        d[i] = f[i];
+    }
+    dist a = dist_of_floats(f, N), b = dist_of(d, N);
+    CHECK_INT(a.n, b.n);
+    double got[] = {a.mean, a.sd, a.min, a.max, a.p50, a.p90, a.p95, a.p99, a.p999};
+    double want[] = {b.mean, b.sd, b.min, b.max, b.p50, b.p90, b.p95, b.p99, b.p999};
+    for (int i = 0; i < 9; i++)
+        CHECK_MSG(got[i] == want[i], "figure %d: %.17g vs %.17g", i, got[i], want[i]);
+    for (int i = 1; i < N; i++)
+        CHECK(f[i - 1] <= f[i]);
+}

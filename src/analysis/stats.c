@@ -53,6 +53,49 @@ dist dist_of(double *x, size_t n) {
     return d;
 }
 
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile_sorted_f(const float *x, size_t n, double p) {
+    if (p <= 0)
+        return x[0];
+    if (p >= 100)
+        return x[n - 1];
+    double h = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n)
+        return x[n - 1];
+    double frac = h - (double)lo;
+    return (double)x[lo] + frac * ((double)x[lo + 1] - (double)x[lo]);
+}
+
+dist dist_of_floats(float *x, size_t n) {
+    dist d = {.n = n};
+    if (n == 0) {
+        d.mean = d.sd = d.min = d.max = d.p50 = d.p90 = d.p95 = d.p99 = d.p999 = NAN;
+        return d;
+    }
+    qsort(x, n, sizeof *x, cmp_float);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    d.mean = sum / (double)n;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - d.mean) * (x[i] - d.mean);
+    d.sd = sqrt(ss / (double)n);
+    d.min = x[0];
+    d.max = x[n - 1];
+    d.p50 = percentile_sorted_f(x, n, 50);
+    d.p90 = percentile_sorted_f(x, n, 90);
+    d.p95 = percentile_sorted_f(x, n, 95);
+    d.p99 = percentile_sorted_f(x, n, 99);
+    d.p999 = percentile_sorted_f(x, n, 99.9);
+    return d;
+}
+
 #include "common/rng.h"
 #include "common/util.h"
 

@@ -21,6 +21,9 @@ void sort_doubles(double *x, size_t n);
 double percentile_sorted(const double *x, size_t n, double p);
 /* Sorts x in place and summarises it; all NaN when n == 0. */
 dist dist_of(double *x, size_t n);
+/* The same for floats (sorted in place, figures computed in double): the
+ * same numbers as dist_of on their widened copy, without the copy. */
+dist dist_of_floats(float *x, size_t n);
 
 /* Bootstrap 95% confidence interval of the p-th percentile of sorted x,
  * `reps` replicates, seeded. Exact for the order statistics: the k-th

@@ -86,6 +86,8 @@ typedef struct run_summary {
     double client_cpu_s;
 } run_summary;
 
+/* The rows are not changed, except that itl_ms is sorted in place (its
+ * order means nothing; sorting it where it lies saves a copy as large). */
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s);
 /* summary.json's object for a run. */
 json_t *summary_json(const run_summary *s);

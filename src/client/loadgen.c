@@ -94,15 +94,29 @@ static void dispatch_due(lg *g, int64_t now);
 
 /* ---- per-request bookkeeping ---- */
 
+/* Chunk times are kept until the row is written; token counts only once a
+ * chunk carries other than one token (tok stays NULL while all are 1, which
+ * is a third of the memory of a long stream). */
 static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
     if (f->n_chunks == f->cap_chunks) {
         f->cap_chunks = f->cap_chunks ? f->cap_chunks * 2 : 32;
         f->t_us = xrealloc(f->t_us, (size_t)f->cap_chunks * sizeof *f->t_us);
-        f->tok = xrealloc(f->tok, (size_t)f->cap_chunks * sizeof *f->tok);
+        if (f->tok)
+            f->tok = xrealloc(f->tok, (size_t)f->cap_chunks * sizeof *f->tok);
+    }
+    if (tokens != 1 && !f->tok) {
+        f->tok = xmalloc((size_t)f->cap_chunks * sizeof *f->tok);
+        for (int i = 0; i < f->n_chunks; i++)
+            f->tok[i] = 1;
     }
     f->t_us[f->n_chunks] = t;
-    f->tok[f->n_chunks] = tokens;
+    if (f->tok)
+        f->tok[f->n_chunks] = tokens;
     f->n_chunks++;
+}
+
+static int32_t chunk_tokens(const inflight *f, int i) {
+    return f->tok ? f->tok[i] : 1;
 }
 
 /* The server's own token counts, when it sends them. */
@@ -293,7 +307,7 @@ static void finish_request(lg *g, inflight *f, int error) {
         r->last_us = -1;
     long counted = 0;
     for (int i = 0; i < f->n_chunks; i++)
-        counted += f->tok[i];
+        counted += chunk_tokens(f, i);
     if (f->saw_usage) {
         r->output_tokens = (int)f->usage_completion;
         g->res->usage_counted++;
@@ -324,10 +338,11 @@ static void finish_request(lg *g, inflight *f, int error) {
     rows_add(&g->res->rows, &rec);
     for (int i = 0; i < f->n_chunks; i++) {
         if (f->t_us[i] <= g->last_due)
-            g->res->rows.window_output_tokens += f->tok[i];
+            g->res->rows.window_output_tokens += chunk_tokens(f, i);
         if (i > 0) {
-            float gap = (float)((f->t_us[i] - f->t_us[i - 1]) / 1000.0 / f->tok[i]);
-            for (int k = 0; k < f->tok[i]; k++)
+            int32_t k_tok = chunk_tokens(f, i);
+            float gap = (float)((f->t_us[i] - f->t_us[i - 1]) / 1000.0 / k_tok);
+            for (int k = 0; k < k_tok; k++)
                 rows_add_itl(&g->res->rows, gap);
         }
     }

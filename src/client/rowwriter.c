@@ -139,7 +139,8 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
             flush_chunks(w);
         w->n +=
             (size_t)sprintf(w->buf + w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
-                            (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000), tokens[i]);
+                            (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000),
+                            tokens ? tokens[i] : 1);
     }
     if (w->n >= CHUNK_FLUSH_BYTES)
         flush_chunks(w);

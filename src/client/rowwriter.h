@@ -41,6 +41,7 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen);
  * buffer of whole lines, so threads never interleave inside a line). */
 void row_writer_clone(const row_writer *owner, row_writer *w);
 void row_writer_request(row_writer *w, const request_row *r);
+/* One request's chunk rows; tokens NULL: one token each. */
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
                        int n);
 /* Flush buffered chunk rows and close; returns 0 or the first write errno. */
