@@ -1,12 +1,13 @@
 /* loadgen: the open-loop load generator and streaming client.
  *
  * One thread, one libevent loop; our own HTTP/1.1 client for plain http://,
- * libcurl's multi_socket API otherwise. Requests are
- * dispatched when their absolute due time comes (timers on a precise
- * monotonic clock); with a concurrency cap they wait in a FIFO in the
- * client, and that wait shows as sent_ms - scheduled_ms. Each response is
- * timestamped when curl hands its bytes over, parsed as SSE as it arrives,
- * and every request ends as exactly one row, whatever the server did. */
+ * libcurl's multi_socket API otherwise. Requests are dispatched when their
+ * absolute due time comes (timers on a precise monotonic clock, and between
+ * reads when one falls due meanwhile); with a concurrency cap they wait in a
+ * FIFO in the client, and that wait shows as sent_ms - scheduled_ms. Each
+ * chunk is timed by the kernel's receive timestamp (own client) or when
+ * curl hands its bytes over, parsed as SSE as it arrives, and every request
+ * ends as exactly one row, whatever the server did. */
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
