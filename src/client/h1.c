@@ -529,7 +529,9 @@ static int take_head(h1_xfer *x) {
         !isdigit((unsigned char)h[11]))
         return -1;
     x->status = (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
-    if (x->status >= 100 && x->status < 200)
+    if (x->status < 100)
+        return -1;
+    if (x->status < 200)
         return x->status == 101 ? -1 : 1;
     int http10 = h[7] == '0';
     const char *conn = head_value(h, "Connection");
