@@ -236,14 +236,20 @@ static void run_transfers(const char *url, const char *const *headers, outcome *
     event_base_free(base);
 }
 
-static outcome one(const raw_server *h, const char *const *headers, double timeout_s) {
+/* One transfer (and those chained from it) to the scripted server; `o`
+ * may come with its test knobs set. */
+static void run_one(const raw_server *h, const char *const *headers, double timeout_s,
+                    outcome *o) {
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/completions", h->port);
+    run_transfers(url, headers, &o, 1, timeout_s);
+    CHECK_INT(o->dones, 1);
+    CHECK_INT(o->done_in_start, 0);
+}
+
+static outcome one(const raw_server *h, const char *const *headers, double timeout_s) {
     outcome o = {0};
-    outcome *p = &o;
-    run_transfers(url, headers, &p, 1, timeout_s);
-    CHECK_INT(o.dones, 1);
-    CHECK_INT(o.done_in_start, 0);
+    run_one(h, headers, timeout_s, &o);
     return o;
 }
 
@@ -279,15 +285,12 @@ TEST(h1_content_length_bodies_reuse_one_connection) {
              strlen(sse_body), sse_body);
     raw_script s = {{answer}, 1, 0, 3, 0};
     raw_server h = raw_start(&s);
-    char url[96];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/completions", h.port);
     outcome a = {0}, b = {0}, c = {0};
     a.next = &b;
     a.next_body = "{}";
     b.next = &c;
     b.next_body = "{}";
-    outcome *p = &a;
-    run_transfers(url, NULL, &p, 1, 5);
+    run_one(&h, NULL, 5, &a);
     outcome *all[] = {&a, &b, &c};
     for (int i = 0; i < 3; i++) {
         CHECK_INT(all[i]->dones, 1);
@@ -306,13 +309,10 @@ TEST(h1_dead_pooled_connection_is_retried_on_a_fresh_one) {
              strlen(sse_body), sse_body);
     raw_script s = {{answer}, 1, 0, 1, 0};
     raw_server h = raw_start(&s);
-    char url[96];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.port);
     outcome a = {0}, b = {0};
     a.next = &b; /* started from a's done: the close may not have been seen yet */
     a.next_body = "{}";
-    outcome *p = &a;
-    run_transfers(url, NULL, &p, 1, 5);
+    run_one(&h, NULL, 5, &a);
     CHECK_INT(a.result, H1_OK);
     CHECK_INT(b.dones, 1);
     CHECK_INT(b.result, H1_OK);
@@ -400,13 +400,9 @@ TEST(h1_body_callback_can_abort) {
              "6\r\nsecond\r\n\x01" "0\r\n\r\n");
     raw_script s = {{answer}, 1, 0, 0, 0};
     raw_server h = raw_start(&s);
-    char url[96];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.port);
     outcome o = {0};
     o.abort_after = 2;
-    outcome *p = &o;
-    run_transfers(url, NULL, &p, 1, 5);
-    CHECK_INT(o.dones, 1);
+    run_one(&h, NULL, 5, &o);
     CHECK_INT(o.result, H1_ABORTED);
     CHECK_INT(o.body_calls, 2);
     CHECK_STR(o.body, "first");
@@ -447,13 +443,10 @@ TEST(h1_arrival_times_are_the_kernels_not_the_reads) {
              "6\r\nsecond\r\n0\r\n\r\n");
     raw_script s = {{answer}, 1, 0, 0, 0};
     raw_server h = raw_start(&s);
-    char url[96];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/", h.port);
     outcome o = {0};
     o.sleep_first_ms = 200;
-    outcome *p = &o;
     int64_t t0 = mono_us();
-    run_transfers(url, NULL, &p, 1, 5);
+    run_one(&h, NULL, 5, &o);
     CHECK_INT(o.result, H1_OK);
     CHECK_MSG(o.n_arrived >= 2, "%d body calls", o.n_arrived);
     double gap = (o.arrived[1] - o.arrived[0]) / 1000.0;

@@ -13,44 +13,64 @@ void sort_doubles(double *x, size_t n) {
     qsort(x, n, sizeof *x, cmp_double);
 }
 
-double percentile_sorted(const double *x, size_t n, double p) {
-    if (n == 0)
-        return NAN;
+static double at_double(const void *x, size_t i) {
+    return ((const double *)x)[i];
+}
+
+static double at_float(const void *x, size_t i) {
+    return ((const float *)x)[i];
+}
+
+/* Percentile p of n sorted values read through `at` (numpy's linear rule). */
+static double percentile_at(const void *x, size_t n, double p, double (*at)(const void *, size_t)) {
     if (p <= 0)
-        return x[0];
+        return at(x, 0);
     if (p >= 100)
-        return x[n - 1];
+        return at(x, n - 1);
     double h = (double)(n - 1) * p / 100.0;
     size_t lo = (size_t)floor(h);
     if (lo + 1 >= n)
-        return x[n - 1];
+        return at(x, n - 1);
     double frac = h - (double)lo;
-    return x[lo] + frac * (x[lo + 1] - x[lo]);
+    return at(x, lo) + frac * (at(x, lo + 1) - at(x, lo));
 }
 
-dist dist_of(double *x, size_t n) {
+double percentile_sorted(const double *x, size_t n, double p) {
+    return n ? percentile_at(x, n, p, at_double) : NAN;
+}
+
+/* The summary of n sorted values (n > 0) read through `at`. */
+static dist dist_of_sorted(const void *x, size_t n, double (*at)(const void *, size_t)) {
     dist d = {.n = n};
-    if (n == 0) {
-        d.mean = d.sd = d.min = d.max = d.p50 = d.p90 = d.p95 = d.p99 = d.p999 = NAN;
-        return d;
-    }
-    sort_doubles(x, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
-        sum += x[i];
+        sum += at(x, i);
     d.mean = sum / (double)n;
     double ss = 0;
     for (size_t i = 0; i < n; i++)
-        ss += (x[i] - d.mean) * (x[i] - d.mean);
+        ss += (at(x, i) - d.mean) * (at(x, i) - d.mean);
     d.sd = sqrt(ss / (double)n);
-    d.min = x[0];
-    d.max = x[n - 1];
-    d.p50 = percentile_sorted(x, n, 50);
-    d.p90 = percentile_sorted(x, n, 90);
-    d.p95 = percentile_sorted(x, n, 95);
-    d.p99 = percentile_sorted(x, n, 99);
-    d.p999 = percentile_sorted(x, n, 99.9);
+    d.min = at(x, 0);
+    d.max = at(x, n - 1);
+    d.p50 = percentile_at(x, n, 50, at);
+    d.p90 = percentile_at(x, n, 90, at);
+    d.p95 = percentile_at(x, n, 95, at);
+    d.p99 = percentile_at(x, n, 99, at);
+    d.p999 = percentile_at(x, n, 99.9, at);
     return d;
+}
+
+static dist dist_empty(void) {
+    dist d = {.n = 0};
+    d.mean = d.sd = d.min = d.max = d.p50 = d.p90 = d.p95 = d.p99 = d.p999 = NAN;
+    return d;
+}
+
+dist dist_of(double *x, size_t n) {
+    if (n == 0)
+        return dist_empty();
+    sort_doubles(x, n);
+    return dist_of_sorted(x, n, at_double);
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -58,42 +78,11 @@ static int cmp_float(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static double percentile_sorted_f(const float *x, size_t n, double p) {
-    if (p <= 0)
-        return x[0];
-    if (p >= 100)
-        return x[n - 1];
-    double h = (double)(n - 1) * p / 100.0;
-    size_t lo = (size_t)floor(h);
-    if (lo + 1 >= n)
-        return x[n - 1];
-    double frac = h - (double)lo;
-    return (double)x[lo] + frac * ((double)x[lo + 1] - (double)x[lo]);
-}
-
 dist dist_of_floats(float *x, size_t n) {
-    dist d = {.n = n};
-    if (n == 0) {
-        d.mean = d.sd = d.min = d.max = d.p50 = d.p90 = d.p95 = d.p99 = d.p999 = NAN;
-        return d;
-    }
+    if (n == 0)
+        return dist_empty();
     qsort(x, n, sizeof *x, cmp_float);
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += x[i];
-    d.mean = sum / (double)n;
-    double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (x[i] - d.mean) * (x[i] - d.mean);
-    d.sd = sqrt(ss / (double)n);
-    d.min = x[0];
-    d.max = x[n - 1];
-    d.p50 = percentile_sorted_f(x, n, 50);
-    d.p90 = percentile_sorted_f(x, n, 90);
-    d.p95 = percentile_sorted_f(x, n, 95);
-    d.p99 = percentile_sorted_f(x, n, 99);
-    d.p999 = percentile_sorted_f(x, n, 99.9);
-    return d;
+    return dist_of_sorted(x, n, at_float);
 }
 
 #include "common/rng.h"

@@ -20,7 +20,6 @@
 #include "fuzz_common.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/in.h>
@@ -68,18 +67,6 @@ static void on_done(void *ud, h1_result r) {
 
 static const h1_handlers handlers = {on_head, on_body, on_done};
 
-static int count_fds(void) {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1;
-}
-
 static void pause_ms(int ms) {
     struct timespec ts = {0, ms * 1000000L};
     nanosleep(&ts, NULL);
@@ -125,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int mode = data[0];
     const uint8_t *answer = data + 1;
     size_t len = size - 1;
-    int fds_before = count_fds();
+    int fds_before = fuzz_count_fds();
 
     h1_client *c = h1_client_new(base, url, NULL, &handlers);
     state s = {0};
@@ -164,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         close(fd);
     h1_client_free(c);
     event_base_loop(base, EVLOOP_NONBLOCK);
-    FUZZ_CHECK(count_fds() == fds_before);
+    FUZZ_CHECK(fuzz_count_fds() == fds_before);
     FUZZ_CHECK(s.dones == 1);
     return 0;
 }

@@ -151,18 +151,6 @@ static void on_read(evutil_socket_t fd, short what, void *arg) {
     }
 }
 
-static int count_fds(void) {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1; /* the directory's own descriptor */
-}
-
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -228,7 +216,7 @@ static uint8_t *make_request(const uint8_t *data, size_t size, size_t *len) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1 || size > 1 << 17)
         return 0;
-    int fds_before = count_fds();
+    int fds_before = fuzz_count_fds();
     client c;
     memset(&c, 0, sizeof c);
     c.buf = make_request(data, size, &c.len);
@@ -272,11 +260,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The server must let go of the connection: its descriptor closes (the
      * struct is freed from a zero-delay event right after). */
     int64_t give_up = now_ms() + 2000;
-    while (count_fds() != fds_before) {
+    while (fuzz_count_fds() != fds_before) {
         if (now_ms() > give_up) {
             fprintf(stderr, "fuzz_httpd: the server still holds %d descriptor(s) 2 s after "
                             "the client closed\n",
-                    count_fds() - fds_before);
+                    fuzz_count_fds() - fds_before);
             abort();
         }
         event_base_loop(base, EVLOOP_NONBLOCK);
