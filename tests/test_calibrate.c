@@ -44,6 +44,8 @@ TEST(calibrate_default_under_60s_and_sentence_matches_table) {
     }
     const char *sentence = json_string_value(json_object_get(doc, "sentence"));
     CHECK(sentence != NULL);
+    const char *placement = json_string_value(json_object_get(doc, "placement"));
+    CHECK(placement && strstr(placement, "simulator (1 thread) on CPU"));
     if (max_streams > 0) {
         char want[64];
         snprintf(want, sizeof want, "up to %d concurrent streams", max_streams);

@@ -330,6 +330,26 @@ TEST(run_bad_input_fails_before_traffic) {
     CHECK(strstr(out, "--cpus") != NULL);
 }
 
+/* --cpus and --realtime: the run goes on, and meta.json says where and how
+ * it ran (the priority it got depends on the machine's permissions). */
+TEST(run_cpus_and_realtime_recorded_in_meta) {
+    char *dir = temp_dir();
+    sim_proc p = sim_start(NULL);
+    char args[1024], *out;
+    snprintf(args, sizeof args,
+             "--url http://127.0.0.1:%d --rate 200 --requests 20 --max-tokens 4 --cpus 0 "
+             "--realtime --no-sampling --out %s/run",
+             p.port, dir);
+    CHECK_INT(run_cmd(args, &out), 0);
+    sim_stop(&p);
+    snprintf(args, sizeof args, "%s/run/meta.json", dir);
+    char *meta = read_file(args, NULL);
+    CHECK(meta && strstr(meta, "\"cpus\": \"0\""));
+    CHECK(strstr(meta, "\"realtime\": \"fifo\"") || strstr(meta, "\"realtime\": \"nice\"") ||
+          strstr(meta, "\"realtime\": \"off\""));
+    CHECK(strstr(meta, "\"http_client\": \"builtin\""));
+}
+
 TEST(run_summary_json_and_table) {
     char *dir = temp_dir();
     sim_proc p = sim_start(NULL);
