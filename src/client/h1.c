@@ -293,8 +293,8 @@ static int conn_open(h1_conn *k, int i) {
     return 0;
 }
 
-/* Tries addresses from `from` on (wrapping, each once, the good one
- * first); -1 when none could even start. */
+/* Tries the addresses not yet tried (the `tried`-th after the one that last
+ * connected, wrapping, each once); -1 when none could even start. */
 static int conn_try_from(h1_conn *k, int tried) {
     h1_client *c = k->c;
     for (; tried < c->n_addrs; tried++) {
@@ -328,6 +328,8 @@ static void xfer_free(h1_xfer *x) {
 static void finish(h1_xfer *x, h1_result r, int reuse) {
     h1_conn *k = x->conn;
     h1_client *c = x->c;
+    if (x->sent < x->head_len + x->body_len)
+        reuse = 0; /* answered before our body was all sent: the rest would follow */
     if (k) {
         k->x = NULL;
         x->conn = NULL;
