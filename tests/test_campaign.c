@@ -114,6 +114,8 @@ TEST(campaign_header_defaults) {
     CHECK_STR(p->server_args, "");
     CHECK_NEAR(p->metrics_interval_s, 1, 0);
     CHECK_INT(p->repetitions, 1);
+    CHECK_INT(p->threads, 1);
+    CHECK_STR(p->http_client, "auto");
     CHECK_INT(c.runs[0].line, 4);
     CHECK_STR(c.path, "t.yaml");
     campaign_free(&c);
@@ -147,6 +149,29 @@ TEST(campaign_sim_target_flags) {
     CHECK_STR(c.sim_profile, "tiny");
     CHECK_STR(c.sim_args, "--decode-ms 2.5");
     campaign_free(&c);
+    /* true is the bare flag, false leaves it out */
+    load_ok("name: s\ntarget: {sim: {threads: 2, realtime: true, ignore: false, cpus: 1}}\n"
+            "runs: [{name: a}]\n",
+            &c);
+    CHECK_STR(c.sim_args, "--threads 2 --realtime --cpus 1");
+    campaign_free(&c);
+}
+
+/* The client's threads and HTTP client, as run --threads / --http-client:
+ * a default at the top, overridden per run, bad values named. */
+TEST(campaign_client_threads_and_http_client) {
+    campaign c;
+    load_ok(HEAD "threads: 2\nruns:\n  - name: a\n  - name: b\n    threads: 1\n"
+                 "    http_client: libcurl\n",
+            &c);
+    CHECK_INT(c.runs[0].p.threads, 2);
+    CHECK_STR(c.runs[0].p.http_client, "auto");
+    CHECK_INT(c.runs[1].p.threads, 1);
+    CHECK_STR(c.runs[1].p.http_client, "libcurl");
+    campaign_free(&c);
+    expect_error(HEAD "runs:\n  - name: a\n    threads: 0\n", "t.yaml:5: runs[0].threads:");
+    expect_error(HEAD "runs:\n  - name: a\n    http_client: wget\n",
+                 "t.yaml:5: runs[0].http_client: expected one of auto, builtin, libcurl");
 }
 
 TEST(campaign_server_target) {

@@ -83,6 +83,35 @@ TEST(sweep_3x2_against_sim_layout_report_and_dry_run) {
     CHECK_STR(csv_get(t, 0, "requests"), "40");
 }
 
+/* The client's threads and HTTP client reach each run (meta.json), and a
+ * sim target's boolean flag becomes a bare flag (two I/O threads here). */
+TEST(sweep_client_threads_and_http_client_reach_the_runs) {
+    char *dir = temp_dir();
+    char *cfg = write_campaign(dir, "name: t\n"
+                                    "target: {sim: {profile: tiny, threads: 2, realtime: false}}\n"
+                                    "workload: {prompts: \"random:8:4\"}\n"
+                                    "requests: 20\nrate: 200\nthreads: 2\n"
+                                    "runs:\n  - {name: a}\n  - {name: b, threads: 1, "
+                                    "http_client: libcurl}\n");
+    char args[2048], *out;
+    snprintf(args, sizeof args, "%s --out %s/o", cfg, dir);
+    int code = sweep(args, &out);
+    CHECK_MSG(code == 0, "sweep exit %d: %s", code, out);
+    char p[2048];
+    snprintf(p, sizeof p, "%s/o/a/rep-1/meta.json", dir);
+    char *a = read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/o/b/rep-1/meta.json", dir);
+    char *b = read_file(p, NULL);
+    CHECK(a && b);
+    CHECK_MSG(strstr(a, "\"threads\": 2") && strstr(a, "\"http_client\": \"builtin\""), "%s", a);
+    CHECK_MSG(strstr(b, "\"threads\": 1") && strstr(b, "\"http_client\": \"libcurl\""), "%s", b);
+    snprintf(p, sizeof p, "%s/o/a/rep-1/requests.csv", dir);
+    csv_table *t = csv_read(p);
+    CHECK_INT(t->n_rows, 20);
+    for (int i = 0; i < t->n_rows; i++)
+        CHECK_STR(csv_get(t, i, "error"), "");
+}
+
 /* servelab sim as the managed server: restarted for c (args change) and e
  * (back to none), reused for b and d. */
 TEST(sweep_managed_server_restarts_exactly_when_args_change) {

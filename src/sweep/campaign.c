@@ -58,7 +58,7 @@ typedef struct level {
 #define PARAM_KEYS                                                                                 \
     "api", "model", "workload", "requests", "duration", "rate", "arrival", "burstiness",           \
         "concurrency", "repetitions", "warmup", "seed", "timeout", "slo", "cost_per_hour",         \
-        "server_args", "metrics_interval"
+        "server_args", "metrics_interval", "threads", "http_client"
 
 static const char *const top_keys[] = {"name", "target", PARAM_KEYS, "runs", NULL};
 static const char *const run_keys[] = {"name", PARAM_KEYS, NULL};
@@ -71,6 +71,7 @@ static const char *const server_keys[] = {"command",      "health",  "ready_time
 static const char *const api_names[] = {"completions", "chat", NULL};
 static const char *const arrival_names[] = {"poisson", "gamma", "constant", NULL};
 static const char *const restart_names[] = {"on_change", "always", NULL};
+static const char *const http_client_names[] = {"auto", "builtin", "libcurl", NULL};
 
 /* ---- messages ---- */
 
@@ -350,6 +351,8 @@ static void params_init(run_params *p) {
     p->server_args = xstrdup("");
     p->metrics_interval_s = 1;
     p->repetitions = 1;
+    p->threads = 1;
+    p->http_client = xstrdup("auto");
 }
 
 static void params_copy(run_params *dst, const run_params *src) {
@@ -361,6 +364,7 @@ static void params_copy(run_params *dst, const run_params *src) {
     dst->arrival = dup_or_null(src->arrival);
     dst->slo = dup_or_null(src->slo);
     dst->server_args = dup_or_null(src->server_args);
+    dst->http_client = dup_or_null(src->http_client);
 }
 
 static void params_free(run_params *p) {
@@ -371,6 +375,7 @@ static void params_free(run_params *p) {
     free(p->arrival);
     free(p->slo);
     free(p->server_args);
+    free(p->http_client);
     memset(p, 0, sizeof *p);
 }
 
@@ -510,6 +515,13 @@ static int apply_param(ctx *x, level *lv, const char *prefix, const yaml_node_t 
         return get_string(x, k, v, path, 1, &p->server_args);
     if (!strcmp(key, "metrics_interval"))
         return get_seconds(x, k, v, path, &p->metrics_interval_s);
+    if (!strcmp(key, "threads")) {
+        rc = get_int(x, k, v, path, 1, 64, &n);
+        p->threads = rc ? p->threads : (int)n;
+        return rc;
+    }
+    if (!strcmp(key, "http_client"))
+        return get_choice(x, k, v, path, http_client_names, &p->http_client);
     return fail(x, k, path, "internal error: key not handled");
 }
 
@@ -558,7 +570,8 @@ static int read_sim(ctx *x, campaign *c, const yaml_node_t *sk, const yaml_node_
             }
             continue;
         }
-        /* The value becomes one command-line word. */
+        /* The value becomes one command-line word; true is the bare flag
+         * (realtime: true -> --realtime) and false leaves it out. */
         const char *val = scalar(x, k, v, path, "a single value");
         if (!val || !*val || strpbrk(val, " \t\r\n")) {
             if (val)
@@ -566,10 +579,13 @@ static int read_sim(ctx *x, campaign *c, const yaml_node_t *sk, const yaml_node_
             sb_free(&args);
             return -1;
         }
+        if (!strcmp(val, "false"))
+            continue;
         sb_printf(&args, "%s--", args.n ? " " : "");
         for (const char *q = key; *q; q++)
             sb_putn(&args, *q == '_' ? "-" : q, 1);
-        sb_printf(&args, " %s", val);
+        if (strcmp(val, "true"))
+            sb_printf(&args, " %s", val);
     }
     if (args.s) {
         free(c->sim_args);

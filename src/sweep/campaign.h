@@ -32,6 +32,8 @@ typedef struct run_params {
     char *server_args;     /* extra arguments for a managed server or the sim; "" default */
     double metrics_interval_s; /* "metrics_interval" in seconds, default 1 */
     int repetitions;       /* default 1 */
+    int threads;           /* client threads (run --threads), default 1 */
+    char *http_client;     /* auto (default) | builtin | libcurl */
 } run_params;
 
 typedef struct campaign_run {

@@ -86,6 +86,8 @@ static void fill_opts(const run_params *p, const char *url, const char *dir, run
     o->timeout_s = p->timeout_s;
     o->cost = p->cost_per_hour;
     o->metrics_interval_s = p->metrics_interval_s;
+    o->threads = p->threads > 0 ? p->threads : 1;
+    o->http_client = p->http_client ? p->http_client : "auto";
     o->out = dir;
     o->quiet = 1;
     o->print_summary = 0;
@@ -121,7 +123,7 @@ static void write_campaign_json(const char *out, json_t *doc) {
 static json_t *resolved_run_json(const campaign_run *r) {
     const run_params *p = &r->p;
     return json_pack("{s:s,s:s,s:s?,s:s,s:s?,s:i,s:b,s:I,s:f,s:o,s:s,s:f,s:i,s:i,s:I,s:f,s:s?,"
-                     "s:f,s:s,s:f,s:i}",
+                     "s:f,s:s,s:f,s:i,s:i,s:s}",
                      "name", r->name, "api", p->api, "model", p->model, "prompts", p->prompts,
                      "mix", p->mix, "max_tokens", p->max_tokens, "ignore_eos", p->ignore_eos,
                      "requests", (json_int_t)p->requests, "duration_s", p->duration_s, "rate",
@@ -130,7 +132,8 @@ static json_t *resolved_run_json(const campaign_run *r) {
                      "warmup", p->warmup, "seed", (json_int_t)p->seed, "timeout_s", p->timeout_s,
                      "slo", p->slo, "cost_per_hour", p->cost_per_hour, "server_args",
                      p->server_args ? p->server_args : "", "metrics_interval_s",
-                     p->metrics_interval_s, "repetitions", p->repetitions);
+                     p->metrics_interval_s, "repetitions", p->repetitions, "threads", p->threads,
+                     "http_client", p->http_client ? p->http_client : "auto");
 }
 
 int sweep_execute(const campaign *c, const sweep_opts *o) {
