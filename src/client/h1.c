@@ -165,7 +165,7 @@ h1_client *h1_client_new(struct event_base *base, const char *url, const char *c
     h1_client *c = xcalloc(1, sizeof *c);
     c->base = base;
     c->h = *h;
-    char host[256], port[16];
+    char host[256] = "", port[16] = "80"; /* as they stay when the URL does not split */
     const char *path = "/";
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     if (split_url(url, host, sizeof host, port, sizeof port, &path) == 0 &&
