@@ -177,7 +177,9 @@ h1_client *h1_client_new(struct event_base *base, const char *url, const char *c
     }
     /* The fixed part of every request's head. A user header replaces ours
      * of the same name; "Name:" with nothing after it removes it. */
-    const char *ours[] = {"Content-Type: application/json", "Accept: text/event-stream"};
+    static const struct {
+        const char *name, *value;
+    } ours[] = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
     int user_host = 0;
     size_t cap = strlen(path) + strlen(host) + 256;
     for (const char *const *u = headers; u && *u; u++) {
@@ -194,11 +196,10 @@ h1_client *h1_client_new(struct event_base *base, const char *url, const char *c
     }
     for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
         int replaced = 0;
-        size_t nlen = (size_t)(strchr(ours[i], ':') - ours[i]);
         for (const char *const *u = headers; u && *u; u++)
-            replaced |= !strncasecmp(*u, ours[i], nlen) && (*u)[nlen] == ':';
+            replaced |= header_is(*u, ours[i].name);
         if (!replaced)
-            w += sprintf(w, "%s\r\n", ours[i]);
+            w += sprintf(w, "%s: %s\r\n", ours[i].name, ours[i].value);
     }
     for (const char *const *u = headers; u && *u; u++) {
         const char *colon = strchr(*u, ':');
