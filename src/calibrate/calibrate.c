@@ -118,18 +118,29 @@ static double steady_rate(const double *ct, int streams, int n_tok, double tmin,
     return in / ((close_first - open_all) / 1000.0);
 }
 
-/* Appends --cpus LIST and --realtime to a NULL-padded argv. */
-static void add_placement(char **argv, const char *cpus, int realtime) {
+/* Appends a flag, and its value when not NULL, to a NULL-padded argv. */
+static void argv_add(char **argv, const char *flag, const char *value) {
     int n = 0;
     while (argv[n])
         n++;
-    if (cpus) {
-        argv[n++] = "--cpus";
-        argv[n++] = (char *)cpus;
-    }
-    if (realtime)
-        argv[n++] = "--realtime";
+    argv[n++] = (char *)flag;
+    if (value)
+        argv[n++] = (char *)value;
     argv[n] = NULL;
+}
+
+/* --cpus LIST (when pinned) and --realtime (when asked). */
+static void add_placement(char **argv, const char *cpus, int realtime) {
+    if (cpus)
+        argv_add(argv, "--cpus", cpus);
+    if (realtime)
+        argv_add(argv, "--realtime", NULL);
+}
+
+/* The bar every figure of a level must pass. */
+static int within_1ms(const calib_result *r) {
+    return r->failed == 0 && r->lag_p99_ms < 1 && r->ttft_err_p99_ms < 1 &&
+           r->itl_err_p99_ms < 1 && r->client_cpu_pct < 95;
 }
 
 static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
@@ -161,13 +172,8 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     add_placement(sim_argv, o->sim_cpus, o->realtime);
     char sim_threads[16];
     if (o->sim_threads > 1) {
-        int k = 0;
-        while (sim_argv[k])
-            k++;
         snprintf(sim_threads, sizeof sim_threads, "%d", o->sim_threads);
-        sim_argv[k++] = "--threads";
-        sim_argv[k++] = sim_threads;
-        sim_argv[k] = NULL;
+        argv_add(sim_argv, "--threads", sim_threads);
     }
     int pfd[2];
     if (pipe(pfd)) {
@@ -206,14 +212,8 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
                           "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
                           threads, "--out", out};
     add_placement(run_argv, o->client_cpus, o->realtime);
-    if (o->http_client) {
-        int k = 0;
-        while (run_argv[k])
-            k++;
-        run_argv[k++] = "--http-client";
-        run_argv[k++] = (char *)o->http_client;
-        run_argv[k] = NULL;
-    }
+    if (o->http_client)
+        argv_add(run_argv, "--http-client", o->http_client);
     int devnull = open("/dev/null", O_WRONLY);
     int64_t run_t0 = mono_us();
     pid_t run = spawn(run_argv, devnull, devnull);
@@ -288,8 +288,7 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     free(stt);
     free(first);
     free(gaps);
-    res->within_1ms = res->failed == 0 && res->lag_p99_ms < 1 && res->ttft_err_p99_ms < 1 &&
-                      res->itl_err_p99_ms < 1 && res->client_cpu_pct < 95;
+    res->within_1ms = within_1ms(res);
     return 0;
 }
 
@@ -333,8 +332,7 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
             *(double *)((char *)m + fields[f]) = median_field(tries, rep, fields[f]);
         for (int k = 1; k < rep; k++)
             m->failed += tries[k].failed;
-        m->within_1ms = m->failed == 0 && m->lag_p99_ms < 1 && m->ttft_err_p99_ms < 1 &&
-                        m->itl_err_p99_ms < 1 && m->client_cpu_pct < 95;
+        m->within_1ms = within_1ms(m);
     }
     free(tries);
     /* memory per stream: growth over the smallest level */
