@@ -721,10 +721,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
             return -1;
         g.writing = 1;
     }
-    struct event_config *ec = event_config_new();
-    event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-    g.base = event_base_new_with_config(ec);
-    event_config_free(ec);
+    g.base = event_base_precise();
     g.multi = curl_multi_init();
     curl_multi_setopt(g.multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
     curl_multi_setopt(g.multi, CURLMOPT_SOCKETDATA, &g);

@@ -5,9 +5,15 @@
 
 #include <stdint.h>
 
+struct event_base;
+
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t mono_us(void);
 /* Wall-clock UTC as "YYYY-MM-DDTHH:MM:SS.mmmZ" into buf (>= 32 bytes). */
 void utc_now_iso(char *buf, int n);
+/* A libevent loop whose timers run on that clock to the microsecond
+ * (EVENT_BASE_FLAG_PRECISE_TIMER); every loop that schedules or times
+ * traffic is made here. */
+struct event_base *event_base_precise(void);
 
 #endif

@@ -888,10 +888,7 @@ static int start_fronts(sim_server *s, char *err, int errlen) {
         sim_front *f = &s->fronts[i];
         f->srv = s;
         if (s->threaded) {
-            struct event_config *ec = event_config_new();
-            event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-            f->base = event_base_new_with_config(ec);
-            event_config_free(ec);
+            f->base = event_base_precise();
             pthread_mutex_init(&f->mu, NULL);
             f->wake = event_new(f->base, -1, EV_READ, on_wake, f);
         } else {

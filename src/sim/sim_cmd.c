@@ -1,6 +1,7 @@
 /* sim_cmd: `servelab sim`, option parsing and the event loop around the
  * simulated server. Every profile parameter has its own override flag. */
 #include "cli/commands.h"
+#include "common/clock.h"
 #include "common/cpus.h"
 #include "common/util.h"
 #include "sim/api.h"
@@ -199,10 +200,7 @@ int cmd_sim(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (cfg.threads > 1)
         evthread_use_pthreads();
-    struct event_config *ec = event_config_new();
-    event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-    struct event_base *base = event_base_new_with_config(ec);
-    event_config_free(ec);
+    struct event_base *base = event_base_precise();
     loop_base = base;
     sim_server *srv = sim_server_start(base, &cfg, err, sizeof err);
     if (!srv)
