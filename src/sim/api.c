@@ -483,9 +483,11 @@ static void begin_step_at(sim_server *s, int64_t start_us) {
  * the writes hold up the loop: the outboxes stay bounded and the step
  * period stretches exactly when the I/O side cannot keep up. */
 static int backlogged(sim_server *s) {
+    if (!s->threaded)
+        return 0; /* one loop: the writes themselves held the step back */
     size_t pending = __atomic_load_n(&s->pending, __ATOMIC_RELAXED);
     size_t running = (size_t)engine_get_stats(s->eng).running;
-    return s->threaded && pending > (running > 256 ? running : 256);
+    return pending > (running > 256 ? running : 256);
 }
 
 static void hold_or_begin(sim_server *s, int64_t start_us) {
