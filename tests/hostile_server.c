@@ -10,6 +10,7 @@
  * seconds and answers at most MAX_REQUESTS requests; every wait is a poll
  * with a timeout. PR_SET_PDEATHSIG ties each process to its parent. */
 #include "hostile_server.h"
+#include "support.h"
 #include "test.h"
 
 #include <arpa/inet.h>
@@ -41,12 +42,6 @@ typedef struct conn {
 } conn;
 
 typedef enum { KEEP, CLOSE } after;
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
 
 static void count(int *counter) {
     __atomic_add_fetch(counter, 1, __ATOMIC_SEQ_CST);

@@ -266,3 +266,9 @@ char *temp_dir(void) {
     CHECK(d != NULL);
     return strdup(d);
 }
+
+void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}

@@ -47,5 +47,7 @@ int servelab_cmd(const char *subcommand_and_args, char **out);
 char *read_file(const char *path, size_t *len);
 /* A fresh temporary directory. */
 char *temp_dir(void);
+/* Sleep ms milliseconds, whatever signals arrive meanwhile. */
+void sleep_ms(int ms);
 
 #endif

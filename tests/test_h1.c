@@ -50,12 +50,6 @@ typedef struct raw_server {
     raw_seen *seen;
 } raw_server;
 
-static void pause_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
 /* Reads one request head and its Content-Length body; -1 at EOF. */
 static int read_one(int fd, raw_seen *seen) {
     char head[4096];
@@ -90,7 +84,7 @@ static int read_one(int fd, raw_seen *seen) {
 static void write_answer(int fd, const char *a, int drip) {
     for (const char *p = a; *p;) {
         if (*p == PAUSE) {
-            pause_ms(30);
+            sleep_ms(30);
             p++;
             continue;
         }
@@ -99,7 +93,7 @@ static void write_answer(int fd, const char *a, int drip) {
             return;
         p += n;
         if (drip && (p - a) % 8 == 0)
-            pause_ms(1);
+            sleep_ms(1);
     }
 }
 
@@ -134,7 +128,7 @@ static raw_server raw_start(const raw_script *s) {
                 if (read_one(fd, h.seen))
                     break;
                 if (s->silent) {
-                    pause_ms(20000);
+                    sleep_ms(20000);
                     break;
                 }
                 write_answer(fd, s->answers[k % s->n_answers], s->drip);
@@ -186,7 +180,7 @@ static size_t on_body(void *ud, const char *p, size_t n, int64_t arrived) {
     if (o->n_arrived < 16)
         o->arrived[o->n_arrived++] = arrived;
     if (o->sleep_first_ms && o->body_calls == 1)
-        pause_ms(o->sleep_first_ms);
+        sleep_ms(o->sleep_first_ms);
     if (o->abort_after && o->body_calls >= o->abort_after)
         return 0;
     size_t k = n < sizeof o->body - 1 - o->body_len ? n : sizeof o->body - 1 - o->body_len;

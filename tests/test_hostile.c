@@ -42,12 +42,6 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
 /* ======================= servelab run vs the scripted server ======================= */
 
 typedef struct run_outcome {
