@@ -21,7 +21,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format
+.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check
 
 all: deps servelab
 
@@ -72,8 +72,15 @@ install: servelab
 	install -m 755 servelab $(DESTDIR)$(PREFIX)/bin/servelab
 	install -m 644 docs/servelab.1 $(DESTDIR)$(PREFIX)/share/man/man1/servelab.1
 
+# Every C file of the project, formatted with the project's .clang-format.
+FORMAT_SRC = $(wildcard src/*/*.[ch] tests/*.[ch] tests/*/*.[ch] bench/*.c)
+
 format:
-	clang-format -i src/*/*.c src/*/*.h tests/*.c tests/*.h
+	clang-format -i $(FORMAT_SRC)
+
+# Fails, naming each file and line, when a file is not formatted.
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_SRC)
 
 clean:
 	rm -rf build build-asan servelab servelab-asan

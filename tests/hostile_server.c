@@ -249,25 +249,15 @@ static after answer_error_mid_stream(conn *c, int as_event) {
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
-    case HOSTILE_GOOD:
-        return answer_good(c);
-    case HOSTILE_HUGE_LINE:
-        return answer_huge(c, 0);
-    case HOSTILE_HUGE_EVENT:
-        return answer_huge(c, 1);
-    case HOSTILE_SILENT:
-        wait_for_close(c);
-        return CLOSE;
-    case HOSTILE_HEADERS_ONLY:
-        return answer_headers_only(c, 1);
-    case HOSTILE_HEADERS_OPEN:
-        return answer_headers_only(c, 0);
-    case HOSTILE_TRICKLE:
-        return answer_trickle(c);
-    case HOSTILE_PARTIAL_FIN:
-        return answer_partial(c, 0);
-    case HOSTILE_PARTIAL_RST:
-        return answer_partial(c, 1);
+    case HOSTILE_GOOD: return answer_good(c);
+    case HOSTILE_HUGE_LINE: return answer_huge(c, 0);
+    case HOSTILE_HUGE_EVENT: return answer_huge(c, 1);
+    case HOSTILE_SILENT: wait_for_close(c); return CLOSE;
+    case HOSTILE_HEADERS_ONLY: return answer_headers_only(c, 1);
+    case HOSTILE_HEADERS_OPEN: return answer_headers_only(c, 0);
+    case HOSTILE_TRICKLE: return answer_trickle(c);
+    case HOSTILE_PARTIAL_FIN: return answer_partial(c, 0);
+    case HOSTILE_PARTIAL_RST: return answer_partial(c, 1);
     case HOSTILE_HTML_500:
         return answer_whole(c, 500, "text/html; charset=utf-8",
                             "<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title>"
@@ -281,12 +271,9 @@ static after answer_completion(conn *c, hostile_mode m) {
             "tok3 tok4 tok5 tok6\",\"logprobs\":null,\"finish_reason\":\"length\"}],"
             "\"usage\":{\"prompt_tokens\":8,\"total_tokens\":15,"
             "\"completion_tokens\":7}}");
-    case HOSTILE_ERROR_EVENT:
-        return answer_error_mid_stream(c, 1);
-    case HOSTILE_ERROR_DATA:
-        return answer_error_mid_stream(c, 0);
-    case HOSTILE_N_MODES:
-        break;
+    case HOSTILE_ERROR_EVENT: return answer_error_mid_stream(c, 1);
+    case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
+    case HOSTILE_N_MODES: break;
     }
     return CLOSE;
 }

@@ -49,7 +49,7 @@ _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
         if (!a_ || !b_ || strcmp(a_, b_))                                                          \
-            test_fail(__FILE__, __LINE__, "%s == %s: '%s' != '%s'", #a, #b, a_ ? a_ : "(null)",   \
+            test_fail(__FILE__, __LINE__, "%s == %s: '%s' != '%s'", #a, #b, a_ ? a_ : "(null)",    \
                       b_ ? b_ : "(null)");                                                         \
     } while (0)
 

@@ -68,7 +68,7 @@ TEST(arrivals_constant_inf_and_duration) {
     arrival_spec c = {ARRIVAL_CONSTANT, 4, 1};
     int64_t *d;
     size_t n = arrivals_generate(&c, 0, 100, 2000000, &d); /* 2 s horizon */
-    CHECK_INT(n, 9); /* 0, 0.25, ..., 2.0 s */
+    CHECK_INT(n, 9);                                       /* 0, 0.25, ..., 2.0 s */
     CHECK_INT(d[8], 2000000);
     free(d);
     arrival_spec inf = {ARRIVAL_POISSON, INFINITY, 1};

@@ -10,8 +10,8 @@
 TEST(calibrate_default_under_60s_and_sentence_matches_table) {
     char *dir = temp_dir();
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s calibrate --json --save %s/cal.json 2>/dev/null",
-             servelab_bin(), dir);
+    snprintf(cmd, sizeof cmd, "%s calibrate --json --save %s/cal.json 2>/dev/null", servelab_bin(),
+             dir);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     int code;

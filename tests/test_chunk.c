@@ -1060,8 +1060,7 @@ static const char *const splices[] = {
 static size_t mutate(char *buf, size_t len, size_t cap, uint64_t *x) {
     size_t pos = len ? (size_t)(next_rand(x) % (len + 1)) : 0;
     switch (next_rand(x) % 8) {
-    case 0: /* truncate */
-        return pos;
+    case 0: /* truncate */ return pos;
     case 1: /* any byte */
         if (pos < len)
             buf[pos] = (char)next_rand(x);

@@ -63,7 +63,8 @@ static void loaded_free(loaded *l) {
  * reader take the value from f[n - 1], past the 64 fields split() keeps (a
  * stack read out of bounds). Such a line is now skipped. */
 TEST(fuzz_metrics_line_with_more_than_64_fields_is_skipped) {
-    static const char input[] = "\n,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
+    static const char input[] =
+        "\n,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
     loaded l;
     load_with("server_metrics.csv", input, sizeof input - 1, &l);
     CHECK_INT(l.rc, 0);
@@ -141,7 +142,8 @@ TEST(fuzz_chunk_rows_are_bounded) {
         loaded_free(&l);
     }
 
-    static const char huge_gap[] = "request_id,index,t_ms,tokens\nreq-0,0,-1e300,1\nreq-0,1,1e300,1\n";
+    static const char huge_gap[] =
+        "request_id,index,t_ms,tokens\nreq-0,0,-1e300,1\nreq-0,1,1e300,1\n";
     load_with("chunks.csv", huge_gap, sizeof huge_gap - 1, &l);
     CHECK_INT(l.rc, 0);
     CHECK_INT(l.rows.n_itl, 1);

@@ -156,7 +156,7 @@ typedef struct outcome {
     size_t body_len;
     int64_t arrived[16];
     int n_arrived;
-    int abort_after; /* return less than asked on this body call (1-based; 0: never) */
+    int abort_after;    /* return less than asked on this body call (1-based; 0: never) */
     int sleep_first_ms; /* in the first body call: a client busy elsewhere */
     int body_calls;
     int in_start; /* set while h1_start runs: done must not come then */
@@ -232,8 +232,7 @@ static void run_transfers(const char *url, const char *const *headers, outcome *
 
 /* One transfer (and those chained from it) to the scripted server; `o`
  * may come with its test knobs set. */
-static void run_one(const raw_server *h, const char *const *headers, double timeout_s,
-                    outcome *o) {
+static void run_one(const raw_server *h, const char *const *headers, double timeout_s, outcome *o) {
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/completions", h->port);
     run_transfers(url, headers, &o, 1, timeout_s);
@@ -338,11 +337,11 @@ TEST(h1_truncated_or_foreign_answers_are_broken) {
     memset(big + n, 'x', sizeof big - n - 1);
     big[sizeof big - 1] = 0;
     const char *cases[] = {
-        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this", /* short body */
+        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this",             /* short body */
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", /* no last chunk */
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXY0\r\n\r\n",
-        "SSH-2.0-OpenSSH_9.2\r\n\r\n", /* not HTTP */
+        "SSH-2.0-OpenSSH_9.2\r\n\r\n",          /* not HTTP */
         "HTTP/1.1 200 OK\r\nContent-Length: 5", /* head never ends */
         big,                                    /* head over 64 KiB */
     };
@@ -363,7 +362,7 @@ TEST(h1_refused_and_hostless_are_connect_failures_reported_later) {
     getsockname(fd, (struct sockaddr *)&sa, &sl);
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", ntohs(sa.sin_port));
-    close(fd); /* bound once, now nobody listens there */
+    close(fd);                                 /* bound once, now nobody listens there */
     const char *urls[] = {url, "http://:80/"}; /* no host: nothing to resolve */
     for (int i = 0; i < 2; i++) {
         outcome o = {0};
@@ -391,7 +390,8 @@ TEST(h1_body_callback_can_abort) {
     char answer[512];
     snprintf(answer, sizeof answer,
              "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n\x01"
-             "6\r\nsecond\r\n\x01" "0\r\n\r\n");
+             "6\r\nsecond\r\n\x01"
+             "0\r\n\r\n");
     raw_script s = {{answer}, 1, 0, 0, 0};
     raw_server h = raw_start(&s);
     outcome o = {0};

@@ -368,7 +368,9 @@ TEST(hostile_client_error_event_mid_stream_is_http) {
 TEST(hostile_client_both_http_clients_classify_alike) {
     hostile_script s = {{HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST, HOSTILE_HTML_500,
                          HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA},
-                        7, 0, 0};
+                        7,
+                        0,
+                        0};
     hostile_server h = hostile_start(&s);
     const char *clients[] = {"builtin", "libcurl"};
     run_outcome o[2];
@@ -383,10 +385,9 @@ TEST(hostile_client_both_http_clients_classify_alike) {
         CHECK_MSG(meta && strstr(meta, want), "meta.json lacks %s", want);
         free(meta);
     }
-    static const char *const expect[7][2] = {{"", "200"},     {"disconnect", "200"},
-                                             {"disconnect", "200"}, {"http", "500"},
-                                             {"", "200"},     {"http", "200"},
-                                             {"http", "200"}};
+    static const char *const expect[7][2] = {
+        {"", "200"}, {"disconnect", "200"}, {"disconnect", "200"}, {"http", "500"},
+        {"", "200"}, {"http", "200"},       {"http", "200"}};
     for (int k = 0; k < 14; k++) {
         for (int c = 0; c < 2; c++)
             check_row(o[c].rows, k, expect[k % 7][0], expect[k % 7][1]);

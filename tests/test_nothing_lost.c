@@ -91,8 +91,7 @@ static void fault_matrix(int sim_threads) {
             other++;
     }
     printf("    injected: 429 %d, 500 %d, disconnect %d, malformed %d, stall %d; refused %d\n",
-           injected[1], injected[2], injected[3], injected[4], injected[5],
-           5000 - tr->n_rows);
+           injected[1], injected[2], injected[3], injected[4], injected[5], 5000 - tr->n_rows);
     CHECK(injected[1] > 50 && injected[3] > 50 && injected[5] > 10);
     CHECK(5000 - tr->n_rows > 100); /* the refused phase happened */
     CHECK_INT(got_http, injected[1] + injected[2]);
@@ -147,7 +146,8 @@ TEST(unwritable_out_is_a_clear_error) {
     snprintf(p, sizeof p, "%s/file", dir);
     FILE *f = fopen(p, "w");
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s run --url http://127.0.0.1:1 --model m --requests 3 --out %s/sub 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "%s run --url http://127.0.0.1:1 --model m --requests 3 --out %s/sub 2>&1",
              servelab_bin(), p);
     int code;
     char *out = run_capture(cmd, &code);

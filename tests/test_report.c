@@ -10,8 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static req_rec ok_rec(double sched, double sent, double first, double last, double end,
-                      int out) {
+static req_rec ok_rec(double sched, double sent, double first, double last, double end, int out) {
     req_rec r = {sched, sent, first, last, end, 0, 10, out, 0, ERR_NONE, 0};
     return r;
 }

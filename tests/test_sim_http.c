@@ -36,8 +36,9 @@ TEST(sim_prints_listening_line_and_serves_models) {
     CHECK(http_request_raw(p.port, "GET", "/v1/models", "", NULL, &r) == 0);
     CHECK_INT(r.status, 200);
     json_t *j = parse(r.body);
-    CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "data"), 0), "id")),
-              "my-model");
+    CHECK_STR(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "data"), 0), "id")),
+        "my-model");
     http_result_free(&r);
     CHECK(http_request_raw(p.port, "GET", "/health", "", NULL, &r) == 0);
     CHECK_INT(r.status, 200);
@@ -51,11 +52,12 @@ TEST(sim_prints_listening_line_and_serves_models) {
 TEST(sim_stream_completion_has_exact_chunks_usage_done) {
     sim_proc p = sim_start(NULL);
     http_result r;
-    CHECK(http_request_raw(p.port, "POST", "/v1/completions", "",
-                           "{\"model\":\"sim-model\",\"prompt\":\"Tell me a story\",\"max_tokens\":32,"
-                           "\"ignore_eos\":true,\"stream\":true,"
-                           "\"stream_options\":{\"include_usage\":true}}",
-                           &r) == 0);
+    CHECK(http_request_raw(
+              p.port, "POST", "/v1/completions", "",
+              "{\"model\":\"sim-model\",\"prompt\":\"Tell me a story\",\"max_tokens\":32,"
+              "\"ignore_eos\":true,\"stream\":true,"
+              "\"stream_options\":{\"include_usage\":true}}",
+              &r) == 0);
     CHECK_INT(r.status, 200);
     CHECK(strstr(r.headers, "text/event-stream") != NULL);
     char **ev;
@@ -66,8 +68,8 @@ TEST(sim_stream_completion_has_exact_chunks_usage_done) {
         CHECK_STR(json_string_value(json_object_get(c, "object")), "text_completion");
         const char *t = content_of(c, 0);
         CHECK(t && *t);
-        json_t *fin = json_object_get(json_array_get(json_object_get(c, "choices"), 0),
-                                      "finish_reason");
+        json_t *fin =
+            json_object_get(json_array_get(json_object_get(c, "choices"), 0), "finish_reason");
         if (i < 31)
             CHECK(json_is_null(fin));
         else
@@ -315,8 +317,9 @@ TEST(sim_metrics_consistent_with_requests) {
 TEST(sim_client_disconnect_frees_sequence) {
     sim_proc p = sim_start("--decode-base-ms 20");
     char req[512];
-    raw_post(req, sizeof req, "{\"prompt\":\"hello\",\"max_tokens\":500,\"ignore_eos\":true,"
-                              "\"stream\":true}");
+    raw_post(req, sizeof req,
+             "{\"prompt\":\"hello\",\"max_tokens\":500,\"ignore_eos\":true,"
+             "\"stream\":true}");
     char resp[4096];
     http_send_bytes(p.port, req, strlen(req), resp, sizeof resp, 150); /* leaves after 150 ms */
     CHECK(strstr(resp, "text_completion") != NULL);
@@ -384,8 +387,9 @@ TEST(sim_fault_malformed_chunk) {
 TEST(sim_fault_stall_delays_first_token) {
     sim_proc p = sim_start("--fault stall=1 --stall-ms 400");
     char req[512];
-    raw_post(req, sizeof req, "{\"prompt\":\"a\",\"max_tokens\":3,\"ignore_eos\":true,"
-                              "\"stream\":true}");
+    raw_post(req, sizeof req,
+             "{\"prompt\":\"a\",\"max_tokens\":3,\"ignore_eos\":true,"
+             "\"stream\":true}");
     char resp[4096];
     http_send_bytes(p.port, req, strlen(req), resp, sizeof resp, 250);
     CHECK(strstr(resp, "HTTP/1.1 200") != NULL); /* headers came */

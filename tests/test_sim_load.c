@@ -143,8 +143,8 @@ static void thousand_streams(int io_threads) {
     CHECK_INT(rows, N);
     /* sort events by time, finishes before admissions at equal times */
     for (int i = 1; i < ne; i++)
-        for (int j = i; j > 0 && (ev_t[j] < ev_t[j - 1] ||
-                                  (ev_t[j] == ev_t[j - 1] && ev_d[j] < ev_d[j - 1]));
+        for (int j = i;
+             j > 0 && (ev_t[j] < ev_t[j - 1] || (ev_t[j] == ev_t[j - 1] && ev_d[j] < ev_d[j - 1]));
              j--) {
             double t = ev_t[j];
             ev_t[j] = ev_t[j - 1];

@@ -61,8 +61,8 @@ TEST(sweep_3x2_against_sim_layout_report_and_dry_run) {
     int code = sweep(args, &out);
     CHECK_MSG(code == 0, "sweep exit %d: %s", code, out);
     const char *runs[] = {"a", "b", "c"};
-    const char *files[] = {"requests.csv", "chunks.csv", "meta.json", "summary.json",
-                           "server_metrics.csv", "trace.csv"};
+    const char *files[] = {"requests.csv", "chunks.csv",         "meta.json",
+                           "summary.json", "server_metrics.csv", "trace.csv"};
     for (int r = 0; r < 3; r++)
         for (int k = 1; k <= 2; k++)
             for (int f = 0; f < 6; f++) {

@@ -7,14 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *wanted[] = {
-    "vllm:num_requests_running",       "vllm:num_requests_waiting",
-    "vllm:kv_cache_usage_perc",        "vllm:gpu_cache_usage_perc",
-    "vllm:num_preemptions_total",      "vllm:prompt_tokens_total",
-    "vllm:generation_tokens_total",    "vllm:request_queue_time_seconds_sum",
-    "vllm:time_to_first_token_seconds_sum", "llamacpp:requests_processing",
-    "llamacpp:requests_deferred",      "llamacpp:prompt_tokens_total",
-    "llamacpp:tokens_predicted_total"};
+static const char *wanted[] = {"vllm:num_requests_running",
+                               "vllm:num_requests_waiting",
+                               "vllm:kv_cache_usage_perc",
+                               "vllm:gpu_cache_usage_perc",
+                               "vllm:num_preemptions_total",
+                               "vllm:prompt_tokens_total",
+                               "vllm:generation_tokens_total",
+                               "vllm:request_queue_time_seconds_sum",
+                               "vllm:time_to_first_token_seconds_sum",
+                               "llamacpp:requests_processing",
+                               "llamacpp:requests_deferred",
+                               "llamacpp:prompt_tokens_total",
+                               "llamacpp:tokens_predicted_total"};
 
 int server_metric_wanted(const char *name) {
     for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)
@@ -90,10 +95,12 @@ void server_stats_compute(const series_set *metrics, const series_set *gpu, serv
     o->peak_running = o->peak_waiting = o->peak_kv_usage = NAN;
     if (o->has_metrics) {
         o->preemptions = delta(metrics, "vllm:num_preemptions_total", NULL);
-        o->prompt_tokens = delta(metrics, "vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total");
+        o->prompt_tokens =
+            delta(metrics, "vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total");
         o->generation_tokens =
             delta(metrics, "vllm:generation_tokens_total", "llamacpp:tokens_predicted_total");
-        o->peak_running = peak(metrics, "vllm:num_requests_running", "llamacpp:requests_processing");
+        o->peak_running =
+            peak(metrics, "vllm:num_requests_running", "llamacpp:requests_processing");
         o->peak_waiting = peak(metrics, "vllm:num_requests_waiting", "llamacpp:requests_deferred");
         o->peak_kv_usage = peak(metrics, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
         o->queue_time_s = delta(metrics, "vllm:request_queue_time_seconds_sum", NULL);
@@ -154,8 +161,8 @@ static json_t *jnum(double v) {
 }
 
 json_t *server_stats_json(const server_stats *s, double output_tokens) {
-    double per_tok = isfinite(s->gpu_energy_j) && output_tokens > 0 ? s->gpu_energy_j / output_tokens
-                                                                    : NAN;
+    double per_tok =
+        isfinite(s->gpu_energy_j) && output_tokens > 0 ? s->gpu_energy_j / output_tokens : NAN;
     return json_pack("{s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "metrics_sampled",
                      s->has_metrics, "preemptions", jnum(s->preemptions), "prompt_tokens",
                      jnum(s->prompt_tokens), "generation_tokens", jnum(s->generation_tokens),

@@ -32,9 +32,9 @@ int server_metric_wanted(const char *name);
 typedef struct server_stats {
     int has_metrics, has_gpu;
     double preemptions, prompt_tokens, generation_tokens; /* deltas over the run */
-    double peak_running, peak_waiting, peak_kv_usage;      /* kv in [0,1] */
-    double queue_time_s, ttft_time_s; /* deltas of the two histogram sums */
-    double queue_share_of_ttft;       /* queue_time_s / ttft_time_s; NAN unknown */
+    double peak_running, peak_waiting, peak_kv_usage;     /* kv in [0,1] */
+    double queue_time_s, ttft_time_s;                     /* deltas of the two histogram sums */
+    double queue_share_of_ttft; /* queue_time_s / ttft_time_s; NAN unknown */
     double gpu_energy_j;        /* all GPUs, trapezoid over power samples */
     double gpu_util_mean_pct;
 } server_stats;

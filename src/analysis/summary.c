@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *err_names[ERR_COUNT] = {"",     "connect",    "timeout",  "http",
+static const char *err_names[ERR_COUNT] = {"",           "connect",   "timeout",  "http",
                                            "disconnect", "malformed", "cancelled"};
 
 const char *err_class_name(int e) {
@@ -35,9 +35,9 @@ void rows_add(run_rows *rows, const req_rec *r) {
 
 void rows_add_itl(run_rows *rows, float gap_ms) {
     if (rows->n_itl == rows->cap_itl)
-        rows->itl_ms = xrealloc(rows->itl_ms, (rows->cap_itl = rows->cap_itl ? rows->cap_itl * 2
-                                                                               : 4096) *
-                                                  sizeof *rows->itl_ms);
+        rows->itl_ms =
+            xrealloc(rows->itl_ms, (rows->cap_itl = rows->cap_itl ? rows->cap_itl * 2 : 4096) *
+                                       sizeof *rows->itl_ms);
     rows->itl_ms[rows->n_itl++] = gap_ms;
 }
 
@@ -154,10 +154,10 @@ static json_t *num(double x) {
 }
 
 static json_t *dist_json(const dist *d) {
-    return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)d->n,
-                     "mean", num(d->mean), "sd", num(d->sd), "min", num(d->min), "p50",
-                     num(d->p50), "p90", num(d->p90), "p95", num(d->p95), "p99", num(d->p99),
-                     "p99_9", num(d->p999), "max", num(d->max));
+    return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)d->n, "mean",
+                     num(d->mean), "sd", num(d->sd), "min", num(d->min), "p50", num(d->p50), "p90",
+                     num(d->p90), "p95", num(d->p95), "p99", num(d->p99), "p99_9", num(d->p999),
+                     "max", num(d->max));
 }
 
 json_t *summary_json(const run_summary *s) {
@@ -178,8 +178,8 @@ json_t *summary_json(const run_summary *s) {
     json_object_set_new(o, "errors", errors);
     json_object_set_new(o, "duration_s", num(s->duration_s));
     json_object_set_new(o, "arrival_window_s", num(s->arrival_window_s));
-    json_object_set_new(o, "offered_rps", isinf(s->offered_rps) ? json_string("inf")
-                                                                : num(s->offered_rps));
+    json_object_set_new(o, "offered_rps",
+                        isinf(s->offered_rps) ? json_string("inf") : num(s->offered_rps));
     json_object_set_new(o, "realized_offered_rps", num(s->realized_offered_rps));
     json_object_set_new(o, "achieved_rps", num(s->achieved_rps));
     json_object_set_new(o, "achieved_rps_arrival_window", num(s->achieved_rps_window));
@@ -199,14 +199,14 @@ json_t *summary_json(const run_summary *s) {
     json_object_set_new(o, "meeting_slo", json_integer((json_int_t)s->meeting_slo));
     json_object_set_new(o, "goodput_rps", num(s->goodput_rps));
     json_object_set_new(o, "goodput_fraction", num(s->goodput_fraction));
-    json_object_set_new(o, "cost_per_hour", s->cost_per_hour > 0 ? json_real(s->cost_per_hour)
-                                                                 : json_null());
+    json_object_set_new(o, "cost_per_hour",
+                        s->cost_per_hour > 0 ? json_real(s->cost_per_hour) : json_null());
     json_object_set_new(o, "cost_per_million_output_tokens",
                         num(s->cost_per_million_output_tokens));
     json_t *client = json_object();
     json_object_set_new(client, "schedule_lag_ms", dist_json(&s->lag));
-    json_object_set_new(client, "cpu_s", s->client_cpu_s >= 0 ? json_real(s->client_cpu_s)
-                                                               : json_null());
+    json_object_set_new(client, "cpu_s",
+                        s->client_cpu_s >= 0 ? json_real(s->client_cpu_s) : json_null());
     json_object_set_new(o, "client", client);
     return o;
 }

@@ -38,8 +38,8 @@ static double cpu_s(const struct rusage *ru) {
 }
 
 /* Per-request arrays of chunk times, indexed [request * n_tokens + index]. */
-static void load_times(const char *path, int id_col, int idx_col, int t_col, double *t,
-                       int n_req, int n_tok, size_t *count) {
+static void load_times(const char *path, int id_col, int idx_col, int t_col, double *t, int n_req,
+                       int n_tok, size_t *count) {
     FILE *f = fopen(path, "r");
     *count = 0;
     if (!f)
@@ -139,8 +139,8 @@ static void add_placement(char **argv, const char *cpus, int realtime) {
 
 /* The bar every figure of a level must pass. */
 static int within_1ms(const calib_result *r) {
-    return r->failed == 0 && r->lag_p99_ms < 1 && r->ttft_err_p99_ms < 1 &&
-           r->itl_err_p99_ms < 1 && r->client_cpu_pct < 95;
+    return r->failed == 0 && r->lag_p99_ms < 1 && r->ttft_err_p99_ms < 1 && r->itl_err_p99_ms < 1 &&
+           r->client_cpu_pct < 95;
 }
 
 static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
@@ -157,17 +157,37 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     mkdir(dir, 0755);
 
     /* the simulator: every stream gets one token per step, whatever the batch */
-    char trace[1200], tokens[1200], step[32], seqs[32], out[1200], prompts[64], rate[32],
-        reqs[32], url[64];
+    char trace[1200], tokens[1200], step[32], seqs[32], out[1200], prompts[64], rate[32], reqs[32],
+        url[64];
     snprintf(trace, sizeof trace, "%s/trace.csv", dir);
     snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
     snprintf(step, sizeof step, "%g", lv->step_ms);
     snprintf(seqs, sizeof seqs, "%d", lv->streams + 16);
-    char *sim_argv[32] = {(char *)o->self, "sim", "--port", "0", "--profile", "tiny",
-                          "--max-num-seqs", seqs, "--kv-blocks", "4000000", "--max-model-len",
-                          "100000", "--max-num-batched-tokens", "10000000", "--decode-base-ms",
-                          step, "--decode-per-seq-ms", "0", "--prefill-per-token-ms", "0",
-                          "--max-connections", "60000", "--trace", trace, "--trace-tokens",
+    char *sim_argv[32] = {(char *)o->self,
+                          "sim",
+                          "--port",
+                          "0",
+                          "--profile",
+                          "tiny",
+                          "--max-num-seqs",
+                          seqs,
+                          "--kv-blocks",
+                          "4000000",
+                          "--max-model-len",
+                          "100000",
+                          "--max-num-batched-tokens",
+                          "10000000",
+                          "--decode-base-ms",
+                          step,
+                          "--decode-per-seq-ms",
+                          "0",
+                          "--prefill-per-token-ms",
+                          "0",
+                          "--max-connections",
+                          "60000",
+                          "--trace",
+                          trace,
+                          "--trace-tokens",
                           tokens};
     add_placement(sim_argv, o->sim_cpus, o->realtime);
     char sim_threads[16];
@@ -207,10 +227,27 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     snprintf(reqs, sizeof reqs, "%d", lv->streams);
     char threads[16];
     snprintf(threads, sizeof threads, "%d", o->threads > 0 ? o->threads : 1);
-    char *run_argv[32] = {(char *)o->self, "run", "--quiet", "--url", url, "--rate", rate,
-                          "--arrival", "constant", "--requests", reqs, "--prompts", prompts,
-                          "--ignore-eos", "--no-sampling", "--timeout", "120", "--threads",
-                          threads, "--out", out};
+    char *run_argv[32] = {(char *)o->self,
+                          "run",
+                          "--quiet",
+                          "--url",
+                          url,
+                          "--rate",
+                          rate,
+                          "--arrival",
+                          "constant",
+                          "--requests",
+                          reqs,
+                          "--prompts",
+                          prompts,
+                          "--ignore-eos",
+                          "--no-sampling",
+                          "--timeout",
+                          "120",
+                          "--threads",
+                          threads,
+                          "--out",
+                          out};
     add_placement(run_argv, o->client_cpus, o->realtime);
     if (o->http_client)
         argv_add(run_argv, "--http-client", o->http_client);
@@ -321,13 +358,17 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
         }
         calib_result *m = &results[i];
         *m = tries[0];
-        static const size_t fields[] = {
-            offsetof(calib_result, achieved_chunks_per_s), offsetof(calib_result, lag_p50_ms),
-            offsetof(calib_result, lag_p99_ms),        offsetof(calib_result, ttft_err_p50_ms),
-            offsetof(calib_result, ttft_err_p99_ms),   offsetof(calib_result, itl_err_p50_ms),
-            offsetof(calib_result, itl_err_p99_ms),    offsetof(calib_result, client_cpu_pct),
-            offsetof(calib_result, client_rss_mib),    offsetof(calib_result, sim_cpu_pct),
-            offsetof(calib_result, sim_rss_mib)};
+        static const size_t fields[] = {offsetof(calib_result, achieved_chunks_per_s),
+                                        offsetof(calib_result, lag_p50_ms),
+                                        offsetof(calib_result, lag_p99_ms),
+                                        offsetof(calib_result, ttft_err_p50_ms),
+                                        offsetof(calib_result, ttft_err_p99_ms),
+                                        offsetof(calib_result, itl_err_p50_ms),
+                                        offsetof(calib_result, itl_err_p99_ms),
+                                        offsetof(calib_result, client_cpu_pct),
+                                        offsetof(calib_result, client_rss_mib),
+                                        offsetof(calib_result, sim_cpu_pct),
+                                        offsetof(calib_result, sim_rss_mib)};
         for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
             *(double *)((char *)m + fields[f]) = median_field(tries, rep, fields[f]);
         for (int k = 1; k < rep; k++)
@@ -346,11 +387,10 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
 }
 
 void calibrate_print_table(FILE *f, const calib_result *r, int n) {
-    fprintf(f,
-            "%8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n",
-            "streams", "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50",
-            "ttft p99", "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu",
-            "sim MiB", "within 1 ms");
+    fprintf(f, "%8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n", "streams",
+            "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50", "ttft p99",
+            "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu", "sim MiB",
+            "within 1 ms");
     for (int i = 0; i < n; i++) {
         char bps[32];
         if (isfinite(r[i].bytes_per_stream))
@@ -361,10 +401,10 @@ void calibrate_print_table(FILE *f, const calib_result *r, int n) {
                 "%8d %8g %10.0f %10.0f %8.3f %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f%% %8.1f %9s "
                 "%6.0f%% %8.1f %s\n",
                 r[i].level.streams, r[i].level.step_ms, r[i].offered_chunks_per_s,
-                r[i].achieved_chunks_per_s, r[i].lag_p50_ms, r[i].lag_p99_ms,
-                r[i].ttft_err_p50_ms, r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms,
-                r[i].itl_err_p99_ms, r[i].client_cpu_pct, r[i].client_rss_mib, bps,
-                r[i].sim_cpu_pct, r[i].sim_rss_mib, r[i].within_1ms ? "yes" : "no");
+                r[i].achieved_chunks_per_s, r[i].lag_p50_ms, r[i].lag_p99_ms, r[i].ttft_err_p50_ms,
+                r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms, r[i].itl_err_p99_ms, r[i].client_cpu_pct,
+                r[i].client_rss_mib, bps, r[i].sim_cpu_pct, r[i].sim_rss_mib,
+                r[i].within_1ms ? "yes" : "no");
     }
 }
 

@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const calib_level default_levels[] = {
-    {10, 1}, {100, 1}, {1000, 10}, {5000, 50}, {5000, 25}};
+static const calib_level default_levels[] = {{10, 1}, {100, 1}, {1000, 10}, {5000, 50}, {5000, 25}};
 
 /* "STREAMS@STEP_MS,..." */
 static int parse_levels(const char *s, calib_level **out) {
@@ -30,8 +29,8 @@ static int parse_levels(const char *s, calib_level **out) {
         int streams;
         double step;
         char extra;
-        if (sscanf(t, "%d@%lf%c", &streams, &step, &extra) != 2 || streams < 1 ||
-            streams > 50000 || step <= 0)
+        if (sscanf(t, "%d@%lf%c", &streams, &step, &extra) != 2 || streams < 1 || streams > 50000 ||
+            step <= 0)
             die(2, "calibrate: --levels: '%s' is not STREAMS@STEP_MS (e.g. 1000@10)", t);
         if (n == cap)
             lv = xrealloc(lv, (size_t)(cap *= 2) * sizeof *lv);
@@ -64,7 +63,9 @@ int cmd_calibrate(int argc, char **argv) {
                                          {"no-realtime", no_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    calib_opts o = {.seconds = 3, .realtime = 1, .levels = default_levels,
+    calib_opts o = {.seconds = 3,
+                    .realtime = 1,
+                    .levels = default_levels,
                     .n_levels = (int)(sizeof default_levels / sizeof *default_levels)};
     calib_level *custom = NULL;
     const char *save = NULL, *keep = NULL;
@@ -114,22 +115,23 @@ int cmd_calibrate(int argc, char **argv) {
         case 'R': o.realtime = 0; break;
         case 'k': keep = optarg; break;
         case 'h':
-            printf("usage: servelab calibrate [--levels S@MS,...] [--seconds S] [--save FILE]\n"
-                   "Runs the simulator and the client on this machine at rising load and says\n"
-                   "up to which streams and chunk rate it measures within 1 ms.\n\n"
-                   "  --levels S@MS,...  streams and simulator step (default "
-                   "10@1,100@1,1000@10,5000@50,5000@25)\n"
-                   "  --seconds S        how long each stream lasts (3)\n"
-                   "  --save FILE        where to keep the result "
-                   "(~/.cache/servelab/calibration.json)\n"
-                   "  --keep DIR         keep the rows and traces in DIR\n"
-                   "  --repeat N         run each level N times, report medians (1)\n"
-                   "  --threads N        client threads, as servelab run --threads (1)\n"
-                   "  --no-pin           do not put the simulator and the client on separate CPUs\n"
-                   "  --no-realtime      do not ask for SCHED_FIFO (run/sim --realtime)\n"
-                   "  --http-client C    the client's HTTP client, as servelab run (auto)\n"
-                   "  --sim-threads N    the simulator's I/O threads, as servelab sim --threads (1)\n"
-                   "  --json             print the result as JSON instead of the table\n");
+            printf(
+                "usage: servelab calibrate [--levels S@MS,...] [--seconds S] [--save FILE]\n"
+                "Runs the simulator and the client on this machine at rising load and says\n"
+                "up to which streams and chunk rate it measures within 1 ms.\n\n"
+                "  --levels S@MS,...  streams and simulator step (default "
+                "10@1,100@1,1000@10,5000@50,5000@25)\n"
+                "  --seconds S        how long each stream lasts (3)\n"
+                "  --save FILE        where to keep the result "
+                "(~/.cache/servelab/calibration.json)\n"
+                "  --keep DIR         keep the rows and traces in DIR\n"
+                "  --repeat N         run each level N times, report medians (1)\n"
+                "  --threads N        client threads, as servelab run --threads (1)\n"
+                "  --no-pin           do not put the simulator and the client on separate CPUs\n"
+                "  --no-realtime      do not ask for SCHED_FIFO (run/sim --realtime)\n"
+                "  --http-client C    the client's HTTP client, as servelab run (auto)\n"
+                "  --sim-threads N    the simulator's I/O threads, as servelab sim --threads (1)\n"
+                "  --json             print the result as JSON instead of the table\n");
             return 0;
         default: die(2, "calibrate: unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -169,11 +171,10 @@ int cmd_calibrate(int argc, char **argv) {
     double took = (mono_us() - t0) / 1e6;
     char sentence[512];
     calibrate_sentence(sentence, sizeof sentence, res, o.n_levels);
-    json_t *doc = json_pack("{s:o,s:o,s:s,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
-                            host_info_json(), "sentence", sentence, "placement", placement,
-                            "took_s", took, "repeat",
-                            o.repeat < 1 ? 1 : o.repeat, "levels",
-                            calibrate_json(res, o.n_levels));
+    json_t *doc =
+        json_pack("{s:o,s:o,s:s,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
+                  host_info_json(), "sentence", sentence, "placement", placement, "took_s", took,
+                  "repeat", o.repeat < 1 ? 1 : o.repeat, "levels", calibrate_json(res, o.n_levels));
     char path[PATH_MAX];
     if (save)
         snprintf(path, sizeof path, "%s", save);

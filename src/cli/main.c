@@ -21,8 +21,9 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "servelab %s: measure LLM servers the way their users feel them\n\n"
-               "usage: servelab COMMAND [options]   (servelab COMMAND --help for more)\n\n",
+    fprintf(f,
+            "servelab %s: measure LLM servers the way their users feel them\n\n"
+            "usage: servelab COMMAND [options]   (servelab COMMAND --help for more)\n\n",
             SERVELAB_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].about);

@@ -256,19 +256,15 @@ static enum key key_of(const jscan_str *k) {
                : IS("type") ? K_TYPE
                : IS("code") ? K_CODE
                             : K_OTHER;
-    case 5:
-        return IS("delta") ? K_DELTA : IS("usage") ? K_USAGE : IS("error") ? K_ERROR : K_OTHER;
-    case 6:
-        return IS("object") ? K_OBJECT : IS("tokens") ? K_TOKENS : K_OTHER;
+    case 5: return IS("delta") ? K_DELTA : IS("usage") ? K_USAGE : IS("error") ? K_ERROR : K_OTHER;
+    case 6: return IS("object") ? K_OBJECT : IS("tokens") ? K_TOKENS : K_OTHER;
     case 7:
         return IS("choices")   ? K_CHOICES
                : IS("content") ? K_CONTENT
                : IS("message") ? K_MESSAGE
                                : K_OTHER;
-    case 9:
-        return IS("reasoning") ? K_REASONING : K_OTHER;
-    case 10:
-        return IS("tool_calls") ? K_TOOL_CALLS : K_OTHER;
+    case 9: return IS("reasoning") ? K_REASONING : K_OTHER;
+    case 10: return IS("tool_calls") ? K_TOOL_CALLS : K_OTHER;
     case 13:
         return IS("finish_reason")   ? K_FINISH_REASON
                : IS("prompt_tokens") ? K_PROMPT_TOKENS
@@ -277,8 +273,7 @@ static enum key key_of(const jscan_str *k) {
         return IS("completion_tokens")   ? K_COMPLETION_TOKENS
                : IS("reasoning_content") ? K_REASONING_CONTENT
                                          : K_OTHER;
-    default:
-        return K_OTHER;
+    default: return K_OTHER;
     }
 #undef IS
 }
@@ -382,8 +377,7 @@ static int scan_err_field(jscan *s, int depth, enum key k, err_fields *f) {
         if (f->code_is_number)
             return jscan_number(s, &f->code);
         return jscan_skip(s, depth);
-    default:
-        return jscan_skip(s, depth);
+    default: return jscan_skip(s, depth);
     }
 }
 
@@ -443,20 +437,11 @@ static int scan_message(jscan *s, int depth) {
     while ((r = jscan_next_key(s, &first, &key)) == 1) {
         int v;
         switch (key_of(&key)) {
-        case K_CONTENT:
-            v = content = scan_nonempty(s, depth + 1);
-            break;
-        case K_REASONING_CONTENT:
-            v = reasoning_content = scan_nonempty(s, depth + 1);
-            break;
-        case K_REASONING:
-            v = reasoning = scan_nonempty(s, depth + 1);
-            break;
-        case K_TOOL_CALLS:
-            v = tools = scan_nonempty_array(s, depth + 1);
-            break;
-        default:
-            v = jscan_skip(s, depth + 1);
+        case K_CONTENT: v = content = scan_nonempty(s, depth + 1); break;
+        case K_REASONING_CONTENT: v = reasoning_content = scan_nonempty(s, depth + 1); break;
+        case K_REASONING: v = reasoning = scan_nonempty(s, depth + 1); break;
+        case K_TOOL_CALLS: v = tools = scan_nonempty_array(s, depth + 1); break;
+        default: v = jscan_skip(s, depth + 1);
         }
         if (v < 0)
             return -1;
@@ -477,21 +462,14 @@ static int scan_choice(jscan *s, int depth, int *output, int *finish_is_string, 
     while ((r = jscan_next_key(s, &first, &key)) == 1) {
         int v;
         switch (key_of(&key)) {
-        case K_TEXT:
-            v = text = scan_nonempty(s, depth + 1);
-            break;
-        case K_DELTA:
-            v = delta = scan_message(s, depth + 1);
-            break;
-        case K_MESSAGE:
-            v = message = scan_message(s, depth + 1);
-            break;
+        case K_TEXT: v = text = scan_nonempty(s, depth + 1); break;
+        case K_DELTA: v = delta = scan_message(s, depth + 1); break;
+        case K_MESSAGE: v = message = scan_message(s, depth + 1); break;
         case K_FINISH_REASON:
             v = scan_string(s, depth + 1, finish);
             *finish_is_string = v == 1;
             break;
-        default:
-            v = jscan_skip(s, depth + 1);
+        default: v = jscan_skip(s, depth + 1);
         }
         if (v < 0)
             return -1;
@@ -578,24 +556,18 @@ static int scan_chunk(const char *data, size_t len, scanned *sc) {
     while ((r = jscan_next_key(&s, &first, &key)) == 1) {
         int v;
         switch (key_of(&key)) {
-        case K_ERROR:
-            v = scan_error_value(&s, 2, sc);
-            break;
+        case K_ERROR: v = scan_error_value(&s, 2, sc); break;
         case K_OBJECT:
             v = scan_string(&s, 2, &str);
             sc->object_is_error = v == 1 && jscan_str_eq(&str, "error");
             break;
-        case K_CHOICES:
-            v = scan_choices(&s, 2, sc);
-            break;
+        case K_CHOICES: v = scan_choices(&s, 2, sc); break;
         case K_CONTENT:
             v = scan_string(&s, 2, &str);
             sc->content = v == 1 ? IS_STRING : IS_OTHER;
             sc->content_len = v == 1 ? str.len : 0;
             break;
-        case K_TOKENS:
-            v = scan_tokens(&s, 2, sc);
-            break;
+        case K_TOKENS: v = scan_tokens(&s, 2, sc); break;
         case K_STOP:
             if (jscan_peek(&s) == 't') {
                 v = jscan_literal(&s);
@@ -605,16 +577,11 @@ static int scan_chunk(const char *data, size_t len, scanned *sc) {
                 sc->stop = 0;
             }
             break;
-        case K_USAGE:
-            v = scan_usage(&s, 2, sc);
-            break;
+        case K_USAGE: v = scan_usage(&s, 2, sc); break;
         case K_MESSAGE:
         case K_TYPE:
-        case K_CODE:
-            v = scan_err_field(&s, 2, key_of(&key), &sc->root);
-            break;
-        default:
-            v = jscan_skip(&s, 2);
+        case K_CODE: v = scan_err_field(&s, 2, key_of(&key), &sc->root); break;
+        default: v = jscan_skip(&s, 2);
         }
         if (v < 0)
             return -1;

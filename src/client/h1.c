@@ -56,13 +56,13 @@ typedef enum {
 } read_state;
 
 typedef enum {
-    C_SIZE,     /* hex digits of a chunk size */
-    C_EXT,      /* chunk extension, skipped to the end of the line */
-    C_SIZE_LF,  /* LF after the size line's CR */
-    C_DATA,     /* chunk data */
-    C_DATA_CR,  /* CR after the data */
-    C_DATA_LF,  /* LF after the data */
-    C_TRAILER   /* trailer lines up to an empty one */
+    C_SIZE,    /* hex digits of a chunk size */
+    C_EXT,     /* chunk extension, skipped to the end of the line */
+    C_SIZE_LF, /* LF after the size line's CR */
+    C_DATA,    /* chunk data */
+    C_DATA_CR, /* CR after the data */
+    C_DATA_LF, /* LF after the data */
+    C_TRAILER  /* trailer lines up to an empty one */
 } chunk_state;
 
 struct h1_conn {
@@ -464,7 +464,8 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
     x->head_len = (size_t)(w - x->head);
     x->timer = evtimer_new(c->base, on_timer, x);
     if (timeout_s > 0) {
-        struct timeval tv = {(time_t)timeout_s, (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
+        struct timeval tv = {(time_t)timeout_s,
+                             (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
         event_add(x->timer, &tv);
     }
     if (!c->addrs) {
@@ -605,10 +606,10 @@ static size_t chunked_bytes(h1_xfer *x, const char *p, size_t n, int *end) {
         char ch = p[i];
         switch (x->cs) {
         case C_SIZE: {
-            int d = isdigit((unsigned char)ch)            ? ch - '0'
-                    : (ch >= 'a' && ch <= 'f')            ? ch - 'a' + 10
-                    : (ch >= 'A' && ch <= 'F')            ? ch - 'A' + 10
-                                                          : -1;
+            int d = isdigit((unsigned char)ch) ? ch - '0'
+                    : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10
+                    : (ch >= 'A' && ch <= 'F') ? ch - 'A' + 10
+                                               : -1;
             if (d >= 0) {
                 if (x->left > (1LL << 40)) {
                     *end = -1;
@@ -730,7 +731,10 @@ static int take_bytes(h1_xfer *x, const char *p, size_t n) {
             int end;
             i += chunked_bytes(x, p + i, n - i, &end);
             if (end) {
-                finish(x, end == 1 ? H1_OK : end == -2 ? H1_ABORTED : H1_BROKEN,
+                finish(x,
+                       end == 1    ? H1_OK
+                       : end == -2 ? H1_ABORTED
+                                   : H1_BROKEN,
                        end == 1 && x->keep_alive && i == n);
                 return 1;
             }
@@ -754,8 +758,8 @@ static ssize_t recv_stamped(int fd, char *buf, size_t cap, int64_t *arrived_us) 
         char buf[CMSG_SPACE(sizeof(struct timespec))];
         struct cmsghdr align;
     } ctl;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                       .msg_controllen = sizeof ctl.buf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     ssize_t n = recvmsg(fd, &m, 0);
     if (n <= 0)
         return n;
@@ -769,8 +773,8 @@ static ssize_t recv_stamped(int fd, char *buf, size_t cap, int64_t *arrived_us) 
             continue;
         struct timespec ts;
         memcpy(&ts, CMSG_DATA(c), sizeof ts);
-        int64_t behind = ((int64_t)real.tv_sec - ts.tv_sec) * 1000000 +
-                         (real.tv_nsec - ts.tv_nsec) / 1000;
+        int64_t behind =
+            ((int64_t)real.tv_sec - ts.tv_sec) * 1000000 + (real.tv_nsec - ts.tv_nsec) / 1000;
         if (behind >= 0 && behind < 60000000) /* a wall-clock step would not be */
             *arrived_us = now - behind;
     }

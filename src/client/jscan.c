@@ -109,13 +109,9 @@ static int scan_escape(const unsigned char **pp, const unsigned char *end) {
     case 'f':
     case 'n':
     case 'r':
-    case 't':
-        *pp = p + 1;
-        return 0;
-    case 'u':
-        break;
-    default:
-        return -1;
+    case 't': *pp = p + 1; return 0;
+    case 'u': break;
+    default: return -1;
     }
     if (end - p < 5)
         return -1;
@@ -493,21 +489,11 @@ size_t jscan_decode(const jscan_str *str, char *dst, size_t cap) {
         unsigned char c = p[1];
         p += 2;
         switch (c) {
-        case 'b':
-            dst[n++] = '\b';
-            break;
-        case 'f':
-            dst[n++] = '\f';
-            break;
-        case 'n':
-            dst[n++] = '\n';
-            break;
-        case 'r':
-            dst[n++] = '\r';
-            break;
-        case 't':
-            dst[n++] = '\t';
-            break;
+        case 'b': dst[n++] = '\b'; break;
+        case 'f': dst[n++] = '\f'; break;
+        case 'n': dst[n++] = '\n'; break;
+        case 'r': dst[n++] = '\r'; break;
+        case 't': dst[n++] = '\t'; break;
         case 'u': {
             unsigned long v = (unsigned long)hex4(p);
             p += 4;
@@ -521,8 +507,7 @@ size_t jscan_decode(const jscan_str *str, char *dst, size_t cap) {
                 dst[n++] = (char)u[i];
             break;
         }
-        default: /* " \ / */
-            dst[n++] = (char)c;
+        default: /* " \ / */ dst[n++] = (char)c;
         }
     }
     return n;

@@ -34,8 +34,8 @@ typedef struct inflight {
     lg *g;
     size_t slot; /* position in the schedule */
     request_row row;
-    CURL *easy;     /* libcurl's transfer, or */
-    h1_xfer *hx;    /* our own client's */
+    CURL *easy;  /* libcurl's transfer, or */
+    h1_xfer *hx; /* our own client's */
     struct curl_slist *hdrs;
     char *body;
     sse_parser sse;

@@ -30,12 +30,12 @@ typedef struct loadgen_config {
     body_opts body;
     const int64_t *due_us; /* the schedule */
     size_t n;
-    size_t first_index;       /* request index of due_us[0] (warmup uses its own range) */
-    const uint32_t *indices;  /* request index of each slot; NULL: first_index + slot */
-    int64_t t0_us;            /* the run's t=0 on the monotonic clock; 0: when it starts */
+    size_t first_index;             /* request index of due_us[0] (warmup uses its own range) */
+    const uint32_t *indices;        /* request index of each slot; NULL: first_index + slot */
+    int64_t t0_us;                  /* the run's t=0 on the monotonic clock; 0: when it starts */
     struct row_writer *shared_rows; /* rows go to these files (threads share them) */
-    int concurrency;    /* 0: no cap */
-    double timeout_s;   /* per request; 0: none */
+    int concurrency;                /* 0: no cap */
+    double timeout_s;               /* per request; 0: none */
     int insecure;
     http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
@@ -54,7 +54,7 @@ typedef struct loadgen_result {
     int interrupted;                     /* SIGINT stopped it */
     size_t usage_counted, chunk_counted; /* how output tokens were counted */
     double cpu_s;
-    int write_error; /* errno of a failed row write */
+    int write_error;         /* errno of a failed row write */
     series_set metrics, gpu; /* what was sampled (kept metrics only) */
     int metrics_samples, gpu_samples;
 } loadgen_result;

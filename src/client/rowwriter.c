@@ -137,10 +137,9 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
     for (int i = 0; i < n; i++) {
         if (w->n + 128 > w->cap)
             flush_chunks(w);
-        w->n +=
-            (size_t)sprintf(w->buf + w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
-                            (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000),
-                            tokens ? tokens[i] : 1);
+        w->n += (size_t)sprintf(w->buf + w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
+                                (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000),
+                                tokens ? tokens[i] : 1);
     }
     if (w->n >= CHUNK_FLUSH_BYTES)
         flush_chunks(w);

@@ -28,8 +28,8 @@ typedef struct request_row {
 
 typedef struct row_writer {
     int req_fd, chunk_fd;
-    int owns_fds; /* clones share the owner's files, each with its own buffer */
-    pthread_mutex_t lock;  /* the owner's; clones use it through `shared` */
+    int owns_fds;         /* clones share the owner's files, each with its own buffer */
+    pthread_mutex_t lock; /* the owner's; clones use it through `shared` */
     pthread_mutex_t *shared;
     char *buf;
     size_t n, cap;

@@ -43,6 +43,6 @@ json_t *host_info_json(void) {
 }
 
 json_t *tool_info_json(void) {
-    return json_pack("{s:s,s:s,s:s}", "name", "servelab", "version", SERVELAB_VERSION,
-                     "git_commit", SERVELAB_GIT_COMMIT);
+    return json_pack("{s:s,s:s,s:s}", "name", "servelab", "version", SERVELAB_VERSION, "git_commit",
+                     SERVELAB_GIT_COMMIT);
 }

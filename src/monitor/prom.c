@@ -420,8 +420,7 @@ int prom_parse(const char *text, size_t n, prom_sample_fn fn, void *ud, int *bad
             if (bad++ == 0)
                 first_bad = line;
             break;
-        default:
-            break;
+        default: break;
         }
         p = nl ? nl + 1 : end;
     }

@@ -155,13 +155,13 @@ static int col_of(const char **f, const size_t *len, int n, const char *name) {
     return -1;
 }
 
-static const char *requests_cols[] = {"request_id", "class",   "scheduled_ms", "sent_ms",
-                                      "first_token_ms", "last_token_ms", "end_ms",
-                                      "prompt_tokens",  "output_tokens", "error", "lag_ms"};
+static const char *requests_cols[] = {
+    "request_id", "class",         "scheduled_ms",  "sent_ms", "first_token_ms", "last_token_ms",
+    "end_ms",     "prompt_tokens", "output_tokens", "error",   "lag_ms"};
 enum { C_ID, C_CLASS, C_SCHED, C_SENT, C_FIRST, C_LAST, C_END, C_PTOK, C_OTOK, C_ERR, C_LAG, C_N };
 
-static int load_requests(const char *path, int part, run_rows *rows, double *last_sched,
-                         char *err, int errlen) {
+static int load_requests(const char *path, int part, run_rows *rows, double *last_sched, char *err,
+                         int errlen) {
     mapped m;
     int rc = map_file(path, &m);
     if (rc) {
@@ -266,8 +266,8 @@ static float to_float(double v) {
 
 /* chunks.csv: per-token inter-chunk gaps and tokens inside the window.
  * Rows of one request are contiguous (servelab writes them together). */
-static int load_chunks(const char *path, run_rows *rows, double last_sched, int *present,
-                       char *err, int errlen) {
+static int load_chunks(const char *path, run_rows *rows, double last_sched, int *present, char *err,
+                       int errlen) {
     mapped m;
     int rc = map_file(path, &m);
     *present = rc == 0;

@@ -152,7 +152,7 @@ static int build_run(report_run *rr, const report_opts *o, char *err, int errlen
     if (slo && slo_parse(slo, &rr->params.slo, err, errlen))
         return -1;
     json_t *cost = json_object_get(cfg, "cost_per_hour");
-    rr->params.cost_per_hour = o->cost_per_hour > 0 ? o->cost_per_hour
+    rr->params.cost_per_hour = o->cost_per_hour > 0   ? o->cost_per_hour
                                : json_is_number(cost) ? json_number_value(cost)
                                                       : 0;
     rr->fixture = json_is_true(json_object_get(meta, "fixture"));
@@ -240,8 +240,8 @@ int report_build(char *const *paths, int n_paths, const report_opts *o, report *
         find_runs(paths[i], &dirs, 0);
     }
     if (dirs.n == 0) {
-        snprintf(err, errlen, "report: no run directories (with requests.csv) under %s%s",
-                 paths[0], n_paths > 1 ? " and the other paths" : "");
+        snprintf(err, errlen, "report: no run directories (with requests.csv) under %s%s", paths[0],
+                 n_paths > 1 ? " and the other paths" : "");
         return -1;
     }
     char **keys = xcalloc((size_t)dirs.n, sizeof *keys);
@@ -377,21 +377,66 @@ static const char *fnum(char *buf, double v, int dec) {
 
 /* ---------- summary.csv ---------- */
 
-static const char *csv_cols[] = {
-    "run", "offered_rps", "requests", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms",
-    "output_tokens_per_s", "goodput_rps", "goodput_fraction", "cost_per_million_output_tokens",
-    "repetitions", "completed", "failed", "duration_s", "realized_offered_rps", "achieved_rps",
-    "achieved_rps_arrival_window", "output_tokens_per_s_arrival_window", "total_tokens_per_s",
-    "ttft_mean_ms", "ttft_p90_ms", "ttft_p99_ms", "ttft_p99_9_ms", "ttft_sched_p50_ms",
-    "ttft_sched_p95_ms", "ttft_sched_p99_ms", "tpot_p99_ms", "itl_p50_ms", "itl_p95_ms",
-    "itl_p99_ms", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_sched_p50_ms",
-    "e2e_sched_p99_ms", "ttft_p50_ci_lo_ms", "ttft_p50_ci_hi_ms", "ttft_p95_ci_lo_ms",
-    "ttft_p95_ci_hi_ms", "tpot_p50_ci_lo_ms", "tpot_p50_ci_hi_ms", "tpot_p95_ci_lo_ms",
-    "tpot_p95_ci_hi_ms", "ttft_p50_rep_min_ms", "ttft_p50_rep_max_ms", "ttft_p95_rep_min_ms",
-    "ttft_p95_rep_max_ms", "errors_connect", "errors_timeout", "errors_http",
-    "errors_disconnect", "errors_malformed", "errors_cancelled", "server_preemptions",
-    "server_peak_running", "server_peak_waiting", "server_peak_kv_usage",
-    "server_queue_share_of_ttft", "gpu_energy_j_per_output_token"};
+static const char *csv_cols[] = {"run",
+                                 "offered_rps",
+                                 "requests",
+                                 "ttft_p50_ms",
+                                 "ttft_p95_ms",
+                                 "tpot_p50_ms",
+                                 "tpot_p95_ms",
+                                 "output_tokens_per_s",
+                                 "goodput_rps",
+                                 "goodput_fraction",
+                                 "cost_per_million_output_tokens",
+                                 "repetitions",
+                                 "completed",
+                                 "failed",
+                                 "duration_s",
+                                 "realized_offered_rps",
+                                 "achieved_rps",
+                                 "achieved_rps_arrival_window",
+                                 "output_tokens_per_s_arrival_window",
+                                 "total_tokens_per_s",
+                                 "ttft_mean_ms",
+                                 "ttft_p90_ms",
+                                 "ttft_p99_ms",
+                                 "ttft_p99_9_ms",
+                                 "ttft_sched_p50_ms",
+                                 "ttft_sched_p95_ms",
+                                 "ttft_sched_p99_ms",
+                                 "tpot_p99_ms",
+                                 "itl_p50_ms",
+                                 "itl_p95_ms",
+                                 "itl_p99_ms",
+                                 "e2e_p50_ms",
+                                 "e2e_p95_ms",
+                                 "e2e_p99_ms",
+                                 "e2e_sched_p50_ms",
+                                 "e2e_sched_p99_ms",
+                                 "ttft_p50_ci_lo_ms",
+                                 "ttft_p50_ci_hi_ms",
+                                 "ttft_p95_ci_lo_ms",
+                                 "ttft_p95_ci_hi_ms",
+                                 "tpot_p50_ci_lo_ms",
+                                 "tpot_p50_ci_hi_ms",
+                                 "tpot_p95_ci_lo_ms",
+                                 "tpot_p95_ci_hi_ms",
+                                 "ttft_p50_rep_min_ms",
+                                 "ttft_p50_rep_max_ms",
+                                 "ttft_p95_rep_min_ms",
+                                 "ttft_p95_rep_max_ms",
+                                 "errors_connect",
+                                 "errors_timeout",
+                                 "errors_http",
+                                 "errors_disconnect",
+                                 "errors_malformed",
+                                 "errors_cancelled",
+                                 "server_preemptions",
+                                 "server_peak_running",
+                                 "server_peak_waiting",
+                                 "server_peak_kv_usage",
+                                 "server_queue_share_of_ttft",
+                                 "gpu_energy_j_per_output_token"};
 #define N_CSV_COLS ((int)(sizeof csv_cols / sizeof *csv_cols))
 
 static void rep_range(const report_run *rr, int p95, double *lo, double *hi) {
@@ -413,21 +458,64 @@ static void csv_values(const report_run *rr, char v[][32]) {
     double lo50, hi50, lo95, hi95;
     rep_range(rr, 0, &lo50, &hi50);
     rep_range(rr, 1, &lo95, &hi95);
-    double vals[] = {s->offered_rps, (double)s->requests, s->ttft.p50, s->ttft.p95, s->tpot.p50,
-                     s->tpot.p95, s->output_tokens_per_s, s->goodput_rps, s->goodput_fraction,
-                     s->cost_per_million_output_tokens, rr->n_reps, (double)s->completed,
-                     (double)s->failed, s->duration_s, s->realized_offered_rps, s->achieved_rps,
-                     s->achieved_rps_window, s->output_tokens_per_s_window, s->total_tokens_per_s,
-                     s->ttft.mean, s->ttft.p90, s->ttft.p99, s->ttft.p999, s->ttft_sched.p50,
-                     s->ttft_sched.p95, s->ttft_sched.p99, s->tpot.p99, s->itl.p50, s->itl.p95,
-                     s->itl.p99, s->e2e.p50, s->e2e.p95, s->e2e.p99, s->e2e_sched.p50,
-                     s->e2e_sched.p99, rr->ci[0][0], rr->ci[0][1], rr->ci[1][0], rr->ci[1][1],
-                     rr->ci[2][0], rr->ci[2][1], rr->ci[3][0], rr->ci[3][1], lo50, hi50, lo95,
-                     hi95, (double)s->errors[ERR_CONNECT], (double)s->errors[ERR_TIMEOUT],
-                     (double)s->errors[ERR_HTTP], (double)s->errors[ERR_DISCONNECT],
-                     (double)s->errors[ERR_MALFORMED], (double)s->errors[ERR_CANCELLED],
-                     rr->server.preemptions, rr->server.peak_running, rr->server.peak_waiting,
-                     rr->server.peak_kv_usage, rr->server.queue_share_of_ttft,
+    double vals[] = {s->offered_rps,
+                     (double)s->requests,
+                     s->ttft.p50,
+                     s->ttft.p95,
+                     s->tpot.p50,
+                     s->tpot.p95,
+                     s->output_tokens_per_s,
+                     s->goodput_rps,
+                     s->goodput_fraction,
+                     s->cost_per_million_output_tokens,
+                     rr->n_reps,
+                     (double)s->completed,
+                     (double)s->failed,
+                     s->duration_s,
+                     s->realized_offered_rps,
+                     s->achieved_rps,
+                     s->achieved_rps_window,
+                     s->output_tokens_per_s_window,
+                     s->total_tokens_per_s,
+                     s->ttft.mean,
+                     s->ttft.p90,
+                     s->ttft.p99,
+                     s->ttft.p999,
+                     s->ttft_sched.p50,
+                     s->ttft_sched.p95,
+                     s->ttft_sched.p99,
+                     s->tpot.p99,
+                     s->itl.p50,
+                     s->itl.p95,
+                     s->itl.p99,
+                     s->e2e.p50,
+                     s->e2e.p95,
+                     s->e2e.p99,
+                     s->e2e_sched.p50,
+                     s->e2e_sched.p99,
+                     rr->ci[0][0],
+                     rr->ci[0][1],
+                     rr->ci[1][0],
+                     rr->ci[1][1],
+                     rr->ci[2][0],
+                     rr->ci[2][1],
+                     rr->ci[3][0],
+                     rr->ci[3][1],
+                     lo50,
+                     hi50,
+                     lo95,
+                     hi95,
+                     (double)s->errors[ERR_CONNECT],
+                     (double)s->errors[ERR_TIMEOUT],
+                     (double)s->errors[ERR_HTTP],
+                     (double)s->errors[ERR_DISCONNECT],
+                     (double)s->errors[ERR_MALFORMED],
+                     (double)s->errors[ERR_CANCELLED],
+                     rr->server.preemptions,
+                     rr->server.peak_running,
+                     rr->server.peak_waiting,
+                     rr->server.peak_kv_usage,
+                     rr->server.queue_share_of_ttft,
                      s->output_tokens > 0 ? rr->server.gpu_energy_j / s->output_tokens : NAN};
     /* decimals by column meaning */
     for (int c = 1; c < N_CSV_COLS; c++) {
@@ -492,8 +580,7 @@ static void render_json(const report *r, strbuf *o) {
         for (int m = 0; m < 4; m++)
             json_object_set_new(
                 ci, ci_names[m],
-                isnan(rr->ci[m][0]) ? json_null()
-                                    : json_pack("[f,f]", rr->ci[m][0], rr->ci[m][1]));
+                isnan(rr->ci[m][0]) ? json_null() : json_pack("[f,f]", rr->ci[m][0], rr->ci[m][1]));
         json_object_set_new(j, "bootstrap_ci95", ci);
         json_array_append_new(runs, j);
     }
@@ -536,7 +623,8 @@ static void meta_rows(const report *r, table *t) {
     json_t *ver = json_object_get(json_object_get(server, "version"), "version");
     json_t *hdr = json_object_get(server, "server_header");
     snprintf(buf, sizeof buf, "%s%s%s", json_is_string(ver) ? json_string_value(ver) : "unknown",
-             json_is_string(hdr) ? ", Server: " : "", json_is_string(hdr) ? json_string_value(hdr) : "");
+             json_is_string(hdr) ? ", Server: " : "",
+             json_is_string(hdr) ? json_string_value(hdr) : "");
     cells[0] = "server";
     cells[1] = buf;
     tbl_row(t, cells);
@@ -585,10 +673,21 @@ static table *meta_table(const report *r) {
 }
 
 static table *overview_table(const report *r) {
-    const char *h[] = {"run", "offered rps", "realized rps", "requests", "failed",
-                       "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "TPOT p95 ms",
-                       "output tok/s", "goodput rps", "goodput %", "$ / M output tok",
-                       "server queueing % of TTFT", "preemptions"};
+    const char *h[] = {"run",
+                       "offered rps",
+                       "realized rps",
+                       "requests",
+                       "failed",
+                       "TTFT p50 ms",
+                       "TTFT p95 ms",
+                       "TPOT p50 ms",
+                       "TPOT p95 ms",
+                       "output tok/s",
+                       "goodput rps",
+                       "goodput %",
+                       "$ / M output tok",
+                       "server queueing % of TTFT",
+                       "preemptions"};
     table *t = tbl_new(15, h);
     for (int k = 0; k < r->n_runs; k++) {
         const run_summary *s = &r->runs[k].pooled;
@@ -685,7 +784,8 @@ static table *detail_table(const report_run *rr) {
             sv->generation_tokens);
         ROW("server: peak running / waiting", "%.0f / %.0f", sv->peak_running, sv->peak_waiting);
         ROW("server: peak KV-cache use", "%s%%", fnum(c, 100 * sv->peak_kv_usage, 1));
-        ROW("server: share of TTFT spent queued", "%s%%", fnum(c, 100 * sv->queue_share_of_ttft, 1));
+        ROW("server: share of TTFT spent queued", "%s%%",
+            fnum(c, 100 * sv->queue_share_of_ttft, 1));
     } else {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }
@@ -715,8 +815,8 @@ static table *detail_table(const report_run *rr) {
 }
 
 static table *reps_table(const report_run *rr) {
-    const char *h[] = {"repetition", "requests", "failed", "TTFT p50", "TTFT p95", "TPOT p50",
-                       "TPOT p95", "output tok/s"};
+    const char *h[] = {"repetition", "requests", "failed",   "TTFT p50",
+                       "TTFT p95",   "TPOT p50", "TPOT p95", "output tok/s"};
     table *t = tbl_new(8, h);
     for (int k = 0; k < rr->n_reps; k++) {
         const run_summary *s = &rr->per_rep[k];
@@ -739,8 +839,9 @@ static table *reps_table(const report_run *rr) {
 }
 
 static table *class_table(const report_run *rr) {
-    const char *h[] = {"class", "requests", "failed", "prompt tok (mean)", "output tok (mean)",
-                       "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50"};
+    const char *h[] = {
+        "class",    "requests", "failed", "prompt tok (mean)", "output tok (mean)", "TTFT p50",
+        "TTFT p95", "TPOT p50", "E2E p50"};
     table *t = tbl_new(9, h);
     for (int c = 0; c < rr->rows.n_classes; c++) {
         const run_summary *s = &rr->per_class[c];
@@ -773,8 +874,8 @@ typedef struct figure {
 static void safe_name(char *out, size_t cap, const char *in) {
     size_t k = 0;
     for (; *in && k + 1 < cap; in++)
-        out[k++] = (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in
-                                                                                         : '_';
+        out[k++] =
+            (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in : '_';
     out[k] = 0;
 }
 
@@ -816,8 +917,7 @@ static void fig_load(const report *r, figure **figs, int *nf) {
     main_variant(r, in, left_out, sizeof left_out);
     if (left_out[0])
         snprintf(note, sizeof note,
-                 " Runs with other settings (%s) are in the tables, not on these lines.",
-                 left_out);
+                 " Runs with other settings (%s) are in the tables, not on these lines.", left_out);
     int n = 0;
     const report_run **rs = xcalloc((size_t)r->n_runs, sizeof *rs);
     for (int k = 0; k < r->n_runs; k++)
@@ -851,8 +951,8 @@ static void fig_load(const report *r, figure **figs, int *nf) {
                     .ylabel = "latency (ms, log scale)",
                     .logy = 1};
     char cap[1600];
-    snprintf(cap, sizeof cap, "TTFT and TPOT percentiles against offered load, one point per run.%s",
-             note);
+    snprintf(cap, sizeof cap,
+             "TTFT and TPOT percentiles against offered load, one point per run.%s", note);
     figure *f = fig_add(figs, nf, "latency_vs_load", cap);
     svg_plot(&f->svg, &sp, lat, 5);
     plot_series thr[] = {
@@ -901,8 +1001,8 @@ static void fig_load(const report *r, figure **figs, int *nf) {
 
 static void fig_cdf(const report *r, figure **figs, int *nf) {
     plot_series *s = xcalloc((size_t)r->n_runs, sizeof *s);
-    double **xs = xcalloc((size_t)r->n_runs, sizeof *xs), **ys = xcalloc((size_t)r->n_runs,
-                                                                          sizeof *ys);
+    double **xs = xcalloc((size_t)r->n_runs, sizeof *xs),
+           **ys = xcalloc((size_t)r->n_runs, sizeof *ys);
     for (int k = 0; k < r->n_runs; k++) {
         double *v;
         size_t n;
@@ -966,8 +1066,7 @@ static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
             bars[nb++] = (plot_bar){f, e, y, 0};
     }
     /* legend entries are palette slots 0.. in order: name them by colour */
-    static const char *const legend[] = {"decode (first token to end)", "failed",
-                                         NULL};
+    static const char *const legend[] = {"decode (first token to end)", "failed", NULL};
     plot_spec sp = {.title = NULL,
                     .xlabel = "time since the run started (s)",
                     .ylabel = "request (in arrival order)",

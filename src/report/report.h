@@ -15,7 +15,7 @@ typedef struct report_run {
     char name[256];
     char **rep_dirs;
     int n_reps;
-    int root_len; /* rep_dirs[i] + root_len: the path below the report's argument */
+    int root_len;  /* rep_dirs[i] + root_len: the path below the report's argument */
     run_rows rows; /* all repetitions pooled (req_rec.part = repetition) */
     run_files *files;
     summary_params params;

@@ -42,8 +42,8 @@ static char *slurp(const char *path, size_t *n) {
 }
 
 /* Print up to `max` differing lines; returns 1 when the texts differ. */
-static int diff_lines(const char *name, const char *want, size_t wn, const char *have,
-                      size_t hn, int max) {
+static int diff_lines(const char *name, const char *want, size_t wn, const char *have, size_t hn,
+                      int max) {
     if (wn == hn && !memcmp(want, have, wn))
         return 0;
     const char *a = want, *b = have, *ae = want + wn, *be = have + hn;
@@ -66,12 +66,10 @@ static int diff_lines(const char *name, const char *want, size_t wn, const char 
 }
 
 int cmd_report(int argc, char **argv) {
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
-                                         {"check", no_argument, 0, 'c'},
-                                         {"slo", required_argument, 0, 's'},
-                                         {"cost-per-hour", required_argument, 0, 'p'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'}, {"check", no_argument, 0, 'c'},
+        {"slo", required_argument, 0, 's'}, {"cost-per-hour", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     const char *out = NULL;
     int check = 0, c;
     report_opts ro = {0};

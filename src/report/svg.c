@@ -89,8 +89,8 @@ static void draw_ticks(strbuf *o, const scale *s, int vertical, double other0, d
         } else if (!right) {
             sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n",
                       other0, px, other1, px);
-            sb_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                      other0 - 6, px + 4, lab);
+            sb_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", other0 - 6,
+                      px + 4, lab);
         } else {
             sb_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\">%s</text>\n",
                       other1 + 6, px + 4, lab);
@@ -181,8 +181,9 @@ void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
               "text{fill:#222}</style>\n"
               "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
               W, H, W, H, W, H);
-    sb_printf(o, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" "
-                 "font-weight=\"bold\">",
+    sb_printf(o,
+              "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" "
+              "font-weight=\"bold\">",
               W / 2);
     sb_escape(o, sp->title ? sp->title : "");
     sb_puts(o, "</text>\n");
@@ -216,8 +217,7 @@ void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
             continue;
         double x0 = to_px(&xs, b->x0), x1 = to_px(&xs, b->x1);
         double y0 = to_px(&ys, b->y + sp->bar_height), y1 = to_px(&ys, b->y);
-        sb_printf(o,
-                  "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+        sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
                   x0, y0, fmax(x1 - x0, 0.5), fmax(y1 - y0, 0.5), svg_color(b->color));
     }
     for (int i = 0; i < ns; i++)

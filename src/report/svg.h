@@ -32,7 +32,7 @@ typedef struct plot_spec {
     double ymin_zero; /* 1: y axis starts at 0 */
     const plot_bar *bars;
     size_t n_bars;
-    double bar_height; /* in y units */
+    double bar_height;             /* in y units */
     const char *const *bar_legend; /* names of bar colours 0..n, NULL-terminated */
 } plot_spec;
 

@@ -98,8 +98,7 @@ json_t *run_command_line_json(int argc, char **argv) {
         if (redact_next) {
             const char *colon = strchr(argv[i], ':');
             char v[160];
-            snprintf(v, sizeof v, "%.*s: <redacted>", colon ? (int)(colon - argv[i]) : 0,
-                     argv[i]);
+            snprintf(v, sizeof v, "%.*s: <redacted>", colon ? (int)(colon - argv[i]) : 0, argv[i]);
             json_array_append_new(a, json_string(v));
             redact_next = 0;
             continue;
@@ -245,10 +244,10 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         die(2, "run: %s", err);
     arrival_spec as = {o.arrival, o.rate, o.burstiness};
     int64_t *due;
-    size_t n = o.have_duration
-                   ? arrivals_generate(&as, o.seed, (size_t)100000000, llround(o.duration_s * 1e6),
-                                       &due)
-                   : arrivals_generate(&as, o.seed, (size_t)o.requests, INT64_MAX, &due);
+    size_t n =
+        o.have_duration
+            ? arrivals_generate(&as, o.seed, (size_t)100000000, llround(o.duration_s * 1e6), &due)
+            : arrivals_generate(&as, o.seed, (size_t)o.requests, INT64_MAX, &due);
     workload_assign(&w, n + (size_t)o.warmup, o.seed);
 
     char out_default[128];
@@ -266,7 +265,8 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
 
     /* Headers: the API key from the environment, user headers. */
     struct curl_slist *headers = NULL;
-    const char *key_env = o.key_env ? o.key_env : (getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL);
+    const char *key_env =
+        o.key_env ? o.key_env : (getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL);
     if (key_env) {
         const char *key = getenv(key_env);
         if (!key || !*key)
@@ -292,7 +292,8 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
 
     char endpoint[2100];
     int chat = !strcmp(o.api, "chat");
-    snprintf(endpoint, sizeof endpoint, "%s/v1/%s", base, chat ? "chat/completions" : "completions");
+    snprintf(endpoint, sizeof endpoint, "%s/v1/%s", base,
+             chat ? "chat/completions" : "completions");
 
     /* What the server and the GPUs do meanwhile. */
     char metrics_url[2200];
@@ -371,10 +372,10 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         arrival_kind_name(o.arrival), "burstiness", o.burstiness, "requests", (json_int_t)n,
         "duration_s", o.have_duration ? json_real(o.duration_s) : json_null(), "concurrency",
         (json_int_t)o.concurrency, "max_tokens", (json_int_t)o.max_tokens, "ignore_eos",
-        o.ignore_eos, "continuous_usage_stats", cusage, "warmup", (json_int_t)o.warmup,
-        "timeout_s", o.timeout_s, "slo", o.slo_text, "cost_per_hour",
-        o.cost > 0 ? json_real(o.cost) : json_null(), "headers", redacted_headers(&o),
-        "insecure", o.insecure);
+        o.ignore_eos, "continuous_usage_stats", cusage, "warmup", (json_int_t)o.warmup, "timeout_s",
+        o.timeout_s, "slo", o.slo_text, "cost_per_hour",
+        o.cost > 0 ? json_real(o.cost) : json_null(), "headers", redacted_headers(&o), "insecure",
+        o.insecure);
     json_object_set_new(cfg, "api_key_env", key_env ? json_string(key_env) : json_null());
     json_object_set_new(cfg, "threads", json_integer(o.threads));
     json_object_set_new(cfg, "cpus", o.cpus ? json_string(o.cpus) : json_null());
@@ -387,8 +388,8 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     json_object_set_new(meta, "host", host_info_json());
     json_object_set_new(meta, "gpus", gpu_meta_json(gpu));
     if (!gpu)
-        json_object_set_new(meta, "gpu_note", json_string(o.no_sampling ? "GPU sampling off"
-                                                                         : gpu_why));
+        json_object_set_new(meta, "gpu_note",
+                            json_string(o.no_sampling ? "GPU sampling off" : gpu_why));
     json_object_set_new(meta, "sampling",
                         json_pack("{s:f,s:i,s:i}", "interval_s", o.metrics_interval_s,
                                   "metrics_samples", res.metrics_samples, "gpu_samples",
@@ -397,9 +398,9 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     json_object_set_new(meta, "fixture", json_boolean(probe.is_sim));
     json_object_set_new(meta, "token_counting",
                         json_pack("{s:s,s:I,s:I}", "method",
-                                  res.usage_counted && !res.chunk_counted ? "usage"
+                                  res.usage_counted && !res.chunk_counted   ? "usage"
                                   : res.chunk_counted && !res.usage_counted ? "chunk_count"
-                                                                             : "mixed",
+                                                                            : "mixed",
                                   "requests_from_usage", (json_int_t)res.usage_counted,
                                   "requests_from_chunk_count", (json_int_t)res.chunk_counted));
     json_object_set_new(meta, "interrupted", json_boolean(res.interrupted));
@@ -412,8 +413,8 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     free(shown_url);
 
     /* summary.json and the table */
-    summary_params sp = {.offered_rps = o.rate, .slo = o.slo, .cost_per_hour = o.cost,
-                         .client_cpu_s = res.cpu_s};
+    summary_params sp = {
+        .offered_rps = o.rate, .slo = o.slo, .cost_per_hour = o.cost, .client_cpu_s = res.cpu_s};
     run_summary s;
     summarize(&res.rows, &sp, &s);
     server_stats ss;

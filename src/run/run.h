@@ -31,7 +31,6 @@ typedef struct run_opts {
     int threads;               /* client threads (>= 1) */
 } run_opts;
 
-
 typedef struct run_result {
     size_t requests, completed, failed;
     int interrupted;

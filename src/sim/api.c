@@ -127,13 +127,14 @@ static void out_unlock(sim_server *s) {
 /* The simulator's output vocabulary: common English word pieces, so the
  * streamed text looks like text and never needs JSON escaping. */
 static const char *const vocab[] = {
-    " the", " of", " and", " to", " in", " a", " is", " that", " for", " it", " as", " was",
-    " with", " be", " by", " on", " not", " he", " this", " are", " or", " his", " from",
-    " at", " which", " but", " have", " an", " had", " they", " you", " were", " their",
-    " one", " all", " we", " can", " her", " has", " there", " been", " if", " more",
-    " when", " will", " would", " who", " so", " no", " model", " server", " token",
-    " cache", " batch", " request", " latency", ".", ",", " time", " first", " queue",
-    " memory", " load", " user"};
+    " the",   " of",    " and",    " to",    " in",    " a",      " is",      " that",
+    " for",   " it",    " as",     " was",   " with",  " be",     " by",      " on",
+    " not",   " he",    " this",   " are",   " or",    " his",    " from",    " at",
+    " which", " but",   " have",   " an",    " had",   " they",   " you",     " were",
+    " their", " one",   " all",    " we",    " can",   " her",    " has",     " there",
+    " been",  " if",    " more",   " when",  " will",  " would",  " who",     " so",
+    " no",    " model", " server", " token", " cache", " batch",  " request", " latency",
+    ".",      ",",      " time",   " first", " queue", " memory", " load",    " user"};
 #define VOCAB_SIZE (sizeof vocab / sizeof *vocab)
 
 static int64_t now_rel(const sim_server *s) {
@@ -263,8 +264,9 @@ static void on_conn_gone(void *arg) {
 /* ---- streaming output ---- */
 
 static void add_usage(struct evbuffer *b, const seq *sq) {
-    evbuffer_add_printf(b, "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
-                           "\"completion_tokens\":%d}",
+    evbuffer_add_printf(b,
+                        "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
+                        "\"completion_tokens\":%d}",
                         sq->prompt_tokens, sq->prompt_tokens + sq->generated, sq->generated);
 }
 
@@ -325,21 +327,21 @@ static int send_buffer(sim_request *r, struct evbuffer *b) {
 
 static void finish_whole(sim_request *r) {
     const char *text = (const char *)evbuffer_pullup(r->text, -1);
-    json_t *usage = json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens,
-                              "total_tokens", r->s.prompt_tokens + r->s.generated,
-                              "completion_tokens", r->s.generated);
+    json_t *usage =
+        json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
+                  r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated);
     const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
-    json_t *choice =
-        r->chat ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
-                            "assistant", "content", text, evbuffer_get_length(r->text),
-                            "logprobs", "finish_reason", fin)
-                : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
-                            evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
-                            "stop_reason");
-    json_t *obj = json_pack("{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
-                            r->chat ? "chat.completion" : "text_completion", "created",
-                            (json_int_t)r->created, "model", json_loads(r->srv->model_json,
-                            JSON_DECODE_ANY, NULL), "choices", choice, "usage", usage);
+    json_t *choice = r->chat
+                         ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
+                                     "assistant", "content", text, evbuffer_get_length(r->text),
+                                     "logprobs", "finish_reason", fin)
+                         : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
+                                     evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
+                                     "stop_reason");
+    json_t *obj = json_pack(
+        "{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
+        r->chat ? "chat.completion" : "text_completion", "created", (json_int_t)r->created, "model",
+        json_loads(r->srv->model_json, JSON_DECODE_ANY, NULL), "choices", choice, "usage", usage);
     if (r->fault == FAULT_MALFORMED) {
         char *body = json_dumps(obj, JSON_COMPACT);
         size_t n = strlen(body) / 2; /* truncated JSON */
@@ -582,7 +584,8 @@ static int chat_tokens(json_t *messages, const char **msg) {
         total += CHAT_TOKENS_PER_MESSAGE +
                  (int)count_text_tokens(json_string_value(role), json_string_length(role));
         if (json_is_string(content)) {
-            total += (int)count_text_tokens(json_string_value(content), json_string_length(content));
+            total +=
+                (int)count_text_tokens(json_string_value(content), json_string_length(content));
         } else if (json_is_array(content)) {
             size_t k;
             json_t *part;
@@ -836,8 +839,8 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
     } else if (PATH_IS("/v1/models") && get) {
         json_t *model = json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object",
                                   "model", "created", (json_int_t)time(NULL), "owned_by",
-                                  "servelab-sim", "root", s->cfg.model, "parent",
-                                  "max_model_len", engine_get_params(s->eng)->max_model_len);
+                                  "servelab-sim", "root", s->cfg.model, "parent", "max_model_len",
+                                  engine_get_params(s->eng)->max_model_len);
         reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
     } else if (PATH_IS("/metrics") && get) {
         struct evbuffer *b = evbuffer_new();

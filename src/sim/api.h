@@ -20,8 +20,8 @@ typedef struct sim_config {
     engine_params engine;
     int eos_min_frac_pct;
     uint64_t seed;
-    const char *trace_path;        /* NULL: no trace */
-    const char *token_trace_path;  /* per-token write times; NULL: none */
+    const char *trace_path;       /* NULL: no trace */
+    const char *token_trace_path; /* per-token write times; NULL: none */
     fault_spec faults;
     int stall_ms;
     httpd_limits limits;
@@ -32,8 +32,7 @@ typedef struct sim_config {
 typedef struct sim_server sim_server;
 
 /* Binds and prepares everything; NULL with a message in err on failure. */
-sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, char *err,
-                             int errlen);
+sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, char *err, int errlen);
 int sim_server_port(const sim_server *s);
 /* Flush the trace (also done periodically). */
 void sim_server_flush(sim_server *s);

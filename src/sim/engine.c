@@ -258,8 +258,7 @@ static void emit_token(engine *e, seq *s, int64_t now_us) {
     e->stats.generation_tokens_total++;
     if (s->first_token_us < 0)
         s->first_token_us = now_us;
-    if (s->generated >= s->target_tokens ||
-        s->prompt_tokens + s->generated >= e->p.max_model_len) {
+    if (s->generated >= s->target_tokens || s->prompt_tokens + s->generated >= e->p.max_model_len) {
         s->finish = s->generated >= s->target_tokens ? s->at_target : FINISH_LENGTH;
         list_remove(&e->running, s);
         release(e, s);

@@ -54,7 +54,7 @@ typedef enum { FINISH_NONE, FINISH_STOP, FINISH_LENGTH, FINISH_ABORT } finish_ki
  * finished or aborted. */
 typedef struct seq {
     int prompt_tokens;
-    int target_tokens;    /* output tokens to generate before stopping */
+    int target_tokens;     /* output tokens to generate before stopping */
     finish_kind at_target; /* STOP (end of sequence) or LENGTH (max_tokens) */
     /* progress */
     int generated;      /* output tokens emitted so far */
@@ -62,13 +62,13 @@ typedef struct seq {
     int prefill_target; /* tokens to compute before the next emission */
     int blocks;         /* KV blocks held */
     int preemptions;
-    int step_work;    /* tokens scheduled in the current step; 0 if none */
-    int step_decode;  /* 1 when this step's work is a decode */
+    int step_work;   /* tokens scheduled in the current step; 0 if none */
+    int step_decode; /* 1 when this step's work is a decode */
     seq_state state;
     finish_kind finish;
     uint64_t admit_order;
     int64_t arrived_us, admitted_us, first_token_us, finished_us; /* -1 until set */
-    struct seq *prev, *next; /* waiting or running list */
+    struct seq *prev, *next;                                      /* waiting or running list */
     void *user;
 } seq;
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *names[FAULT_COUNT] = {"", "http429", "http500", "disconnect", "malformed",
-                                         "stall"};
+static const char *names[FAULT_COUNT] = {"",           "http429",   "http500",
+                                         "disconnect", "malformed", "stall"};
 
 const char *fault_name(fault_kind k) {
     return (k > 0 && k < FAULT_COUNT) ? names[k] : "";

@@ -479,7 +479,7 @@ static void process_input(http_conn *c) {
         int bad = memchr(c->head, 0, head_len) ? 400 : parse_head(c, &req, &clen);
         if (bad) {
             reject(c, bad,
-                   bad == 411 ? "chunked request bodies are not supported"
+                   bad == 411   ? "chunked request bodies are not supported"
                    : bad == 431 ? "too many header fields"
                                 : "malformed HTTP request");
             return;
@@ -631,8 +631,8 @@ httpd *httpd_start(struct event_base *base, const char *host, int port, const ht
     unsigned flags = LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE;
     if (lim->reuse_port)
         flags |= LEV_OPT_REUSEABLE_PORT;
-    h->listener = evconnlistener_new_bind(base, on_accept, h, flags, 4096,
-                                          ai->ai_addr, (int)ai->ai_addrlen);
+    h->listener =
+        evconnlistener_new_bind(base, on_accept, h, flags, 4096, ai->ai_addr, (int)ai->ai_addrlen);
     freeaddrinfo(ai);
     if (!h->listener) {
         snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port, strerror(errno));

@@ -6,12 +6,11 @@
 
 #include <string.h>
 
-static const double ttft_bounds[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
-                                     0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
-                                     20.0,  40.0,  80.0, 160.0};
-static const double latency_bounds[] = {0.01, 0.025, 0.05, 0.1,  0.3,  0.5,   1.0,  2.5,
-                                        5.0,  10.0,  15.0, 20.0, 30.0, 40.0,  50.0, 60.0,
-                                        120.0, 240.0, 480.0, 960.0};
+static const double ttft_bounds[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25, 0.5,
+                                     0.75,  1.0,   2.5,  5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0};
+static const double latency_bounds[] = {0.01, 0.025, 0.05,  0.1,   0.3,   0.5,  1.0,
+                                        2.5,  5.0,   10.0,  15.0,  20.0,  30.0, 40.0,
+                                        50.0, 60.0,  120.0, 240.0, 480.0, 960.0};
 
 static void hist_init(histogram *h, const double *bounds, int n) {
     memset(h, 0, sizeof *h);
@@ -87,25 +86,27 @@ void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char
     header(out, "vllm:num_requests_running", "gauge",
            "Number of requests in model execution batches.");
     sample(out, "vllm:num_requests_running", model, st->running);
-    header(out, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
+    header(out, "vllm:num_requests_waiting", "gauge",
+           "Number of requests waiting to be processed.");
     sample(out, "vllm:num_requests_waiting", model, st->waiting);
-    header(out, "vllm:kv_cache_usage_perc", "gauge",
-           "KV-cache usage. 1 means 100 percent usage.");
+    header(out, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");
     sample(out, "vllm:kv_cache_usage_perc", model,
            st->total_blocks ? (double)st->used_blocks / st->total_blocks : 0.0);
     header(out, "vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.");
     sample(out, "vllm:num_preemptions_total", model, (double)st->preemptions_total);
     header(out, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
     sample(out, "vllm:prompt_tokens_total", model, (double)st->prompt_tokens_total);
-    header(out, "vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
+    header(out, "vllm:generation_tokens_total", "counter",
+           "Number of generation tokens processed.");
     sample(out, "vllm:generation_tokens_total", model, (double)st->generation_tokens_total);
-    header(out, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
+    header(out, "vllm:request_success_total", "counter",
+           "Count of successfully processed requests.");
     sample(out, "vllm:request_success_total", model, (double)m->requests_success_total);
     header(out, "vllm:num_requests_aborted_total", "counter",
            "Requests aborted because the client went away.");
     sample(out, "vllm:num_requests_aborted_total", model, (double)m->requests_aborted_total);
-    render_hist(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                &m->ttft, model);
+    render_hist(out, "vllm:time_to_first_token_seconds",
+                "Histogram of time to first token in seconds.", &m->ttft, model);
     render_hist(out, "vllm:request_queue_time_seconds",
                 "Histogram of time spent in WAITING phase for request.", &m->queue_time, model);
     render_hist(out, "vllm:e2e_request_latency_seconds",

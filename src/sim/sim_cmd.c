@@ -49,10 +49,34 @@ static void sim_usage(FILE *f) {
 }
 
 enum {
-    O_HOST = 1000, O_PORT, O_PROFILE, O_MODEL, O_SEED, O_TRACE, O_FAULT, O_STALL, O_SEQS,
-    O_BLOCKS, O_BSIZE, O_MAXLEN, O_BATCHED, O_DBASE, O_DSEQ, O_PREFILL, O_JITTER, O_EOS,
-    O_MAXCONN, O_MAXBODY, O_MAXHEAD, O_REQTIMEOUT, O_IDLETIMEOUT, O_HELP, O_TTRACE, O_CPUS,
-    O_REALTIME, O_THREADS
+    O_HOST = 1000,
+    O_PORT,
+    O_PROFILE,
+    O_MODEL,
+    O_SEED,
+    O_TRACE,
+    O_FAULT,
+    O_STALL,
+    O_SEQS,
+    O_BLOCKS,
+    O_BSIZE,
+    O_MAXLEN,
+    O_BATCHED,
+    O_DBASE,
+    O_DSEQ,
+    O_PREFILL,
+    O_JITTER,
+    O_EOS,
+    O_MAXCONN,
+    O_MAXBODY,
+    O_MAXHEAD,
+    O_REQTIMEOUT,
+    O_IDLETIMEOUT,
+    O_HELP,
+    O_TTRACE,
+    O_CPUS,
+    O_REALTIME,
+    O_THREADS
 };
 
 static const struct option long_opts[] = {

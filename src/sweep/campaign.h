@@ -12,28 +12,28 @@ typedef enum { TARGET_URL, TARGET_SIM, TARGET_SERVER } target_kind;
 
 /* Everything one run needs; strings are owned (NULL when unset). */
 typedef struct run_params {
-    char *api;     /* "completions" (default) or "chat" */
-    char *model;   /* NULL: the server's first model */
-    char *prompts; /* workload.prompts (default "builtin") */
-    char *mix;     /* workload.mix as "short=0.5,medium=0.3,long=0.2", NULL when unset */
-    int max_tokens;        /* workload.max_tokens; 0 = per class */
-    int ignore_eos;        /* workload.ignore_eos (0/1) */
-    long requests;         /* 0 when duration is used; default 100 */
-    double duration_s;     /* "duration" in seconds; 0 when unset */
-    double rate;           /* requests/s; INFINITY for "inf" (default inf) */
-    char *arrival;         /* poisson (default) | gamma | constant */
-    double burstiness;     /* default 1 */
-    int concurrency;       /* 0 = no cap */
-    int warmup;            /* default 0 */
-    uint64_t seed;         /* default 0 */
-    double timeout_s;      /* "timeout" in seconds, default 600 */
-    char *slo;             /* slo map as "ttft=750ms,tpot=100ms[,e2e=30000ms]"; NULL when unset */
-    double cost_per_hour;  /* 0 when unset */
-    char *server_args;     /* extra arguments for a managed server or the sim; "" default */
+    char *api;            /* "completions" (default) or "chat" */
+    char *model;          /* NULL: the server's first model */
+    char *prompts;        /* workload.prompts (default "builtin") */
+    char *mix;            /* workload.mix as "short=0.5,medium=0.3,long=0.2", NULL when unset */
+    int max_tokens;       /* workload.max_tokens; 0 = per class */
+    int ignore_eos;       /* workload.ignore_eos (0/1) */
+    long requests;        /* 0 when duration is used; default 100 */
+    double duration_s;    /* "duration" in seconds; 0 when unset */
+    double rate;          /* requests/s; INFINITY for "inf" (default inf) */
+    char *arrival;        /* poisson (default) | gamma | constant */
+    double burstiness;    /* default 1 */
+    int concurrency;      /* 0 = no cap */
+    int warmup;           /* default 0 */
+    uint64_t seed;        /* default 0 */
+    double timeout_s;     /* "timeout" in seconds, default 600 */
+    char *slo;            /* slo map as "ttft=750ms,tpot=100ms[,e2e=30000ms]"; NULL when unset */
+    double cost_per_hour; /* 0 when unset */
+    char *server_args;    /* extra arguments for a managed server or the sim; "" default */
     double metrics_interval_s; /* "metrics_interval" in seconds, default 1 */
-    int repetitions;       /* default 1 */
-    int threads;           /* client threads (run --threads), default 1 */
-    char *http_client;     /* auto (default) | builtin | libcurl */
+    int repetitions;           /* default 1 */
+    int threads;               /* client threads (run --threads), default 1 */
+    char *http_client;         /* auto (default) | builtin | libcurl */
 } run_params;
 
 typedef struct campaign_run {
@@ -53,8 +53,8 @@ typedef struct campaign {
     char *sim_profile; /* default "tiny" */
     char *sim_args;    /* e.g. "--kv-blocks 900 --seed 3" ("" when none) */
     /* TARGET_SERVER */
-    char *server_command; /* must contain {port}; may contain {server_args} */
-    char *health_path;    /* default "/health" */
+    char *server_command;   /* must contain {port}; may contain {server_args} */
+    char *health_path;      /* default "/health" */
     double ready_timeout_s; /* default 600 */
     double stop_grace_s;    /* default 10 */
     int restart_always;     /* restart: always | on_change (default) */

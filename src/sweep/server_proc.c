@@ -184,8 +184,8 @@ void server_proc_stop(server_proc *sp, double grace_s) {
             nanosleep(&ts, NULL);
         }
         if (sp->pid > 0) {
-            server_proc_note(sp, "server pid %d still running after %.0f s: SIGKILL",
-                             (int)sp->pid, grace_s);
+            server_proc_note(sp, "server pid %d still running after %.0f s: SIGKILL", (int)sp->pid,
+                             grace_s);
             kill(-sp->pid, SIGKILL);
             int st;
             waitpid(sp->pid, &st, 0);

@@ -14,7 +14,7 @@ typedef struct server_proc {
     pid_t pid; /* 0 when not running */
     int port;
     char url[64];
-    char *args;     /* the server_args it was started with */
+    char *args; /* the server_args it was started with */
     char *log_path;
     int exit_status; /* once it has exited: as from waitpid */
 } server_proc;

@@ -22,8 +22,7 @@ static const char *target_name(target_kind k) {
 
 static void print_plan(const campaign *c, const char *out) {
     int total = 0;
-    printf("campaign %s (%s), target %s", c->name, c->path ? c->path : "-",
-           target_name(c->target));
+    printf("campaign %s (%s), target %s", c->name, c->path ? c->path : "-", target_name(c->target));
     if (c->target == TARGET_URL)
         printf(" %s", c->url);
     else if (c->target == TARGET_SIM)
@@ -46,8 +45,8 @@ static void print_plan(const campaign *c, const char *out) {
             else
                 printf("%ld requests", p->requests);
             printf(", warmup %d, seed %llu, prompts %s%s%s", p->warmup,
-                   (unsigned long long)(p->seed + (uint64_t)(k - 1)), p->prompts, p->mix ? " mix " : "",
-                   p->mix ? p->mix : "");
+                   (unsigned long long)(p->seed + (uint64_t)(k - 1)), p->prompts,
+                   p->mix ? " mix " : "", p->mix ? p->mix : "");
             if (p->max_tokens)
                 printf(", max_tokens %d", p->max_tokens);
             if (p->concurrency)
@@ -160,17 +159,17 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
     if (c->target == TARGET_URL)
         json_object_set_new(target, "url", json_string(c->url));
     else if (c->target == TARGET_SIM)
-        json_object_set_new(target, "sim", json_pack("{s:s,s:s}", "profile", c->sim_profile,
-                                                     "args", c->sim_args));
+        json_object_set_new(target, "sim",
+                            json_pack("{s:s,s:s}", "profile", c->sim_profile, "args", c->sim_args));
     else
         json_object_set_new(target, "server",
                             json_pack("{s:s,s:s,s:f,s:f,s:s}", "command", c->server_command,
                                       "health", c->health_path, "ready_timeout_s",
                                       c->ready_timeout_s, "stop_grace_s", c->stop_grace_s,
                                       "restart", c->restart_always ? "always" : "on_change"));
-    json_t *doc = json_pack("{s:s,s:s?,s:s,s:o,s:o,s:o}", "name", c->name, "file", c->path,
-                            "started_utc", started, "target", target, "runs", resolved,
-                            "status", runs_status);
+    json_t *doc =
+        json_pack("{s:s,s:s?,s:s,s:o,s:o,s:o}", "name", c->name, "file", c->path, "started_utc",
+                  started, "target", target, "runs", resolved, "status", runs_status);
     write_campaign_json(out, doc);
 
     server_proc managed = {0};
@@ -210,9 +209,9 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
                 if (!alive || c->restart_always || strcmp(managed.args, args)) {
                     if (managed.log_path) {
                         server_proc_note(&managed, "restarting: %s",
-                                         !alive                ? "the server is not running"
+                                         !alive              ? "the server is not running"
                                          : c->restart_always ? "restart: always"
-                                                               : "server_args changed");
+                                                             : "server_args changed");
                         server_proc_stop(&managed, c->stop_grace_s);
                     }
                     mkdir_p(servers_dir);
@@ -230,9 +229,9 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
             run_opts ro;
             fill_opts(&cr->p, url, dir, &ro);
             ro.seed = cr->p.seed + (uint64_t)(k - 1); /* each repetition its own sample */
-            json_t *extra = json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name,
-                                      "run", cr->name, "repetition", k, "server_args", args,
-                                      "server_restarted", restarted);
+            json_t *extra =
+                json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
+                          "repetition", k, "server_args", args, "server_restarted", restarted);
             run_result rr;
             json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
             run_execute(&ro, cmdline, extra, &rr);
@@ -259,10 +258,10 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
                 runs_status,
                 json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
                           "repetition", k, "dir", dir + strlen(out) + 1, "status", status,
-                          "server_args", args, "server_restarted", restarted, "exit_code",
-                          rr.code, "requests", (json_int_t)rr.requests, "completed",
-                          (json_int_t)rr.completed, "failed", (json_int_t)rr.failed,
-                          "duration_s", rr.duration_s, "error", err[0] ? err : NULL));
+                          "server_args", args, "server_restarted", restarted, "exit_code", rr.code,
+                          "requests", (json_int_t)rr.requests, "completed",
+                          (json_int_t)rr.completed, "failed", (json_int_t)rr.failed, "duration_s",
+                          rr.duration_s, "error", err[0] ? err : NULL));
             write_campaign_json(out, doc);
             done++;
             if (!o->quiet)

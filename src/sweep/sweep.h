@@ -12,10 +12,10 @@
 #include "sweep/campaign.h"
 
 typedef struct sweep_opts {
-    const char *out;    /* default out/NAME */
+    const char *out; /* default out/NAME */
     int dry_run;
     int quiet;
-    const char *self;   /* path of the servelab binary, for the simulator */
+    const char *self; /* path of the servelab binary, for the simulator */
 } sweep_opts;
 
 /* Returns the exit code: 0 ok, 1 some run failed, 130 interrupted. */

@@ -26,15 +26,13 @@ const char *arrival_kind_name(arrival_kind k) {
 static double next_gap(const arrival_spec *a, rng *r) {
     double mean = 1.0 / a->rate;
     switch (a->kind) {
-    case ARRIVAL_CONSTANT:
-        return mean;
+    case ARRIVAL_CONSTANT: return mean;
     case ARRIVAL_GAMMA: {
         double cv = a->burstiness > 0 ? a->burstiness : 1.0;
         double shape = 1.0 / (cv * cv);
         return rng_gamma(r, shape, mean / shape);
     }
-    default:
-        return rng_exponential(r, mean);
+    default: return rng_exponential(r, mean);
     }
 }
 

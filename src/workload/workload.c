@@ -216,8 +216,8 @@ static int parse_mix(workload *w, const char *mix, char *err, int errlen) {
         if (ci < 0) {
             char names[256] = "";
             for (int i = 0; i < w->n_classes; i++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                         i ? ", " : "", w->class_names[i]);
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                         w->class_names[i]);
             snprintf(err, errlen, "--mix: unknown class '%s' (classes: %s)", tok, names);
             rc = -1;
             break;

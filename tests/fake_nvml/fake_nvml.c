@@ -152,20 +152,13 @@ int nvmlShutdown(void) {
 
 const char *nvmlErrorString(int rc) {
     switch (rc) {
-    case SUCCESS:
-        return "Success";
-    case ERROR_UNINITIALIZED:
-        return "Uninitialized";
-    case ERROR_INVALID_ARGUMENT:
-        return "Invalid Argument";
-    case ERROR_NOT_SUPPORTED:
-        return "Not Supported";
-    case ERROR_INSUFFICIENT_SIZE:
-        return "Insufficient Size";
-    case ERROR_DRIVER_NOT_LOADED:
-        return "Driver Not Loaded";
-    default:
-        return "Unknown Error";
+    case SUCCESS: return "Success";
+    case ERROR_UNINITIALIZED: return "Uninitialized";
+    case ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case ERROR_NOT_SUPPORTED: return "Not Supported";
+    case ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    default: return "Unknown Error";
     }
 }
 

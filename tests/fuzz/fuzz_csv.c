@@ -27,8 +27,7 @@ static const char good_requests[] =
     "0.026\n"
     "req-2,short,170.000,170.100,,,171.000,32,,,,1.000,,0,connect,0,0.010\n";
 
-static const char *const names[] = {"requests.csv", "chunks.csv", "server_metrics.csv",
-                                    "gpu.csv"};
+static const char *const names[] = {"requests.csv", "chunks.csv", "server_metrics.csv", "gpu.csv"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1)

@@ -262,8 +262,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int64_t give_up = now_ms() + 2000;
     while (fuzz_count_fds() != fds_before) {
         if (now_ms() > give_up) {
-            fprintf(stderr, "fuzz_httpd: the server still holds %d descriptor(s) 2 s after "
-                            "the client closed\n",
+            fprintf(stderr,
+                    "fuzz_httpd: the server still holds %d descriptor(s) 2 s after "
+                    "the client closed\n",
                     fuzz_count_fds() - fds_before);
             abort();
         }
