@@ -174,7 +174,7 @@ static int bench(const workload *w, long n) {
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 200000;
-    const char *dir = argc > 2 ? argv[2] : "../shared/transcripts/llama.cpp-server";
+    const char *dir = argc > 2 ? argv[2] : "tests/data/transcripts/llama.cpp-server";
     static workload completions = {.name = "completions"}, chat = {.name = "chat_usage"},
                     llamacpp = {.name = "llamacpp"};
     if (n <= 0) {

@@ -8,7 +8,7 @@
 #   sh bench/chunk_parse.sh [N] [TRANSCRIPT_DIR]
 set -e
 N=${1:-200000}
-TRANSCRIPTS=${2:-../shared/transcripts/llama.cpp-server}
+TRANSCRIPTS=${2:-tests/data/transcripts/llama.cpp-server}
 CC=${CC:-cc}
 DIR=$(mktemp -d /tmp/servelab-chunk-XXXXXX)
 trap 'rm -rf "$DIR"' EXIT

@@ -22,7 +22,7 @@
 
 /* The jansson reading, defined in chunk.c (not part of chunk.h). */
 
-#define TRANSCRIPTS "../shared/transcripts/llama.cpp-server/"
+#define TRANSCRIPTS "tests/data/transcripts/llama.cpp-server/"
 #define MAX_EV 64
 
 /* The input, printable, for a failure message. */

@@ -464,13 +464,13 @@ TEST(h1_usable_only_for_plain_http_without_credentials_or_proxy) {
     unsetenv("http_proxy");
 }
 
-/* Every llama.cpp exchange in ../shared/transcripts, replayed as the server
+/* Every llama.cpp exchange in tests/data/transcripts, replayed as the server
  * sent it (its recorded head; the body chunked again when the head says
  * chunked, in pieces of up to 100 bytes, else with its Content-Length set
  * to the body's length): the client reads each whole, with the recorded
  * status and the body byte for byte. */
 TEST(h1_replays_every_llamacpp_transcript) {
-    const char *dirp = "../shared/transcripts/llama.cpp-server/";
+    const char *dirp = "tests/data/transcripts/llama.cpp-server/";
     DIR *d = opendir(dirp);
     CHECK_MSG(d != NULL, "no %s", dirp);
     struct dirent *e;

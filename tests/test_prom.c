@@ -1,5 +1,5 @@
 /* prom: the Prometheus text parser against a hand-written vLLM page, the
- * real llama.cpp pages in ../shared/transcripts, the simulator's own
+ * real llama.cpp pages in tests/data/transcripts, the simulator's own
  * /metrics, every rule of the format one at a time (values, timestamps,
  * escapes, CRLF, types, bad lines), and a crash hunt over every truncation
  * and many single-byte corruptions of a page placed against a guard page,
@@ -202,7 +202,7 @@ TEST(prom_vllm_page) {
 /* llama.cpp's pages: 15 label-less samples, 10 counters and 5 gauges. */
 static void load_llamacpp(const char *file, sample_list *l) {
     char path[256];
-    snprintf(path, sizeof path, "../shared/transcripts/llama.cpp-server/%s.body.txt", file);
+    snprintf(path, sizeof path, "tests/data/transcripts/llama.cpp-server/%s.body.txt", file);
     size_t n;
     char *text = read_file(path, &n);
     CHECK_MSG(text != NULL, "cannot read %s", path);

@@ -150,7 +150,7 @@ TEST(sse_every_split_gives_same_events) {
 TEST(sse_transcript_every_split_gives_same_events) {
     size_t n;
     char *body =
-        read_file("../shared/transcripts/llama.cpp-server/13_v1_chat_completions_stream_usage"
+        read_file("tests/data/transcripts/llama.cpp-server/13_v1_chat_completions_stream_usage"
                   ".body.txt",
                   &n);
     CHECK_MSG(body, "transcript 13_ missing");
