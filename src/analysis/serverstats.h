@@ -8,26 +8,10 @@
 #ifndef SERVELAB_SERVERSTATS_H
 #define SERVELAB_SERVERSTATS_H
 
+#include "common/series.h"
+
 #include <jansson.h>
 #include <stddef.h>
-
-/* One named time series (t in ms from the run's start). */
-typedef struct series {
-    char name[64];
-    double *t_ms, *v;
-    size_t n, cap;
-} series;
-
-typedef struct series_set {
-    series *s;
-    int n;
-} series_set;
-
-void series_add(series_set *set, const char *name, double t_ms, double v);
-const series *series_find(const series_set *set, const char *name);
-void series_set_free(series_set *set);
-/* The metric names servelab keeps from /metrics (others are only written). */
-int server_metric_wanted(const char *name);
 
 typedef struct server_stats {
     int has_metrics, has_gpu;

@@ -6,47 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *err_names[ERR_COUNT] = {"",           "connect",   "timeout",  "http",
-                                           "disconnect", "malformed", "cancelled"};
-
-const char *err_class_name(int e) {
-    return e >= 0 && e < ERR_COUNT ? err_names[e] : "";
-}
-
-int err_class_parse(const char *s) {
-    for (int i = 0; i < ERR_COUNT; i++)
-        if (!strcmp(s, err_names[i]))
-            return i;
-    return -1;
-}
-
-void rows_reserve(run_rows *rows, size_t n) {
-    if (n > rows->cap) {
-        rows->r = xrealloc(rows->r, n * sizeof *rows->r);
-        rows->cap = n;
-    }
-}
-
-void rows_add(run_rows *rows, const req_rec *r) {
-    if (rows->n == rows->cap)
-        rows->r = xrealloc(rows->r, (rows->cap = rows->cap ? rows->cap * 2 : 1024) * sizeof *r);
-    rows->r[rows->n++] = *r;
-}
-
-void rows_add_itl(run_rows *rows, float gap_ms) {
-    if (rows->n_itl == rows->cap_itl)
-        rows->itl_ms =
-            xrealloc(rows->itl_ms, (rows->cap_itl = rows->cap_itl ? rows->cap_itl * 2 : 4096) *
-                                       sizeof *rows->itl_ms);
-    rows->itl_ms[rows->n_itl++] = gap_ms;
-}
-
-void rows_free(run_rows *rows) {
-    free(rows->r);
-    free(rows->itl_ms);
-    memset(rows, 0, sizeof *rows);
-}
-
 static int meets_slo(const req_rec *r, const slo_spec *slo) {
     if (r->error != ERR_NONE)
         return 0;
@@ -163,7 +122,7 @@ static json_t *dist_json(const dist *d) {
 json_t *summary_json(const run_summary *s) {
     json_t *errors = json_object();
     for (int i = 1; i < ERR_COUNT; i++)
-        json_object_set_new(errors, err_names[i], json_integer((json_int_t)s->errors[i]));
+        json_object_set_new(errors, err_class_name(i), json_integer((json_int_t)s->errors[i]));
     json_t *slo = json_object();
     if (s->slo.ttft_ms > 0)
         json_object_set_new(slo, "ttft_ms", json_real(s->slo.ttft_ms));
@@ -228,7 +187,7 @@ void summary_print(FILE *f, const run_summary *s) {
         int first = 1;
         for (int i = 1; i < ERR_COUNT; i++)
             if (s->errors[i]) {
-                fprintf(f, "%s%s %zu", first ? "" : ", ", err_names[i], s->errors[i]);
+                fprintf(f, "%s%s %zu", first ? "" : ", ", err_class_name(i), s->errors[i]);
                 first = 0;
             }
         fputc(')', f);

@@ -11,8 +11,8 @@
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
-#include "analysis/serverstats.h"
-#include "analysis/summary.h"
+#include "common/record.h"
+#include "common/series.h"
 #include "monitor/gpu.h"
 #include "workload/workload.h"
 

@@ -1,7 +1,7 @@
 /* rowwriter: CSV rows of requests and chunks, written so that nothing that
  * finished is lost and no partial line is ever on disk. */
 #include "client/rowwriter.h"
-#include "analysis/summary.h"
+#include "common/record.h"
 #include "common/util.h"
 
 #include <errno.h>

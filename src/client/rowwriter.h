@@ -22,7 +22,7 @@ typedef struct request_row {
     int prompt_tokens, output_tokens;                                        /* -1 unknown */
     const char *finish_reason;
     int http_status; /* 0: no response */
-    int error;       /* ERR_* from analysis/summary.h */
+    int error;       /* ERR_* from common/record.h */
     int chunks;
 } request_row;
 

@@ -7,7 +7,7 @@
 #ifndef SERVELAB_SAMPLER_H
 #define SERVELAB_SAMPLER_H
 
-#include "analysis/serverstats.h"
+#include "common/series.h"
 #include "monitor/gpu.h"
 
 #include <curl/curl.h>

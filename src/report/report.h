@@ -9,7 +9,7 @@
 
 #include "analysis/summary.h"
 #include "report/load.h"
-#include "report/strbuf.h"
+#include "common/strbuf.h"
 
 typedef struct report_run {
     char name[256];

@@ -5,7 +5,7 @@
 #ifndef SERVELAB_SVG_H
 #define SERVELAB_SVG_H
 
-#include "report/strbuf.h"
+#include "common/strbuf.h"
 
 #include <stddef.h>
 

@@ -3,6 +3,7 @@
  * requests through loadgen, and meta.json and summary.json written through
  * a temporary name and renamed. */
 #include "run/run.h"
+#include "analysis/serverstats.h"
 #include "client/h1.h"
 #include "client/loadgen.h"
 #include "client/rowwriter.h"

@@ -26,7 +26,7 @@
  * the map that lacks it, with the map's path as KEY. */
 #include "sweep/campaign.h"
 #include "common/util.h"
-#include "report/strbuf.h"
+#include "common/strbuf.h"
 
 #include <errno.h>
 #include <limits.h>

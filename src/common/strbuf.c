@@ -1,5 +1,5 @@
 /* strbuf: append-only string with printf. */
-#include "report/strbuf.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 
 #include <stdarg.h>

@@ -1,0 +1,47 @@
+/* record: error class names and the growable row arrays (see record.h). */
+#include "common/record.h"
+#include "common/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *err_names[ERR_COUNT] = {"",           "connect",   "timeout",  "http",
+                                           "disconnect", "malformed", "cancelled"};
+
+const char *err_class_name(int e) {
+    return e >= 0 && e < ERR_COUNT ? err_names[e] : "";
+}
+
+int err_class_parse(const char *s) {
+    for (int i = 0; i < ERR_COUNT; i++)
+        if (!strcmp(s, err_names[i]))
+            return i;
+    return -1;
+}
+
+void rows_reserve(run_rows *rows, size_t n) {
+    if (n > rows->cap) {
+        rows->r = xrealloc(rows->r, n * sizeof *rows->r);
+        rows->cap = n;
+    }
+}
+
+void rows_add(run_rows *rows, const req_rec *r) {
+    if (rows->n == rows->cap)
+        rows->r = xrealloc(rows->r, (rows->cap = rows->cap ? rows->cap * 2 : 1024) * sizeof *r);
+    rows->r[rows->n++] = *r;
+}
+
+void rows_add_itl(run_rows *rows, float gap_ms) {
+    if (rows->n_itl == rows->cap_itl)
+        rows->itl_ms =
+            xrealloc(rows->itl_ms, (rows->cap_itl = rows->cap_itl ? rows->cap_itl * 2 : 4096) *
+                                       sizeof *rows->itl_ms);
+    rows->itl_ms[rows->n_itl++] = gap_ms;
+}
+
+void rows_free(run_rows *rows) {
+    free(rows->r);
+    free(rows->itl_ms);
+    memset(rows, 0, sizeof *rows);
+}

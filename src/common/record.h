@@ -1,0 +1,52 @@
+/* record: the data every layer shares: one compact record per request
+ * (filled by the client as requests finish, or by the report from
+ * requests.csv), the growable arrays of them that a run or a pooled set of
+ * repetitions keeps, and the error classes a failed request ends in. It sits
+ * at the bottom so that the client, the analysis and the report all speak of
+ * the same rows without including one another. */
+#ifndef SERVELAB_RECORD_H
+#define SERVELAB_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    ERR_NONE,
+    ERR_CONNECT,
+    ERR_TIMEOUT,
+    ERR_HTTP,
+    ERR_DISCONNECT,
+    ERR_MALFORMED,
+    ERR_CANCELLED,
+    ERR_COUNT
+};
+const char *err_class_name(int e);
+/* -1 when unknown; "" is ERR_NONE. */
+int err_class_parse(const char *s);
+
+typedef struct req_rec {
+    double scheduled_ms, sent_ms, first_ms, last_ms, end_ms; /* NAN when missing */
+    double lag_ms;                                           /* client lateness; NAN unknown */
+    int32_t prompt_tokens, output_tokens;                    /* -1 unknown */
+    int16_t cls;
+    uint8_t error;
+    uint16_t part; /* repetition within pooled rows (0 for a single run) */
+} req_rec;
+
+typedef struct run_rows {
+    req_rec *r;
+    size_t n, cap;
+    float *itl_ms; /* every inter-chunk gap, per token (a k-token chunk's gap / k, k times) */
+    size_t n_itl, cap_itl;
+    double window_output_tokens; /* output tokens streamed before each part's last arrival */
+    const char *classes[32];
+    int n_classes;
+} run_rows;
+
+/* Room for n records at once (no doubling slack when n is known). */
+void rows_reserve(run_rows *rows, size_t n);
+void rows_add(run_rows *rows, const req_rec *r);
+void rows_add_itl(run_rows *rows, float gap_ms);
+void rows_free(run_rows *rows);
+
+#endif
