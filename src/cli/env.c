@@ -1,4 +1,4 @@
-/* env_cmd: `servelab env [--url URL]`: the metadata a run records, as JSON
+/* cli/env: `servelab env [--url URL]`: the metadata a run records, as JSON
  * on stdout: the tool, the host, the GPUs (through NVML, when present) and,
  * with --url, what the server says about itself. */
 #include "cli/commands.h"

@@ -1,4 +1,4 @@
-/* sweep_cmd: `servelab sweep CONFIG.yaml [--out DIR] [--dry-run]`. */
+/* cli/sweep: `servelab sweep CONFIG.yaml [--out DIR] [--dry-run]`. */
 #include "cli/commands.h"
 #include "common/util.h"
 #include "sweep/sweep.h"

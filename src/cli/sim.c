@@ -1,4 +1,4 @@
-/* sim_cmd: `servelab sim`, option parsing and the event loop around the
+/* cli/sim: `servelab sim`, option parsing and the event loop around the
  * simulated server. Every profile parameter has its own override flag. */
 #include "cli/commands.h"
 #include "common/clock.h"

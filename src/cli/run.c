@@ -1,5 +1,5 @@
-/* run_cmd: `servelab run`, the command line of one load run: parses and
- * checks the options, then hands them to run_execute (run.c). */
+/* cli/run: `servelab run`, the command line of one load run: parses and
+ * checks the options, then hands them to run_execute (run/run.c). */
 #include "cli/commands.h"
 #include "common/util.h"
 #include "run/run.h"

@@ -1,4 +1,4 @@
-/* demo_cmd: `servelab demo`: the whole tool in one command with no setup:
+/* cli/demo: `servelab demo`: the whole tool in one command with no setup:
  * the simulator with the gpu-7b profile, a built-in campaign of four
  * offered loads plus one with the KV cache halved and only long prompts
  * (so that preemption shows), two repetitions each, and the report. Sized

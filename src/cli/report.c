@@ -1,4 +1,4 @@
-/* report_cmd: `servelab report DIR... [--out DIR] [--check]`. Builds the
+/* cli/report: `servelab report DIR... [--out DIR] [--check]`. Builds the
  * report in memory, then either writes it (each file through a temporary
  * name) or compares it with what is already in --out and prints the lines
  * that differ. */

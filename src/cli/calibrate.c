@@ -1,4 +1,4 @@
-/* calibrate_cmd: `servelab calibrate`: how far this machine can be trusted
+/* cli/calibrate: `servelab calibrate`: how far this machine can be trusted
  * to measure. Prints a table and one sentence, and saves the result
  * (default ~/.cache/servelab/calibration.json) so that `servelab run` can
  * say when a run goes beyond it. */
