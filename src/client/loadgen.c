@@ -17,6 +17,7 @@
 #include "client/sampler.h"
 #include "client/sse.h"
 #include "common/clock.h"
+#include "common/stop.h"
 #include "common/util.h"
 
 #include <event2/event.h>
@@ -622,33 +623,14 @@ static void check_done(lg *g) {
         event_base_loopbreak(g->base);
 }
 
-static volatile sig_atomic_t sigint_seen;
-
-static void sigint_handler(int sig) {
-    (void)sig;
-    sigint_seen = 1;
-}
-
-void loadgen_install_sigint(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = sigint_handler;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-}
-
-int loadgen_interrupted(void) {
-    return sigint_seen;
-}
-
-/* SIGINT: stop scheduling; what is queued, in flight or not yet due ends as
- * a cancelled row. Every loop polls the flag the handler sets (every 10 ms),
- * which works the same with one thread or many. */
+/* A stop signal (common/stop.h): stop scheduling; what is queued, in flight
+ * or not yet due ends as a cancelled row. Every loop polls the flag the
+ * handler sets (every 10 ms), which works the same with one thread or many. */
 static void on_stop_poll(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
-    if (!sigint_seen)
+    if (!stop_signal())
         return;
     g->stopping = 1;
     g->res->interrupted = 1;
@@ -656,7 +638,7 @@ static void on_stop_poll(evutil_socket_t fd, short what, void *arg) {
     event_base_loopbreak(g->base);
 }
 
-/* After SIGINT every scheduled request still becomes a row: those in
+/* After a stop signal every scheduled request still becomes a row: those in
  * flight, those queued behind the cap, and those not yet due. */
 static void cancel_everything(lg *g) {
     while (g->active) {

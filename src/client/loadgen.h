@@ -51,7 +51,7 @@ typedef struct loadgen_config {
 
 typedef struct loadgen_result {
     run_rows rows;
-    int interrupted;                     /* SIGINT stopped it */
+    int interrupted;                     /* a stop signal (common/stop.h) ended it */
     size_t usage_counted, chunk_counted; /* how output tokens were counted */
     double cpu_s;
     int write_error;         /* errno of a failed row write */
@@ -63,10 +63,5 @@ typedef struct loadgen_result {
  * could not start (output files). Thread-safe: threads may each run their
  * own config at once (each has its own event loop and connections). */
 int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int errlen);
-
-/* SIGINT handling for loadgen runs: a flag set by the signal handler that
- * every running loop polls. */
-void loadgen_install_sigint(void);
-int loadgen_interrupted(void);
 
 #endif

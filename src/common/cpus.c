@@ -56,11 +56,3 @@ const char *cpus_realtime(void) {
         return "nice";
     return "off";
 }
-
-int cpus_available(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set))
-        return 1;
-    int n = CPU_COUNT(&set);
-    return n > 0 ? n : 1;
-}

@@ -19,7 +19,4 @@ int cpus_pin(const char *list, char *err, int errlen);
  * nothing. Returns what it got: "fifo", "nice" or "off". */
 const char *cpus_realtime(void);
 
-/* How many CPUs this process may run on. */
-int cpus_available(void);
-
 #endif

@@ -12,6 +12,7 @@
 #include "common/cpus.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
+#include "common/stop.h"
 #include "common/util.h"
 #include "monitor/gpu.h"
 #include "workload/workload.h"
@@ -233,7 +234,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    loadgen_install_sigint();
+    stop_install();
     /* Placement first: the client threads inherit both. */
     if (o.cpus && cpus_pin(o.cpus, err, sizeof err))
         die(2, "run: %s", err);
@@ -345,8 +346,8 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         free(wdue);
         if (res.interrupted) {
             rr->interrupted = 1;
-            rr->code = 130;
-            return 130;
+            rr->code = stop_exit_code(stop_signal());
+            return rr->code;
         }
     }
     lc.due_us = due;
@@ -475,7 +476,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
         code = 1;
     }
     if (res.interrupted)
-        code = 130;
+        code = stop_exit_code(stop_signal());
     rr->requests = s.requests;
     rr->completed = s.completed;
     rr->failed = s.failed;

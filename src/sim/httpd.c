@@ -651,10 +651,6 @@ int httpd_port(const httpd *h) {
     return h->port;
 }
 
-int httpd_connections(const httpd *h) {
-    return h->n_conns;
-}
-
 void httpd_free(httpd *h) {
     if (!h)
         return;

@@ -59,7 +59,6 @@ const char *http_header_get(const http_request *req, const char *name);
 httpd *httpd_start(struct event_base *base, const char *host, int port, const httpd_limits *lim,
                    http_handler_fn handler, void *ud, char *err, int errlen);
 int httpd_port(const httpd *h);
-int httpd_connections(const httpd *h);
 void httpd_free(httpd *h);
 
 /* A complete response. `extra_headers` is "" or lines each ending in CRLF. */
