@@ -1,5 +1,7 @@
 /* stats: sorting, numpy-compatible percentiles and a distribution summary. */
 #include "analysis/stats.h"
+#include "common/rng.h"
+#include "common/util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -84,9 +86,6 @@ dist dist_of_floats(float *x, size_t n) {
     qsort(x, n, sizeof *x, cmp_float);
     return dist_of_sorted(x, n, at_float);
 }
-
-#include "common/rng.h"
-#include "common/util.h"
 
 static double beta_draw(rng *r, double a, double b) {
     double x = rng_gamma(r, a, 1.0), y = rng_gamma(r, b, 1.0);

@@ -74,9 +74,9 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
         free(v[i]);
 
     double sum_end = 0, sum_sched = 0;
-    for (int k = 0; k < parts; k++) {
-        sum_end += part_end[k];
-        sum_sched += part_sched[k];
+    for (int j = 0; j < parts; j++) {
+        sum_end += part_end[j];
+        sum_sched += part_sched[j];
     }
     s->duration_s = sum_end / 1000.0;
     s->arrival_window_s = sum_sched / 1000.0;
