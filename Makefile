@@ -21,7 +21,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check
+.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes
 
 all: deps servelab
 
@@ -71,6 +71,10 @@ install: servelab
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 servelab $(DESTDIR)$(PREFIX)/bin/servelab
 	install -m 644 docs/servelab.1 $(DESTDIR)$(PREFIX)/share/man/man1/servelab.1
+
+# No function over 120 lines, no file over 800 (the built-in prompts aside).
+check-sizes:
+	@sh scripts/check_sizes.sh
 
 # Every C file of the project, formatted with the project's .clang-format.
 FORMAT_SRC = $(wildcard src/*/*.[ch] tests/*.[ch] tests/*/*.[ch] bench/*.c)
