@@ -1,0 +1,308 @@
+/* figures: what each figure draws, from the pooled runs, through the
+ * plotting module (report/svg.h). Load lines only connect runs that differ
+ * by offered load alone; long runs are sampled evenly (CDF_POINTS,
+ * TIMELINE_MAX) so that a figure stays small whatever the row count. */
+#include "report/figures.h"
+#include "common/util.h"
+#include "report/pool.h"
+#include "report/svg.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void safe_name(char *out, size_t cap, const char *in) {
+    size_t k = 0;
+    for (; *in && k + 1 < cap; in++)
+        out[k++] =
+            (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in : '_';
+    out[k] = 0;
+}
+
+static figure *fig_add(figure **f, int *n, const char *file, const char *caption) {
+    *f = xrealloc(*f, (size_t)(*n + 1) * sizeof **f);
+    figure *g = &(*f)[(*n)++];
+    memset(g, 0, sizeof *g);
+    snprintf(g->file, sizeof g->file, "figures/%s.svg", file);
+    snprintf(g->caption, sizeof g->caption, "%s", caption);
+    return g;
+}
+
+/* The runs that differ only by offered load: the largest such group (the
+ * first on ties). The others stay in the tables but off the load lines. */
+static int main_variant(const report *r, int *in, char *left_out, size_t cap) {
+    int best = 0, best_n = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        int c = 0;
+        for (int j = 0; j < r->n_runs; j++)
+            c += !strcmp(r->runs[j].variant, r->runs[k].variant);
+        if (c > best_n) {
+            best_n = c;
+            best = k;
+        }
+    }
+    left_out[0] = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        in[k] = !strcmp(r->runs[k].variant, r->runs[best].variant);
+        if (!in[k])
+            snprintf(left_out + strlen(left_out), cap - strlen(left_out), "%s%s",
+                     left_out[0] ? ", " : "", r->runs[k].name);
+    }
+    return best_n;
+}
+
+static void fig_load(const report *r, figure **figs, int *nf) {
+    int *in = xcalloc((size_t)r->n_runs, sizeof *in);
+    char left_out[1024], note[1200] = "";
+    main_variant(r, in, left_out, sizeof left_out);
+    if (left_out[0])
+        snprintf(note, sizeof note,
+                 " Runs with other settings (%s) are in the tables, not on these lines.", left_out);
+    int n = 0;
+    const report_run **rs = xcalloc((size_t)r->n_runs, sizeof *rs);
+    for (int k = 0; k < r->n_runs; k++)
+        if (in[k])
+            rs[n++] = &r->runs[k];
+    double *x = xcalloc((size_t)n + 1, sizeof *x);
+    double *y[8];
+    for (int i = 0; i < 8; i++)
+        y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
+    for (int k = 0; k < n; k++) {
+        const run_summary *s = &rs[k]->pooled;
+        x[k] = s->offered_rps;
+        y[0][k] = s->ttft.p50;
+        y[1][k] = s->ttft.p95;
+        y[2][k] = s->ttft.p99;
+        y[3][k] = s->tpot.p50;
+        y[4][k] = s->tpot.p95;
+        y[5][k] = s->output_tokens_per_s;
+        y[6][k] = s->achieved_rps;
+        y[7][k] = s->goodput_rps;
+    }
+    plot_series lat[] = {
+        {"TTFT p50", x, y[0], (size_t)n, 0, 0, 1, 0, 0},
+        {"TTFT p95", x, y[1], (size_t)n, 0, 0, 1, 0, 1},
+        {"TTFT p99", x, y[2], (size_t)n, 0, 0, 1, 0, 3},
+        {"TPOT p50", x, y[3], (size_t)n, 0, 1, 1, 0, 2},
+        {"TPOT p95", x, y[4], (size_t)n, 0, 1, 1, 0, 4},
+    };
+    plot_spec sp = {.title = "Latency vs offered load (where TTFT leaves the floor is the knee)",
+                    .xlabel = "offered load (requests/s)",
+                    .ylabel = "latency (ms, log scale)",
+                    .logy = 1};
+    char cap[1600];
+    snprintf(cap, sizeof cap,
+             "TTFT and TPOT percentiles against offered load, one point per run.%s", note);
+    figure *f = fig_add(figs, nf, "latency_vs_load", cap);
+    svg_plot(&f->svg, &sp, lat, 5);
+    plot_series thr[] = {
+        {"output tokens/s", x, y[5], (size_t)n, 0, 0, 1, 0, 0},
+        {"achieved requests/s", x, y[6], (size_t)n, 1, 0, 1, 0, 2},
+        {"goodput requests/s", x, y[7], (size_t)n, 1, 1, 1, 0, 1},
+    };
+    plot_spec sp2 = {.title = "Throughput vs offered load",
+                     .xlabel = "offered load (requests/s)",
+                     .ylabel = "output tokens/s",
+                     .y2label = "requests/s",
+                     .ymin_zero = 1};
+    snprintf(cap, sizeof cap,
+             "Output token throughput (left) and achieved and goodput request rates (right).%s",
+             note);
+    f = fig_add(figs, nf, "throughput_vs_load", cap);
+    svg_plot(&f->svg, &sp2, thr, 3);
+    int have_share = 0;
+    for (int k = 0; k < n; k++) {
+        y[0][k] = 100 * rs[k]->server.queue_share_of_ttft;
+        y[1][k] = 100 * rs[k]->server.peak_kv_usage;
+        have_share |= isfinite(y[0][k]);
+    }
+    if (have_share) {
+        plot_series q[] = {{"server queueing share of TTFT", x, y[0], (size_t)n, 0, 0, 1, 0, 1},
+                           {"peak KV-cache use", x, y[1], (size_t)n, 0, 1, 1, 0, 0}};
+        plot_spec sp3 = {.title = "Why TTFT rises: time queued in the server, KV-cache pressure",
+                         .xlabel = "offered load (requests/s)",
+                         .ylabel = "percent",
+                         .ymin_zero = 1};
+        snprintf(cap, sizeof cap,
+                 "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
+                 "and TTFT histograms) and peak KV-cache use, per run.%s",
+                 note);
+        f = fig_add(figs, nf, "queueing_vs_load", cap);
+        svg_plot(&f->svg, &sp3, q, 2);
+    }
+    free(x);
+    free(in);
+    free(rs);
+    for (int i = 0; i < 8; i++)
+        free(y[i]);
+}
+
+#define CDF_POINTS 400
+
+static void fig_cdf(const report *r, figure **figs, int *nf) {
+    plot_series *s = xcalloc((size_t)r->n_runs, sizeof *s);
+    double **xs = xcalloc((size_t)r->n_runs, sizeof *xs),
+           **ys = xcalloc((size_t)r->n_runs, sizeof *ys);
+    for (int k = 0; k < r->n_runs; k++) {
+        double *v;
+        size_t n;
+        pool_sorted_metric(&r->runs[k].rows, 0, &v, &n);
+        size_t m = n < CDF_POINTS ? n : CDF_POINTS;
+        xs[k] = xcalloc(m + 1, sizeof **xs);
+        ys[k] = xcalloc(m + 1, sizeof **ys);
+        for (size_t i = 0; i < m; i++) {
+            size_t idx = m == n ? i : (size_t)((double)(i + 1) / (double)m * (double)(n - 1));
+            xs[k][i] = v[idx];
+            ys[k][i] = (double)(idx + 1) / (double)n;
+        }
+        s[k] = (plot_series){r->runs[k].name, xs[k], ys[k], m, 0, 0, 0, 1, -1};
+        free(v);
+    }
+    plot_spec sp = {.title = "TTFT distribution per run",
+                    .xlabel = "time to first token (ms, log scale)",
+                    .ylabel = "fraction of successful requests",
+                    .logx = 1,
+                    .ymin_zero = 1};
+    figure *f = fig_add(figs, nf, "ttft_cdf", "Cumulative distribution of TTFT (from send).");
+    svg_plot(&f->svg, &sp, s, r->n_runs);
+    for (int k = 0; k < r->n_runs; k++) {
+        free(xs[k]);
+        free(ys[k]);
+    }
+    free(xs);
+    free(ys);
+    free(s);
+}
+
+#define TIMELINE_MAX 1500
+
+static int cmp_sched(const void *a, const void *b) {
+    const req_rec *x = *(req_rec *const *)a, *y = *(req_rec *const *)b;
+    return (x->scheduled_ms > y->scheduled_ms) - (x->scheduled_ms < y->scheduled_ms);
+}
+
+static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
+    size_t n = 0;
+    req_rec **p = xmalloc((rr->rows.n ? rr->rows.n : 1) * sizeof *p);
+    for (size_t i = 0; i < rr->rows.n; i++)
+        if (rr->rows.r[i].part == 0)
+            p[n++] = &rr->rows.r[i];
+    qsort(p, n, sizeof *p, cmp_sched);
+    size_t m = n < TIMELINE_MAX ? n : TIMELINE_MAX;
+    plot_bar *bars = xcalloc(3 * m + 1, sizeof *bars);
+    size_t nb = 0;
+    for (size_t j = 0; j < m; j++) {
+        const req_rec *r = p[m == n ? j : (size_t)((double)j / (double)m * (double)n)];
+        double y = (double)j, s0 = r->scheduled_ms / 1000, s1 = r->sent_ms / 1000,
+               f = r->first_ms / 1000, e = r->end_ms / 1000;
+        if (r->error != ERR_NONE) {
+            bars[nb++] = (plot_bar){s0, isnan(e) ? s0 : e, y, 1};
+            continue;
+        }
+        if (s1 > s0)
+            bars[nb++] = (plot_bar){s0, s1, y, 8};
+        bars[nb++] = (plot_bar){s1, isnan(f) ? e : f, y, 3};
+        if (!isnan(f))
+            bars[nb++] = (plot_bar){f, e, y, 0};
+    }
+    /* legend entries are palette slots 0.. in order: name them by colour */
+    static const char *const legend[] = {"decode (first token to end)", "failed", NULL};
+    plot_spec sp = {.title = NULL,
+                    .xlabel = "time since the run started (s)",
+                    .ylabel = "request (in arrival order)",
+                    .bars = bars,
+                    .n_bars = nb,
+                    .bar_height = 0.8,
+                    .bar_legend = legend,
+                    .height = 460};
+    /* orange (3) and grey (8) keep their meaning through the series legend */
+    double zx[1] = {NAN}, zy[1] = {NAN};
+    plot_series keys[] = {{"time to first token", zx, zy, 1, 0, 0, 0, 0, 3},
+                          {"waiting in the client (cap)", zx, zy, 1, 0, 0, 0, 0, 8}};
+    char title[320], file[200], safe[128];
+    snprintf(title, sizeof title, "Timeline of %.200s%s: each request's wait, TTFT and decode",
+             rr->name, rr->n_reps > 1 ? " (first repetition)" : "");
+    sp.title = title;
+    safe_name(safe, sizeof safe, rr->name);
+    snprintf(file, sizeof file, "timeline-%s", safe);
+    figure *f = fig_add(figs, nf, file,
+                        m < n ? "Every request's life, sampled evenly (too many to draw all)."
+                              : "Every request's life in the run.");
+    svg_plot(&f->svg, &sp, keys, 2);
+    free(bars);
+    free(p);
+}
+
+static void fig_server(const report_run *rr, figure **figs, int *nf) {
+    const run_files *rf = &rr->files[0];
+    plot_series s[8];
+    int ns = 0;
+    double *kvpct = NULL;
+    const series *run = series_find(&rf->metrics, "vllm:num_requests_running");
+    const series *wait = series_find(&rf->metrics, "vllm:num_requests_waiting");
+    const series *kv = series_find(&rf->metrics, "vllm:kv_cache_usage_perc");
+    if (!run)
+        run = series_find(&rf->metrics, "llamacpp:requests_processing");
+    if (!wait)
+        wait = series_find(&rf->metrics, "llamacpp:requests_deferred");
+    double *tsec[8] = {0};
+    const series *src[4] = {run, wait, kv, NULL};
+    const char *names[3] = {"requests running", "requests waiting", "KV cache used (%)"};
+    for (int i = 0; i < 3; i++) {
+        if (!src[i] || !src[i]->n)
+            continue;
+        tsec[ns] = xmalloc(src[i]->n * sizeof(double));
+        for (size_t k = 0; k < src[i]->n; k++)
+            tsec[ns][k] = src[i]->t_ms[k] / 1000;
+        const double *yv = src[i]->v;
+        if (i == 2) {
+            kvpct = xmalloc(src[i]->n * sizeof *kvpct);
+            for (size_t k = 0; k < src[i]->n; k++)
+                kvpct[k] = 100 * src[i]->v[k];
+            yv = kvpct;
+        }
+        s[ns] = (plot_series){names[i], tsec[ns], yv, src[i]->n, i == 2, 0, 0, 1, i};
+        ns++;
+    }
+    for (int g = 0; g < rf->gpu.n && ns < 8; g++) {
+        const series *gs = &rf->gpu.s[g];
+        if (!strstr(gs->name, "util_pct"))
+            continue;
+        tsec[ns] = xmalloc(gs->n * sizeof(double));
+        for (size_t k = 0; k < gs->n; k++)
+            tsec[ns][k] = gs->t_ms[k] / 1000;
+        s[ns] = (plot_series){gs->name, tsec[ns], gs->v, gs->n, 1, 1, 0, 1, 3 + g};
+        ns++;
+    }
+    if (ns > 0) {
+        char title[320], file[200], safe[128];
+        snprintf(title, sizeof title, "Server and GPU during %.200s%s", rr->name,
+                 rr->n_reps > 1 ? " (first repetition)" : "");
+        safe_name(safe, sizeof safe, rr->name);
+        snprintf(file, sizeof file, "server-%s", safe);
+        plot_spec sp = {.title = title,
+                        .xlabel = "time since the run started (s)",
+                        .ylabel = "requests",
+                        .y2label = "percent",
+                        .ymin_zero = 1};
+        figure *f = fig_add(figs, nf, file,
+                            "Queue depth and KV-cache use from the server's /metrics, GPU "
+                            "utilisation from NVML, sampled during the run.");
+        svg_plot(&f->svg, &sp, s, ns);
+    }
+    for (int i = 0; i < ns; i++)
+        free(tsec[i]);
+    free(kvpct);
+}
+
+void figures_across_runs(const report *r, figure **figs, int *n) {
+    fig_load(r, figs, n);
+    fig_cdf(r, figs, n);
+}
+
+void figures_of_run(const report_run *rr, figure **figs, int *n) {
+    fig_timeline(rr, figs, n);
+    fig_server(rr, figs, n);
+}

@@ -1,0 +1,153 @@
+/* pool: loading a run's repetitions and computing its summaries. Each
+ * repetition's rows keep their repetition number in req_rec.part, so one
+ * pooled row set serves both the pooled summary and, split again by part,
+ * the per-repetition ones. */
+#include "report/pool.h"
+#include "analysis/stats.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double meta_rate(json_t *meta) {
+    json_t *r = json_object_get(json_object_get(meta, "config"), "rate");
+    if (json_is_number(r))
+        return json_number_value(r);
+    return INFINITY; /* "inf" or unknown */
+}
+
+static void subset(const run_rows *all, int by_part, int key, run_rows *out) {
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < all->n; i++)
+        if ((by_part ? all->r[i].part : all->r[i].cls) == key) {
+            req_rec r = all->r[i];
+            if (!by_part)
+                r.part = all->r[i].part;
+            rows_add(out, &r);
+        }
+}
+
+void pool_sorted_metric(const run_rows *rows, int tpot, double **out, size_t *n) {
+    double *v = xmalloc((rows->n ? rows->n : 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < rows->n; i++) {
+        const req_rec *r = &rows->r[i];
+        if (r->error != ERR_NONE || isnan(r->first_ms))
+            continue;
+        if (!tpot)
+            v[k++] = r->first_ms - r->sent_ms;
+        else if (r->output_tokens >= 2)
+            v[k++] = (r->last_ms - r->first_ms) / (r->output_tokens - 1);
+    }
+    sort_doubles(v, k);
+    *out = v;
+    *n = k;
+}
+
+/* The offered rate, the SLO and the cost basis (the options first, then
+ * meta.json), and whether the rows came from the simulator. */
+static int read_settings(report_run *rr, const report_opts *o, char *err, int errlen) {
+    json_t *meta = rr->files[0].meta;
+    json_t *cfg = json_object_get(meta, "config");
+    rr->params.offered_rps = meta ? meta_rate(meta) : NAN;
+    rr->params.client_cpu_s = -1;
+    const char *slo = o->slo;
+    if (!slo && json_is_string(json_object_get(cfg, "slo")))
+        slo = json_string_value(json_object_get(cfg, "slo"));
+    if (slo && slo_parse(slo, &rr->params.slo, err, errlen))
+        return -1;
+    json_t *cost = json_object_get(cfg, "cost_per_hour");
+    rr->params.cost_per_hour = o->cost_per_hour > 0   ? o->cost_per_hour
+                               : json_is_number(cost) ? json_number_value(cost)
+                                                      : 0;
+    rr->fixture = json_is_true(json_object_get(meta, "fixture"));
+    return 0;
+}
+
+/* What, besides the offered load, distinguishes this run. */
+static void describe_variant(report_run *rr) {
+    json_t *meta = rr->files[0].meta;
+    json_t *cfg = json_object_get(meta, "config");
+    json_t *sa = json_object_get(json_object_get(meta, "campaign"), "server_args");
+    const char *keys[] = {"api", "prompts", "mix", "max_tokens", "concurrency", "ignore_eos"};
+    size_t vl = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        char *v = json_dumps(json_object_get(cfg, keys[i]), JSON_ENCODE_ANY | JSON_COMPACT);
+        vl += (size_t)snprintf(rr->variant + vl, sizeof rr->variant - vl, "%s=%s;", keys[i],
+                               v ? v : "null");
+        free(v);
+        if (vl >= sizeof rr->variant)
+            vl = sizeof rr->variant - 1;
+    }
+    snprintf(rr->variant + vl, sizeof rr->variant - vl, "server_args=%s",
+             json_is_string(sa) ? json_string_value(sa) : "");
+}
+
+/* One summary per repetition (its rows renumbered as part 0) and one per
+ * prompt class (repetitions kept apart). */
+static void summarize_parts(report_run *rr) {
+    rr->per_rep = xcalloc((size_t)rr->n_reps, sizeof *rr->per_rep);
+    for (int k = 0; k < rr->n_reps; k++) {
+        run_rows sub;
+        subset(&rr->rows, 1, k, &sub);
+        for (size_t i = 0; i < sub.n; i++)
+            sub.r[i].part = 0;
+        summarize(&sub, &rr->params, &rr->per_rep[k]);
+        rows_free(&sub);
+    }
+    rr->per_class = xcalloc((size_t)rr->rows.n_classes + 1, sizeof *rr->per_class);
+    for (int c = 0; c < rr->rows.n_classes; c++) {
+        run_rows sub;
+        subset(&rr->rows, 0, c, &sub);
+        summarize(&sub, &rr->params, &rr->per_class[c]);
+        rows_free(&sub);
+    }
+}
+
+/* rr->ci: TTFT p50, TTFT p95, TPOT p50, TPOT p95 over the pooled rows. */
+static void bootstrap_cis(report_run *rr) {
+    for (int m = 0; m < 2; m++) {
+        double *v;
+        size_t n;
+        pool_sorted_metric(&rr->rows, m, &v, &n);
+        bootstrap_percentile_ci(v, n, 50, BOOTSTRAP_REPS, BOOTSTRAP_SEED, &rr->ci[2 * m][0],
+                                &rr->ci[2 * m][1]);
+        bootstrap_percentile_ci(v, n, 95, BOOTSTRAP_REPS, BOOTSTRAP_SEED, &rr->ci[2 * m + 1][0],
+                                &rr->ci[2 * m + 1][1]);
+        free(v);
+    }
+}
+
+int pool_run(report_run *rr, const report_opts *o, char *err, int errlen) {
+    rr->files = xcalloc((size_t)rr->n_reps, sizeof *rr->files);
+    for (int k = 0; k < rr->n_reps; k++)
+        if (load_run(rr->rep_dirs[k], k, &rr->rows, &rr->files[k], err, errlen))
+            return -1;
+    if (read_settings(rr, o, err, errlen))
+        return -1;
+    describe_variant(rr);
+    rr->server = rr->files[0].server;
+    for (int k = 1; k < rr->n_reps; k++)
+        server_stats_pool(&rr->server, &rr->files[k].server);
+    summarize(&rr->rows, &rr->params, &rr->pooled);
+    if (!rr->files[0].meta) /* no nominal rate known: the schedule's own */
+        rr->pooled.offered_rps = rr->params.offered_rps = rr->pooled.realized_offered_rps;
+    summarize_parts(rr);
+    bootstrap_cis(rr);
+    return 0;
+}
+
+void pool_rep_range(const report_run *rr, int p95, double *lo, double *hi) {
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int k = 0; k < rr->n_reps; k++) {
+        double v = p95 ? rr->per_rep[k].ttft.p95 : rr->per_rep[k].ttft.p50;
+        if (isnan(v))
+            continue;
+        *lo = fmin(*lo, v);
+        *hi = fmax(*hi, v);
+    }
+    if (*lo > *hi)
+        *lo = *hi = NAN;
+}

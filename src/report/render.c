@@ -1,0 +1,138 @@
+/* render: the files of a report, in memory. summary.md and report.html
+ * are written side by side, every table and figure going to both, so the
+ * two documents always hold the same figures in the same order; the
+ * figures are also files of their own, after the four documents. */
+#include "report/report.h"
+#include "common/util.h"
+#include "report/figures.h"
+#include "report/summary_files.h"
+#include "report/tables.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *html_head =
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<title>servelab report</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\n"
+    "table{border-collapse:collapse;margin:0.6em 0 1.2em}\n"
+    "th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px}\n"
+    "th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "figure{margin:1em 0}figcaption{font-size:13px;color:#555}\n"
+    "svg{max-width:100%;height:auto;border:1px solid #eee}\n"
+    ".note{font-size:13px;color:#555}\n</style>\n</head>\n<body>\n";
+
+static void html_figure(strbuf *h, const figure *f) {
+    sb_puts(h, "<figure>\n");
+    sb_puts(h, f->svg.s);
+    sb_puts(h, "<figcaption>");
+    sb_escape(h, f->caption);
+    sb_puts(h, " (");
+    sb_escape(h, f->file);
+    sb_puts(h, ")</figcaption>\n</figure>\n");
+}
+
+static out_file *add_out(out_file **o, int *n, const char *name) {
+    *o = xrealloc(*o, (size_t)(*n + 1) * sizeof **o);
+    out_file *f = &(*o)[(*n)++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    return f;
+}
+
+static const char *definitions =
+    "Definitions: TTFT and E2E are measured from when each request was sent (comparable with "
+    "vLLM's bench) and from when it was due by the arrival schedule (what a user arriving on "
+    "schedule waits). Percentiles interpolate linearly between closest ranks (numpy's default). "
+    "A request meets the SLO when it succeeded and every stated bound holds; failures count as "
+    "misses and stay in every denominator. The run's duration runs from the first scheduled "
+    "arrival to the end of the last request; rates over the arrival window leave out the drain "
+    "tail. Confidence intervals: 2000 bootstrap replicates of the percentile, seed 0.";
+
+/* The two documents under construction. They live in their own buffers,
+ * not in the output array, because adding a file may move that array. */
+typedef struct documents {
+    strbuf md, html;
+} documents;
+
+static void put_table(documents *d, table *t) {
+    table_markdown(&d->md, t);
+    table_html(&d->html, t);
+    table_free(t);
+}
+
+static void put_figure(documents *d, const figure *f) {
+    html_figure(&d->html, f);
+    sb_printf(&d->md, "![%s](%s)\n\n", f->caption, f->file);
+}
+
+/* Title, how the runs were measured, one line per run, the definitions and
+ * the heading of the figures across runs. */
+static void put_front(documents *d, const report *r) {
+    sb_puts(&d->md, "# servelab report\n\n");
+    sb_puts(&d->html, html_head);
+    sb_puts(&d->html, "<h1>servelab report</h1>\n");
+    put_table(d, meta_table(r));
+    sb_puts(&d->md, "## Runs\n\n");
+    sb_puts(&d->html, "<h2>Runs</h2>\n");
+    put_table(d, overview_table(r));
+    sb_printf(&d->md, "%s\n\n", definitions);
+    sb_puts(&d->html, "<p class=\"note\">");
+    sb_escape(&d->html, definitions);
+    sb_puts(&d->html, "</p>\n<h2>Figures</h2>\n");
+}
+
+/* One run's section: its tables, then its figures figs[from, to). */
+static void put_run(documents *d, const report_run *rr, const figure *figs, int from, int to) {
+    sb_printf(&d->md, "## Run %s\n\n", rr->name);
+    sb_puts(&d->html, "<h2>Run ");
+    sb_escape(&d->html, rr->name);
+    sb_puts(&d->html, "</h2>\n");
+    table *parts[4] = {detail_table(rr), latency_table(rr), reps_table(rr), class_table(rr)};
+    const char *heads[4] = {"Key figures", "Latency", "Repetitions", "By prompt class"};
+    for (int i = 0; i < 4; i++) {
+        sb_printf(&d->md, "### %s\n\n", heads[i]);
+        sb_printf(&d->html, "<h3>%s</h3>\n", heads[i]);
+        put_table(d, parts[i]);
+    }
+    for (int i = from; i < to; i++)
+        put_figure(d, &figs[i]);
+}
+
+void report_render(const report *r, out_file **files, int *n_files) {
+    *files = NULL;
+    *n_files = 0;
+    figure *figs = NULL;
+    int nf = 0;
+    figures_across_runs(r, &figs, &nf);
+    int n_across = nf;
+    int *run_figs = xcalloc((size_t)r->n_runs + 1, sizeof *run_figs); /* run k's: [k], [k+1] */
+    for (int k = 0; k < r->n_runs; k++) {
+        run_figs[k] = nf;
+        figures_of_run(&r->runs[k], &figs, &nf);
+    }
+    run_figs[r->n_runs] = nf;
+
+    render_summary_csv(r, &add_out(files, n_files, "summary.csv")->body);
+    render_summary_json(r, &add_out(files, n_files, "summary.json")->body);
+    documents d = {0};
+    put_front(&d, r);
+    for (int i = 0; i < n_across; i++)
+        put_figure(&d, &figs[i]);
+    for (int k = 0; k < r->n_runs; k++)
+        put_run(&d, &r->runs[k], figs, run_figs[k], run_figs[k + 1]);
+    sb_puts(&d.html, "</body>\n</html>\n");
+    add_out(files, n_files, "summary.md")->body = d.md;
+    add_out(files, n_files, "report.html")->body = d.html;
+    for (int i = 0; i < nf; i++)
+        add_out(files, n_files, figs[i].file)->body = figs[i].svg;
+    free(figs);
+    free(run_figs);
+}
+
+void out_files_free(out_file *f, int n) {
+    for (int i = 0; i < n; i++)
+        sb_free(&f[i].body);
+    free(f);
+}

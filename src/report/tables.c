@@ -1,0 +1,281 @@
+/* tables: the report's tables, as cell grids (report/table.h renders them).
+ * Numbers go through format_number, so an unknown value is an empty cell
+ * in every table, as it is in summary.csv. */
+#include "report/tables.h"
+#include "report/pool.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void meta_rows(const report *r, table *t) {
+    json_t *meta = r->runs[0].files[0].meta;
+    char buf[512];
+    int fixture = 1;
+    for (int k = 0; k < r->n_runs; k++)
+        fixture &= r->runs[k].fixture;
+    const char *cells[2];
+    cells[0] = "rows";
+    cells[1] = fixture ? "fixture: every run was against servelab sim (simulated server)"
+                       : "measured against a real server";
+    table_add_row(t, cells);
+    json_t *gpus = json_object_get(meta, "gpus");
+    if (json_array_size(gpus) > 0) {
+        json_t *g = json_array_get(gpus, 0);
+        snprintf(buf, sizeof buf, "%zu x %s, driver %s, CUDA %s", json_array_size(gpus),
+                 json_string_value(json_object_get(g, "name")) ?: "?",
+                 json_string_value(json_object_get(g, "driver")) ?: "?",
+                 json_string_value(json_object_get(g, "cuda")) ?: "?");
+    } else {
+        snprintf(buf, sizeof buf, "none recorded");
+    }
+    cells[0] = "GPU";
+    cells[1] = buf;
+    table_add_row(t, cells);
+    json_t *server = json_object_get(meta, "server");
+    json_t *ver = json_object_get(json_object_get(server, "version"), "version");
+    json_t *hdr = json_object_get(server, "server_header");
+    snprintf(buf, sizeof buf, "%s%s%s", json_is_string(ver) ? json_string_value(ver) : "unknown",
+             json_is_string(hdr) ? ", Server: " : "",
+             json_is_string(hdr) ? json_string_value(hdr) : "");
+    cells[0] = "server";
+    cells[1] = buf;
+    table_add_row(t, cells);
+    json_t *cfg = json_object_get(meta, "config");
+    json_t *model = json_object_get(cfg, "model");
+    cells[0] = "model";
+    cells[1] = json_is_string(model) ? json_string_value(model) : "unknown";
+    table_add_row(t, cells);
+    cells[0] = "API";
+    json_t *api = json_object_get(cfg, "api");
+    cells[1] = json_is_string(api) ? json_string_value(api) : "unknown";
+    table_add_row(t, cells);
+    const slo_spec *slo = &r->runs[0].params.slo;
+    buf[0] = 0;
+    if (slo->ttft_ms > 0)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "TTFT <= %g ms ", slo->ttft_ms);
+    if (slo->tpot_ms > 0)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "TPOT <= %g ms ", slo->tpot_ms);
+    if (slo->e2e_ms > 0)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "E2E <= %g ms ", slo->e2e_ms);
+    cells[0] = "SLO";
+    cells[1] = buf[0] ? buf : "none (every successful request counts as good)";
+    table_add_row(t, cells);
+    json_t *host = json_object_get(meta, "host");
+    snprintf(buf, sizeof buf, "%s, %d cores, kernel %s",
+             json_string_value(json_object_get(host, "cpu_model")) ?: "unknown",
+             (int)json_integer_value(json_object_get(host, "cores")),
+             json_string_value(json_object_get(host, "kernel")) ?: "?");
+    cells[0] = "client host";
+    cells[1] = buf;
+    table_add_row(t, cells);
+    json_t *tool = json_object_get(meta, "tool");
+    snprintf(buf, sizeof buf, "servelab %s (%s)",
+             json_string_value(json_object_get(tool, "version")) ?: "?",
+             json_string_value(json_object_get(tool, "git_commit")) ?: "?");
+    cells[0] = "measured with";
+    cells[1] = buf;
+    table_add_row(t, cells);
+}
+
+table *meta_table(const report *r) {
+    const char *h[] = {"", ""};
+    table *t = table_new(2, h);
+    meta_rows(r, t);
+    return t;
+}
+
+table *overview_table(const report *r) {
+    const char *h[] = {"run",
+                       "offered rps",
+                       "realized rps",
+                       "requests",
+                       "failed",
+                       "TTFT p50 ms",
+                       "TTFT p95 ms",
+                       "TPOT p50 ms",
+                       "TPOT p95 ms",
+                       "output tok/s",
+                       "goodput rps",
+                       "goodput %",
+                       "$ / M output tok",
+                       "server queueing % of TTFT",
+                       "preemptions"};
+    table *t = table_new(15, h);
+    for (int k = 0; k < r->n_runs; k++) {
+        const run_summary *s = &r->runs[k].pooled;
+        char b[15][32];
+        snprintf(b[0], 32, "%.31s", r->runs[k].name);
+        format_number(b[1], s->offered_rps, 2);
+        format_number(b[2], s->realized_offered_rps, 2);
+        snprintf(b[3], 32, "%zu", s->requests);
+        snprintf(b[4], 32, "%zu", s->failed);
+        format_number(b[5], s->ttft.p50, 1);
+        format_number(b[6], s->ttft.p95, 1);
+        format_number(b[7], s->tpot.p50, 2);
+        format_number(b[8], s->tpot.p95, 2);
+        format_number(b[9], s->output_tokens_per_s, 1);
+        format_number(b[10], s->goodput_rps, 3);
+        format_number(b[11], 100 * s->goodput_fraction, 1);
+        format_number(b[12], s->cost_per_million_output_tokens, 4);
+        format_number(b[13], 100 * r->runs[k].server.queue_share_of_ttft, 1);
+        format_number(b[14], r->runs[k].server.preemptions, 0);
+        const char *cells[15];
+        for (int c = 0; c < 15; c++)
+            cells[c] = b[c];
+        table_add_row(t, cells);
+    }
+    return t;
+}
+
+static void dist_row(table *t, const char *name, const dist *d) {
+    char b[8][32];
+    const char *cells[9] = {name};
+    double v[] = {d->mean, d->p50, d->p90, d->p95, d->p99, d->p999, d->max};
+    for (int i = 0; i < 7; i++)
+        cells[i + 1] = format_number(b[i], d->n ? v[i] : NAN, 2);
+    snprintf(b[7], 32, "%zu", d->n);
+    cells[8] = b[7];
+    table_add_row(t, cells);
+}
+
+table *latency_table(const report_run *rr) {
+    const char *h[] = {"ms", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "n"};
+    table *t = table_new(9, h);
+    const run_summary *s = &rr->pooled;
+    dist_row(t, "TTFT (from send)", &s->ttft);
+    dist_row(t, "TTFT (from scheduled arrival)", &s->ttft_sched);
+    dist_row(t, "TPOT", &s->tpot);
+    dist_row(t, "inter-token (per token)", &s->itl);
+    dist_row(t, "E2E (from send)", &s->e2e);
+    dist_row(t, "E2E (from scheduled arrival)", &s->e2e_sched);
+    dist_row(t, "client schedule lag", &s->lag);
+    return t;
+}
+
+table *detail_table(const report_run *rr) {
+    const char *h[] = {"figure", "value"};
+    table *t = table_new(2, h);
+    const run_summary *s = &rr->pooled;
+    char b[64], c[64];
+    const char *cells[2];
+#define ROW(label, ...)                                                                            \
+    do {                                                                                           \
+        snprintf(b, sizeof b, __VA_ARGS__);                                                        \
+        cells[0] = label;                                                                          \
+        cells[1] = b;                                                                              \
+        table_add_row(t, cells);                                                                   \
+    } while (0)
+    ROW("repetitions pooled", "%d", rr->n_reps);
+    ROW("duration (t=0 to last end, summed over repetitions)", "%.3f s", s->duration_s);
+    ROW("arrival window (t=0 to last arrival)", "%.3f s", s->arrival_window_s);
+    ROW("offered rate, as asked", "%s req/s", format_number(c, s->offered_rps, 3));
+    ROW("offered rate, realized by the schedule", "%s req/s",
+        format_number(c, s->realized_offered_rps, 3));
+    ROW("achieved rate, whole run (includes the drain tail)", "%s req/s",
+        format_number(c, s->achieved_rps, 3));
+    ROW("achieved rate, arrival window only", "%s req/s",
+        format_number(c, s->achieved_rps_window, 3));
+    ROW("output tokens/s, whole run", "%s", format_number(c, s->output_tokens_per_s, 1));
+    ROW("output tokens/s, arrival window only", "%s",
+        format_number(c, s->output_tokens_per_s_window, 1));
+    ROW("total tokens/s (prompt + output)", "%s", format_number(c, s->total_tokens_per_s, 1));
+    ROW("completed / failed", "%zu / %zu", s->completed, s->failed);
+    for (int e = 1; e < ERR_COUNT; e++)
+        if (s->errors[e]) {
+            char label[64];
+            snprintf(label, sizeof label, "errors: %s", err_class_name(e));
+            ROW(label, "%zu", s->errors[e]);
+        }
+    ROW("met the SLO", "%zu of %zu (%s%%)", s->meeting_slo, s->requests,
+        format_number(c, 100 * s->goodput_fraction, 1));
+    ROW("goodput", "%s req/s", format_number(c, s->goodput_rps, 3));
+    if (isfinite(s->cost_per_million_output_tokens))
+        ROW("cost per million output tokens", "$%.4f at $%.2f/hour",
+            s->cost_per_million_output_tokens, s->cost_per_hour);
+    const server_stats *sv = &rr->server;
+    if (sv->has_metrics) {
+        ROW("server: preemptions during the run", "%s", format_number(c, sv->preemptions, 0));
+        ROW("server: prompt / generation tokens", "%.0f / %.0f", sv->prompt_tokens,
+            sv->generation_tokens);
+        ROW("server: peak running / waiting", "%.0f / %.0f", sv->peak_running, sv->peak_waiting);
+        ROW("server: peak KV-cache use", "%s%%", format_number(c, 100 * sv->peak_kv_usage, 1));
+        ROW("server: share of TTFT spent queued", "%s%%",
+            format_number(c, 100 * sv->queue_share_of_ttft, 1));
+    } else {
+        ROW("server metrics", "%s", "not sampled (no /metrics)");
+    }
+    if (sv->has_gpu) {
+        ROW("GPU energy per output token", "%s J",
+            format_number(c, s->output_tokens > 0 ? sv->gpu_energy_j / s->output_tokens : NAN, 4));
+        ROW("GPU utilisation (mean)", "%s%%", format_number(c, sv->gpu_util_mean_pct, 1));
+    }
+    const char *ci_names[] = {"TTFT p50 95% CI (bootstrap)", "TTFT p95 95% CI (bootstrap)",
+                              "TPOT p50 95% CI (bootstrap)", "TPOT p95 95% CI (bootstrap)"};
+    for (int m = 0; m < 4; m++) {
+        char lo[32], hi[32];
+        ROW(ci_names[m], "%s - %s ms", format_number(lo, rr->ci[m][0], 2),
+            format_number(hi, rr->ci[m][1], 2));
+    }
+    if (rr->n_reps > 1) {
+        double a, z, lo95, hi95;
+        char x1[32], x2[32], x3[32], x4[32];
+        pool_rep_range(rr, 0, &a, &z);
+        pool_rep_range(rr, 1, &lo95, &hi95);
+        ROW("TTFT p50 across repetitions (min - max)", "%s - %s ms", format_number(x1, a, 2),
+            format_number(x2, z, 2));
+        ROW("TTFT p95 across repetitions (min - max)", "%s - %s ms", format_number(x3, lo95, 2),
+            format_number(x4, hi95, 2));
+    }
+#undef ROW
+    return t;
+}
+
+table *reps_table(const report_run *rr) {
+    const char *h[] = {"repetition", "requests", "failed",   "TTFT p50",
+                       "TTFT p95",   "TPOT p50", "TPOT p95", "output tok/s"};
+    table *t = table_new(8, h);
+    for (int k = 0; k < rr->n_reps; k++) {
+        const run_summary *s = &rr->per_rep[k];
+        char b[8][32];
+        const char *name = strrchr(rr->rep_dirs[k], '/');
+        snprintf(b[0], 32, "%.31s", name ? name + 1 : rr->rep_dirs[k]);
+        snprintf(b[1], 32, "%zu", s->requests);
+        snprintf(b[2], 32, "%zu", s->failed);
+        format_number(b[3], s->ttft.p50, 2);
+        format_number(b[4], s->ttft.p95, 2);
+        format_number(b[5], s->tpot.p50, 2);
+        format_number(b[6], s->tpot.p95, 2);
+        format_number(b[7], s->output_tokens_per_s, 1);
+        const char *cells[8];
+        for (int c = 0; c < 8; c++)
+            cells[c] = b[c];
+        table_add_row(t, cells);
+    }
+    return t;
+}
+
+table *class_table(const report_run *rr) {
+    const char *h[] = {
+        "class",    "requests", "failed", "prompt tok (mean)", "output tok (mean)", "TTFT p50",
+        "TTFT p95", "TPOT p50", "E2E p50"};
+    table *t = table_new(9, h);
+    for (int c = 0; c < rr->rows.n_classes; c++) {
+        const run_summary *s = &rr->per_class[c];
+        char b[9][32];
+        snprintf(b[0], 32, "%.31s", rr->rows.classes[c]);
+        snprintf(b[1], 32, "%zu", s->requests);
+        snprintf(b[2], 32, "%zu", s->failed);
+        format_number(b[3], s->completed ? s->prompt_tokens / s->completed : NAN, 1);
+        format_number(b[4], s->completed ? s->output_tokens / s->completed : NAN, 1);
+        format_number(b[5], s->ttft.p50, 2);
+        format_number(b[6], s->ttft.p95, 2);
+        format_number(b[7], s->tpot.p50, 2);
+        format_number(b[8], s->e2e.p50, 1);
+        const char *cells[9];
+        for (int k = 0; k < 9; k++)
+            cells[k] = b[k];
+        table_add_row(t, cells);
+    }
+    return t;
+}

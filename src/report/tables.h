@@ -1,0 +1,20 @@
+/* tables: the tables of the human-readable report (summary.md and
+ * report.html): how the runs were measured, one overview line per run, and
+ * per run its key figures, latency distributions, repetitions and prompt
+ * classes. Each returns a new table for the caller to render and free. */
+#ifndef SERVELAB_REPORT_TABLES_H
+#define SERVELAB_REPORT_TABLES_H
+
+#include "report/report.h"
+#include "report/table.h"
+
+/* Rows source, GPU, server, model, API, SLO, client host and tool, from
+ * the first run's meta.json. */
+table *meta_table(const report *r);
+table *overview_table(const report *r);
+table *detail_table(const report_run *rr);
+table *latency_table(const report_run *rr);
+table *reps_table(const report_run *rr);
+table *class_table(const report_run *rr);
+
+#endif
