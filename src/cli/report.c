@@ -1,15 +1,14 @@
 /* cli/report: `servelab report DIR... [--out DIR] [--check]`. Builds the
  * report in memory, then either writes it (each file through a temporary
- * name) or compares it with what is already in --out and prints the lines
- * that differ. */
+ * name) or compares it with what is already in --out, which prints the
+ * lines that differ. The work is the report module's (report/report.h):
+ * here are the options, the help and the exit code. */
 #include "cli/commands.h"
 #include "common/util.h"
 #include "report/report.h"
 
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 static void report_usage(FILE *f) {
     fputs("usage: servelab report DIR... [--out DIR] [--check]\n"
@@ -21,48 +20,6 @@ static void report_usage(FILE *f) {
           "  --slo SPEC           judge goodput against this SLO instead of the runs' own\n"
           "  --cost-per-hour USD  cost basis instead of the runs' own\n",
           f);
-}
-
-static char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *b = xmalloc(cap);
-    size_t k;
-    while ((k = fread(b + len, 1, cap - len - 1, f)) > 0) {
-        len += k;
-        if (len + 1 >= cap)
-            b = xrealloc(b, cap *= 2);
-    }
-    fclose(f);
-    b[len] = 0;
-    *n = len;
-    return b;
-}
-
-/* Print up to `max` differing lines; returns 1 when the texts differ. */
-static int diff_lines(const char *name, const char *want, size_t wn, const char *have, size_t hn,
-                      int max) {
-    if (wn == hn && !memcmp(want, have, wn))
-        return 0;
-    const char *a = want, *b = have, *ae = want + wn, *be = have + hn;
-    int line = 0, shown = 0;
-    while ((a < ae || b < be) && shown < max) {
-        line++;
-        const char *an = a < ae ? memchr(a, '\n', (size_t)(ae - a)) : NULL;
-        const char *bn = b < be ? memchr(b, '\n', (size_t)(be - b)) : NULL;
-        size_t al = a < ae ? (size_t)((an ? an : ae) - a) : 0;
-        size_t bl = b < be ? (size_t)((bn ? bn : be) - b) : 0;
-        if (al != bl || memcmp(a, b, al)) {
-            printf("%s:%d: on disk:     %.*s\n", name, line, (int)(bl > 300 ? 300 : bl), b);
-            printf("%s:%d: from the rows: %.*s\n", name, line, (int)(al > 300 ? 300 : al), a);
-            shown++;
-        }
-        a = an ? an + 1 : ae;
-        b = bn ? bn + 1 : be;
-    }
-    return 1;
 }
 
 int cmd_report(int argc, char **argv) {
@@ -104,21 +61,7 @@ int cmd_report(int argc, char **argv) {
     report_render(&r, &files, &n);
     int code = 0;
     if (check) {
-        int drift = 0;
-        for (int i = 0; i < n; i++) {
-            char path[4400];
-            snprintf(path, sizeof path, "%s/%s", out, files[i].name);
-            size_t hn;
-            char *have = slurp(path, &hn);
-            if (!have) {
-                printf("%s: missing\n", path);
-                drift = 1;
-                continue;
-            }
-            drift |= diff_lines(path, files[i].body.s, files[i].body.n, have, hn, 10);
-            free(have);
-        }
-        if (drift) {
+        if (report_check(out, files, n, stdout)) {
             fprintf(stderr, "servelab: report --check: %s no longer matches the rows\n", out);
             code = 1;
         } else {

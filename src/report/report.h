@@ -1,15 +1,17 @@
 /* report: from run directories to every file `servelab report` writes.
  * Building (report_build) finds the runs, pools their repetitions and
  * computes all figures; rendering (report_render) produces the files in
- * memory, so that --check can compare them with what is on disk byte for
- * byte. Nothing in the output depends on the time or the machine of the
- * report itself: the same rows always give the same files. */
+ * memory, so that --check (report_check) can compare them with what is on
+ * disk byte for byte. Nothing in the output depends on the time or the
+ * machine of the report itself: the same rows always give the same files. */
 #ifndef SERVELAB_REPORT_H
 #define SERVELAB_REPORT_H
 
 #include "analysis/summary.h"
 #include "report/load.h"
 #include "common/strbuf.h"
+
+#include <stdio.h>
 
 typedef struct report_run {
     char name[256];
@@ -49,6 +51,11 @@ void report_render(const report *r, out_file **files, int *n_files);
 /* Write the files into `out` (made with its figures/ folder), each through a
  * temporary name; -1 with a message naming the file. */
 int report_write(const char *out, const out_file *files, int n_files, char *err, int errlen);
+/* Compare the files with those already in `out`, byte for byte. Every
+ * missing file, and up to 10 differing lines of each file that differs (as
+ * on disk, then as rendered), are printed to `to`. 1 when anything differs,
+ * else 0. */
+int report_check(const char *out, const out_file *files, int n_files, FILE *to);
 void report_free(report *r);
 void out_files_free(out_file *f, int n);
 
