@@ -130,18 +130,10 @@ static void draw_series(strbuf *o, const plot_series *s, const scale *xs, const 
                           to_px(xs, s->x[i]), to_px(ys, s->y[i]), col);
 }
 
-void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
-    int W = sp->width ? sp->width : 720, H = sp->height ? sp->height : 400;
-    int has_y2 = 0;
-    for (int i = 0; i < ns; i++)
-        has_y2 |= s[i].right_axis;
-    int legend_items = ns;
-    if (sp->bar_legend)
-        for (int i = 0; sp->bar_legend[i]; i++)
-            legend_items++;
-    int legend_rows = (legend_items + 2) / 3;
-    double L = 72, R = W - (has_y2 ? 72 : 24), T = 36, B = H - 48 - 18 * legend_rows;
-
+/* The ranges of the three axes from the finite data (the bars count on the
+ * left-hand axis), rounded out to whole ticks. */
+static void fit_scales(const plot_spec *sp, const plot_series *s, int ns, scale *xs, scale *ys,
+                       scale *y2) {
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY, y2lo = INFINITY,
            y2hi = -INFINITY;
     for (int i = 0; i < ns; i++)
@@ -167,12 +159,59 @@ void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
         ylo = fmin(ylo, b->y);
         yhi = fmax(yhi, b->y + sp->bar_height);
     }
+    finish_range(xs, xlo, xhi, 0);
+    finish_range(ys, ylo, yhi, sp->ymin_zero > 0);
+    finish_range(y2, y2lo, y2hi, 1);
+}
+
+/* The legend, three entries to a row under the x label: the bar colours
+ * first, then the series, each drawn as its line is. */
+static void draw_legend(strbuf *o, const plot_spec *sp, const plot_series *s, int ns, double L,
+                        double R, double B) {
+    int item = 0;
+    double ly = B + 52;
+    if (sp->bar_legend)
+        for (int i = 0; sp->bar_legend[i]; i++, item++) {
+            double lx = L + (item % 3) * ((R - L) / 3);
+            double yy = ly + (item / 3) * 18;
+            sb_printf(o,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+                      "<text x=\"%.1f\" y=\"%.1f\">",
+                      lx, yy - 9, svg_color(i), lx + 20, yy);
+            sb_escape(o, sp->bar_legend[i]);
+            sb_puts(o, "</text>\n");
+        }
+    for (int i = 0; i < ns; i++, item++) {
+        double lx = L + (item % 3) * ((R - L) / 3);
+        double yy = ly + (item / 3) * 18;
+        sb_printf(o,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                  "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">",
+                  lx, yy - 4, lx + 16, yy - 4, svg_color(s[i].color >= 0 ? s[i].color : i),
+                  s[i].dashed ? " stroke-dasharray=\"6 4\"" : "", lx + 20, yy);
+        sb_escape(o, s[i].name ? s[i].name : "");
+        if (s[i].right_axis)
+            sb_puts(o, " (right axis)");
+        sb_puts(o, "</text>\n");
+    }
+}
+
+void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
+    int W = sp->width ? sp->width : 720, H = sp->height ? sp->height : 400;
+    int has_y2 = 0;
+    for (int i = 0; i < ns; i++)
+        has_y2 |= s[i].right_axis;
+    int legend_items = ns;
+    if (sp->bar_legend)
+        for (int i = 0; sp->bar_legend[i]; i++)
+            legend_items++;
+    int legend_rows = (legend_items + 2) / 3;
+    double L = 72, R = W - (has_y2 ? 72 : 24), T = 36, B = H - 48 - 18 * legend_rows;
+
     scale xs = {.log = sp->logx, .p0 = L, .p1 = R};
     scale ys = {.log = sp->logy, .p0 = B, .p1 = T};
     scale y2 = {.log = 0, .p0 = B, .p1 = T};
-    finish_range(&xs, xlo, xhi, 0);
-    finish_range(&ys, ylo, yhi, sp->ymin_zero > 0);
-    finish_range(&y2, y2lo, y2hi, 1);
+    fit_scales(sp, s, ns, &xs, &ys, &y2);
 
     sb_printf(o,
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -222,32 +261,6 @@ void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
     }
     for (int i = 0; i < ns; i++)
         draw_series(o, &s[i], &xs, s[i].right_axis ? &y2 : &ys, i);
-    /* legend, three to a row, under the x label */
-    int item = 0;
-    double ly = B + 52;
-    if (sp->bar_legend)
-        for (int i = 0; sp->bar_legend[i]; i++, item++) {
-            double lx = L + (item % 3) * ((R - L) / 3);
-            double yy = ly + (item / 3) * 18;
-            sb_printf(o,
-                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
-                      "<text x=\"%.1f\" y=\"%.1f\">",
-                      lx, yy - 9, svg_color(i), lx + 20, yy);
-            sb_escape(o, sp->bar_legend[i]);
-            sb_puts(o, "</text>\n");
-        }
-    for (int i = 0; i < ns; i++, item++) {
-        double lx = L + (item % 3) * ((R - L) / 3);
-        double yy = ly + (item / 3) * 18;
-        sb_printf(o,
-                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                  "stroke-width=\"2\"%s/><text x=\"%.1f\" y=\"%.1f\">",
-                  lx, yy - 4, lx + 16, yy - 4, svg_color(s[i].color >= 0 ? s[i].color : i),
-                  s[i].dashed ? " stroke-dasharray=\"6 4\"" : "", lx + 20, yy);
-        sb_escape(o, s[i].name ? s[i].name : "");
-        if (s[i].right_axis)
-            sb_puts(o, " (right axis)");
-        sb_puts(o, "</text>\n");
-    }
+    draw_legend(o, sp, s, ns, L, R, B);
     sb_puts(o, "</svg>\n");
 }
