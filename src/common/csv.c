@@ -1,6 +1,6 @@
 /* csv: the mapped reader. Numbers have a fast path for the fixed decimals
- * servelab writes (most fields of a row file), because strtod on every
- * field would dominate the load time; anything else goes to strtod. */
+ * servelab writes (most fields of a row file), read straight from the
+ * mapping; only other forms are copied out, NUL-terminated, for strtod. */
 #include "common/csv.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* discover: the walk that finds run directories and the grouping of rep-K
  * directories into runs. The walk is depth first and bounded (8 levels), so
- * a deep or looping tree costs little, and it stops at the first directory
+ * that a symbolic link loop ends, and it stops at the first directory
  * holding a requests.csv: a run's own subfolders are never runs. */
 #include "report/discover.h"
 #include "common/util.h"

@@ -1,7 +1,8 @@
 /* summary_files: summary.csv and summary.json. The CSV columns are one
  * list of names with the values in the same order, the decimals chosen by
- * what a column's name says it holds, so a new column needs one name and
- * one value and nothing else. */
+ * what a column's name says it holds, so a new column needs a name and a
+ * value in the same place of the two lists (and a decimals rule only when
+ * its name matches none). */
 #include "report/summary_files.h"
 #include "report/pool.h"
 #include "report/table.h"
