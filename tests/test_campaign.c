@@ -28,7 +28,7 @@ static void check_error(int rc, const campaign *c, const char *err, const char *
               err, prefix);
     CHECK_MSG(!strchr(err, '\n'), "error is not one line: '%s'", err);
     CHECK(c->name == NULL && c->path == NULL && c->runs == NULL && c->n_runs == 0);
-    CHECK(c->defaults.api == NULL && c->url == NULL && c->sim_args == NULL);
+    CHECK(c->defaults.p.api == NULL && c->url == NULL && c->sim_args == NULL);
 }
 
 static void expect_error(const char *yaml, const char *prefix) {
@@ -80,14 +80,14 @@ TEST(campaign_contract_example_resolves) {
         CHECK_NEAR(r->p.timeout_s, 600, 0);
         CHECK_STR(r->p.slo, "ttft=750ms,tpot=100ms");
         CHECK_NEAR(r->p.cost_per_hour, 0.40, 1e-12);
-        CHECK_STR(r->p.server_args, i == 2 ? "--gpu-memory-utilization 0.45" : "");
+        CHECK_STR(r->server_args, i == 2 ? "--gpu-memory-utilization 0.45" : "");
         CHECK_NEAR(r->p.metrics_interval_s, 1, 0);
-        CHECK_INT(r->p.repetitions, 2);
+        CHECK_INT(r->repetitions, 2);
     }
     /* The defaults are resolved too (rate stays inf: no top-level rate). */
-    CHECK_INT(c.defaults.requests, 120);
-    CHECK(isinf(c.defaults.rate));
-    CHECK_STR(c.defaults.slo, "ttft=750ms,tpot=100ms");
+    CHECK_INT(c.defaults.p.requests, 120);
+    CHECK(isinf(c.defaults.p.rate));
+    CHECK_STR(c.defaults.p.slo, "ttft=750ms,tpot=100ms");
     campaign_free(&c);
     CHECK(c.runs == NULL && c.name == NULL);
     campaign_free(&c); /* freeing twice is harmless */
@@ -96,7 +96,7 @@ TEST(campaign_contract_example_resolves) {
 TEST(campaign_header_defaults) {
     campaign c;
     load_ok(HEAD "runs:\n  - name: only\n", &c);
-    const run_params *p = &c.runs[0].p;
+    const run_opts *p = &c.runs[0].p;
     CHECK_STR(p->api, "completions");
     CHECK(p->model == NULL && p->mix == NULL && p->slo == NULL);
     CHECK_STR(p->prompts, "builtin");
@@ -111,9 +111,9 @@ TEST(campaign_header_defaults) {
     CHECK_INT(p->seed, 0);
     CHECK_NEAR(p->timeout_s, 600, 0);
     CHECK_NEAR(p->cost_per_hour, 0, 0);
-    CHECK_STR(p->server_args, "");
+    CHECK_STR(c.runs[0].server_args, "");
     CHECK_NEAR(p->metrics_interval_s, 1, 0);
-    CHECK_INT(p->repetitions, 1);
+    CHECK_INT(c.runs[0].repetitions, 1);
     CHECK_INT(p->threads, 1);
     CHECK_STR(p->http_client, "auto");
     CHECK_INT(c.runs[0].line, 4);
@@ -145,16 +145,37 @@ TEST(campaign_sim_target_flags) {
     CHECK_STR(c.sim_args, "");
     campaign_free(&c);
     /* Flags without a profile keep the default one. */
-    load_ok("name: s\ntarget: {sim: {decode_ms: 2.5}}\nruns: [{name: a}]\n", &c);
+    load_ok("name: s\ntarget: {sim: {decode_base_ms: 2.5}}\nruns: [{name: a}]\n", &c);
     CHECK_STR(c.sim_profile, "tiny");
-    CHECK_STR(c.sim_args, "--decode-ms 2.5");
+    CHECK_STR(c.sim_args, "--decode-base-ms 2.5");
     campaign_free(&c);
     /* true is the bare flag, false leaves it out */
-    load_ok("name: s\ntarget: {sim: {threads: 2, realtime: true, ignore: false, cpus: 1}}\n"
+    load_ok("name: s\ntarget: {sim: {threads: 2, realtime: true, cpus: 1}}\n"
             "runs: [{name: a}]\n",
             &c);
     CHECK_STR(c.sim_args, "--threads 2 --realtime --cpus 1");
     campaign_free(&c);
+    load_ok("name: s\ntarget: {sim: {realtime: false, threads: 3}}\nruns: [{name: a}]\n", &c);
+    CHECK_STR(c.sim_args, "--threads 3");
+    campaign_free(&c);
+}
+
+/* target.sim keys are the simulator's own options, checked by the same rows
+ * as `servelab sim`'s flags before anything runs. */
+TEST(campaign_sim_keys_checked_like_sim_flags) {
+    expect_error("name: t\ntarget:\n  sim: {decode_ms: 2.5}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.decode_ms: unknown key (known: profile, model, seed, ");
+    expect_error("name: t\ntarget:\n  sim: {kv_blocks: lots}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.kv_blocks: expected an integer >= 1, got 'lots'");
+    expect_error("name: t\ntarget:\n  sim: {realtime: yes}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.realtime: expected true or false, got 'yes'");
+    expect_error(
+        "name: t\ntarget:\n  sim: {profile: gpu-70b}\nruns: [{name: a}]\n",
+        "t.yaml:3: target.sim.profile: expected one of tiny, gpu-7b, cpu-1b, got 'gpu-70b'");
+    expect_error("name: t\ntarget:\n  sim: {port: 9000}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.port: unknown key");
+    expect_error("name: t\ntarget:\n  sim: {fault: http404=1}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.fault: ");
 }
 
 /* The client's threads and HTTP client, as run --threads / --http-client:
@@ -226,7 +247,7 @@ TEST(campaign_workload_and_slo_override_key_by_key) {
                  "  - name: plain\n",
             &c);
     CHECK_INT(c.n_runs, 3);
-    const run_params *a = &c.runs[0].p, *b = &c.runs[1].p, *d = &c.runs[2].p;
+    const run_opts *a = &c.runs[0].p, *b = &c.runs[1].p, *d = &c.runs[2].p;
     CHECK_STR(a->prompts, "builtin");
     CHECK_STR(a->mix, "short=0.5,medium=0.5");
     CHECK_INT(a->max_tokens, 512);
@@ -272,8 +293,8 @@ TEST(campaign_requests_vs_duration) {
                  "  - {name: counted, requests: 10, rate: inf}\n"
                  "  - {name: short, duration: 500ms}\n",
             &c);
-    CHECK_INT(c.defaults.requests, 0);
-    CHECK_NEAR(c.defaults.duration_s, 30, 0);
+    CHECK_INT(c.defaults.p.requests, 0);
+    CHECK_NEAR(c.defaults.p.duration_s, 30, 0);
     CHECK_INT(c.runs[0].p.requests, 0);
     CHECK_NEAR(c.runs[0].p.duration_s, 30, 0);
     CHECK_INT(c.runs[1].p.requests, 10);
@@ -310,21 +331,21 @@ TEST(campaign_scalar_types) {
                  "    rate: inf\n"
                  "    timeout: 20\n",
             &c);
-    const run_params *p = &c.runs[0].p;
+    const run_opts *p = &c.runs[0].p;
     CHECK_STR(p->api, "chat");
     CHECK_STR(p->model, "7");
     CHECK_INT(p->requests, 120);
     CHECK(isinf(p->rate));
-    CHECK_NEAR(c.defaults.rate, 2.5, 0);
+    CHECK_NEAR(c.defaults.p.rate, 2.5, 0);
     CHECK_STR(p->arrival, "gamma");
     CHECK_NEAR(p->burstiness, 0.5, 0);
     CHECK_INT(p->concurrency, 16);
     CHECK_INT(p->warmup, 0);
     CHECK(p->seed == 12345678901ULL);
     CHECK_NEAR(p->timeout_s, 20, 0);
-    CHECK_NEAR(c.defaults.timeout_s, 90, 1e-9);
+    CHECK_NEAR(c.defaults.p.timeout_s, 90, 1e-9);
     CHECK_NEAR(p->metrics_interval_s, 0.25, 1e-12);
-    CHECK_STR(p->server_args, "");
+    CHECK_STR(c.runs[0].server_args, "");
     CHECK_STR(c.runs[0].name, "A.b_c-9");
     campaign_free(&c);
 }

@@ -1,14 +1,44 @@
-/* commands: one entry point per subcommand; main.c only dispatches. Each
- * returns the process exit code (0 ok, 1 run/check failed, 2 bad usage). */
+/* commands: the subcommands and what they share. Each src/cli/NAME.c holds
+ * one command: its description, its option table (common/opt.h), the
+ * parsing of its command line and its exit code (0 ok, 1 run/check failed,
+ * 2 bad usage or input, 128 + signal when stopped). Only these files end
+ * the process; everything below them returns errors. main.c dispatches;
+ * help.c prints --help, the man page and docs/options.md from the same
+ * descriptions and tables. */
 #ifndef SERVELAB_COMMANDS_H
 #define SERVELAB_COMMANDS_H
 
-int cmd_sim(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_demo(int argc, char **argv);
-int cmd_env(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
+#include "common/opt.h"
+
+#include <stdio.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    const char *usage;                 /* after "servelab ": "run --url URL [options]" */
+    const char *about;                 /* one line, for servelab --help */
+    const char *text;                  /* a paragraph for --help and the man page */
+    const opt_def *options;            /* its table; NULL-named row ends it */
+    const char *notes;                 /* printed after the options; NULL: none */
+} command;
+
+extern const command cmd_sim, cmd_run, cmd_sweep, cmd_report, cmd_demo, cmd_calibrate, cmd_env,
+    cmd_help;
+/* Every command, in the order servelab --help lists them; NULL ends it. */
+extern const command *const commands[];
+
+/* Reads argv against the command's table into the struct at `base` (which
+ * holds the defaults). Returns 0; 1 when --help was asked (printed on
+ * stdout); -1 after printing the error on stderr (exit code 2). With
+ * max_positional >= 0, more positional arguments than that are an error.
+ * `args` keeps the scan (opt_args_free it) and may be NULL. */
+int cli_parse(const command *c, int argc, char **argv, void *base, int max_positional,
+              opt_args *args);
+/* "servelab NAME: MESSAGE" on stderr; returns 2. */
+int cli_fail(const command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The command's --help. */
+void cli_help(FILE *f, const command *c);
+/* The path of this binary, for starting itself as the simulator. */
+const char *cli_self_path(const char *argv0);
 
 #endif

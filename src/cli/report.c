@@ -4,75 +4,96 @@
  * lines that differ. The work is the report module's (report/report.h):
  * here are the options, the help and the exit code. */
 #include "cli/commands.h"
-#include "common/util.h"
 #include "report/report.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
-static void report_usage(FILE *f) {
-    fputs("usage: servelab report DIR... [--out DIR] [--check]\n"
-          "Tables, figures and a self-contained HTML report from the raw rows of every run\n"
-          "directory (one holding requests.csv) under the given paths. Repetitions (rep-K\n"
-          "directories of one run) are pooled.\n\n"
-          "  --out DIR            where to write (default: FIRST_DIR/report)\n"
-          "  --check              regenerate in memory, compare with --out, exit 1 on drift\n"
-          "  --slo SPEC           judge goodput against this SLO instead of the runs' own\n"
-          "  --cost-per-hour USD  cost basis instead of the runs' own\n",
-          f);
+typedef struct report_cli {
+    const char *out;
+    int check;
+    report_opts ro;
+} report_cli;
+
+#define REPORT(field) OPT_AT(report_cli, field)
+static const opt_def report_options[] = {
+    {.name = "out",
+     .type = OPT_STRING,
+     REPORT(out),
+     .arg = "DIR",
+     .help = "where to write (default: FIRST_DIR/report)"},
+    {.name = "check",
+     .type = OPT_FLAG,
+     REPORT(check),
+     .help = "regenerate in memory, compare with --out, exit 1 on drift"},
+    {.name = "slo",
+     .type = OPT_STRING,
+     REPORT(ro.slo),
+     .arg = "SPEC",
+     .help = "judge goodput against this SLO instead of the runs' own"},
+    {.name = "cost-per-hour",
+     .type = OPT_NUMBER,
+     REPORT(ro.cost_per_hour),
+     .arg = "USD",
+     .help = "cost basis instead of the runs' own"},
+    {0}};
+
+/* Compare with what is on disk: 1 on drift. */
+static int check(const char *out, const out_file *files, int n) {
+    if (report_check(out, files, n, stdout)) {
+        fprintf(stderr, "servelab: report --check: %s no longer matches the rows\n", out);
+        return 1;
+    }
+    printf("report --check: %d files in %s match the rows\n", n, out);
+    return 0;
 }
 
-int cmd_report(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'}, {"check", no_argument, 0, 'c'},
-        {"slo", required_argument, 0, 's'}, {"cost-per-hour", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    const char *out = NULL;
-    int check = 0, c;
-    report_opts ro = {0};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'c': check = 1; break;
-        case 's': ro.slo = optarg; break;
-        case 'p':
-            if (parse_double(optarg, &ro.cost_per_hour) || ro.cost_per_hour < 0)
-                die(2, "report: --cost-per-hour: expected a number, got '%s'", optarg);
-            break;
-        case 'h': report_usage(stdout); return 0;
-        default: die(2, "report: unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+static int report_main(int argc, char **argv) {
+    report_cli o = {0};
+    opt_args args;
+    int rc = cli_parse(&cmd_report, argc, argv, &o, -1, &args);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    if (args.n_positional < 1) {
+        opt_args_free(&args);
+        return cli_fail(&cmd_report,
+                        "give at least one run directory (see servelab report --help)");
     }
-    if (optind >= argc)
-        die(2, "report: give at least one run directory (see servelab report --help)");
-    char out_default[4000];
-    if (!out) {
-        snprintf(out_default, sizeof out_default, "%s/report", argv[optind]);
-        out = out_default;
+    char out_default[4000], err[1024];
+    if (!o.out) {
+        snprintf(out_default, sizeof out_default, "%s/report", args.positional[0]);
+        o.out = out_default;
     }
-    char err[1024];
     report r;
-    if (report_build(argv + optind, argc - optind, &ro, &r, err, sizeof err))
-        die(2, "%s", err);
+    rc = report_build(args.positional, args.n_positional, &o.ro, &r, err, sizeof err);
+    opt_args_free(&args);
+    if (rc) {
+        fprintf(stderr, "servelab: %s\n", err);
+        return 2;
+    }
     out_file *files;
-    int n;
+    int n, code = 0;
     report_render(&r, &files, &n);
-    int code = 0;
-    if (check) {
-        if (report_check(out, files, n, stdout)) {
-            fprintf(stderr, "servelab: report --check: %s no longer matches the rows\n", out);
-            code = 1;
-        } else {
-            printf("report --check: %d files in %s match the rows\n", n, out);
-        }
+    if (o.check) {
+        code = check(o.out, files, n);
+    } else if (report_write(o.out, files, n, err, sizeof err)) {
+        fprintf(stderr, "servelab: report: %s\n", err);
+        code = 1;
     } else {
-        if (report_write(out, files, n, err, sizeof err))
-            die(1, "report: %s", err);
-        printf("report: %d runs, %d files in %s (open %s/report.html)\n", r.n_runs, n, out, out);
+        printf("report: %d runs, %d files in %s (open %s/report.html)\n", r.n_runs, n, o.out,
+               o.out);
     }
     out_files_free(files, n);
     report_free(&r);
     return code;
 }
+
+const command cmd_report = {
+    .name = "report",
+    .run = report_main,
+    .usage = "report DIR... [--out DIR] [--check]",
+    .about = "tables, figures and HTML from raw rows",
+    .text = "Tables, figures and a self-contained HTML report from the raw rows of every run\n"
+            "directory (one holding requests.csv) under the given paths. Repetitions (rep-K\n"
+            "directories of one run) are pooled.",
+    .options = report_options,
+};

@@ -1,8 +1,9 @@
-/* files: mkdir -p and atomic JSON files. */
+/* files: mkdir -p, atomic JSON files, rm -r. */
 #include "common/files.h"
 #include "common/util.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -32,4 +33,15 @@ int write_json_atomic(const char *dir, const char *name, json_t *obj) {
         return -1;
     }
     return rename(tmp, path);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int remove_tree(const char *path) {
+    return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

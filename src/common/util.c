@@ -1,4 +1,4 @@
-/* util: fatal errors, checked allocation, strict parsing, hashing. */
+/* util: warnings, checked allocation, strict parsing, hashing. */
 #include "common/util.h"
 
 #include <errno.h>
@@ -9,14 +9,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
-void die(int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("servelab: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(code);
+/* Out of memory: nothing sensible is left to do, and a core file says
+ * where (as redis's allocator does). */
+_Noreturn static void out_of_memory(size_t n) {
+    fprintf(stderr, "servelab: out of memory allocating %zu bytes\n", n);
+    abort();
 }
 
 void warnx_(const char *fmt, ...) {
@@ -31,21 +28,21 @@ void warnx_(const char *fmt, ...) {
 void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p)
-        die(1, "out of memory allocating %zu bytes", n);
+        out_of_memory(n);
     return p;
 }
 
 void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        die(1, "out of memory allocating %zu x %zu bytes", n, size);
+        out_of_memory(n * size);
     return p;
 }
 
 void *xrealloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (!q)
-        die(1, "out of memory reallocating %zu bytes", n);
+        out_of_memory(n);
     return q;
 }
 

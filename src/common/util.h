@@ -1,4 +1,4 @@
-/* util: small helpers every module uses: one-line fatal errors, checked
+/* util: small helpers every module uses: one-line warnings, checked
  * allocation, and string parsing with error reporting. Kept tiny on purpose. */
 #ifndef SERVELAB_UTIL_H
 #define SERVELAB_UTIL_H
@@ -8,11 +8,10 @@
 
 #define SERVELAB_VERSION "0.1.0"
 
-/* Print "servelab: <message>" on stderr and exit with `code`. */
-_Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "servelab: warning: <message>" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Allocation that cannot fail: out of memory prints a line and aborts. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -1,52 +1,83 @@
 /* run: one measured run, from resolved options to files on disk. The CLI
  * (`servelab run`) and the campaign runner (`servelab sweep`) both come
- * here, so a run in a sweep is exactly a `servelab run`. */
+ * here, so a run in a sweep is exactly a `servelab run`.
+ *
+ * Every option of a run is a row of run_options (run_options.c): its flag,
+ * its campaign key, its type, range, default and help, and its field below.
+ * The command line, campaign files, --help, the man page and meta.json are
+ * all read from that one table. */
 #ifndef SERVELAB_RUN_H
 #define SERVELAB_RUN_H
 
-#include "analysis/summary.h"
-#include "workload/arrivals.h"
+#include "common/opt.h"
 
 #include <jansson.h>
 #include <stdint.h>
 
 typedef struct run_opts {
-    const char *url, *api, *model, *key_env, *prompts, *mix, *out, *cusage;
-    const char *http_client; /* auto|builtin|libcurl */
-    const char *cpus;        /* pin the client to these CPUs; NULL: no pinning */
-    int realtime;            /* ask for SCHED_FIFO (common/cpus.h) */
-    const char *headers[64];
-    int n_headers;
-    int insecure, ignore_eos, quiet;
-    double rate, burstiness, duration_s, timeout_s, cost, fail_fraction;
-    arrival_kind arrival;
-    long requests, concurrency, max_tokens, warmup, max_event_bytes;
-    uint64_t seed;
-    int have_requests, have_duration, fail_on_slo;
-    slo_spec slo;
-    const char *slo_text;
-    double metrics_interval_s; /* sampling of /metrics and GPUs; <= 0: 1 s */
+    /* target */
+    const char *url, *api, *model, *key_env;
+    opt_list headers; /* "Name: value" */
+    int insecure;
+    /* arrivals */
+    double rate; /* INFINITY: all at t=0 */
+    const char *arrival;
+    double burstiness;
+    int64_t requests;
+    double duration_s;
+    int have_requests, have_duration; /* which of the two was given */
+    int64_t concurrency;              /* 0: no cap */
+    int64_t seed;
+    /* workload */
+    const char *prompts, *mix;
+    int64_t max_tokens; /* 0: per class */
+    int ignore_eos;
+    const char *cusage; /* auto|on|off */
+    /* the run */
+    int64_t warmup;
+    double timeout_s;
+    const char *slo; /* "ttft=750ms,tpot=100ms[,e2e=30s]"; NULL: none */
+    int fail_on_slo;
+    double fail_fraction;
+    double cost_per_hour; /* 0: no cost */
+    const char *out;
+    int64_t max_event_bytes;
+    double metrics_interval_s; /* sampling of /metrics and GPUs */
     int no_sampling;           /* neither /metrics nor GPUs */
-    int print_summary;         /* the table on stdout */
-    int threads;               /* client threads (>= 1) */
+    int threads;               /* client threads */
+    const char *http_client;   /* auto|builtin|libcurl */
+    const char *cpus;          /* pin the client to these CPUs; NULL: no pinning */
+    int realtime;              /* ask for SCHED_FIFO (common/cpus.h) */
+    int quiet;
+    /* not options: how the caller wants it */
+    int print_summary; /* the table on stdout */
 } run_opts;
+
+/* The table of `servelab run`'s options, ended by a row without a name. */
+extern const opt_def run_options[];
 
 typedef struct run_result {
     size_t requests, completed, failed;
     int interrupted;
     double duration_s;
-    int code; /* the exit code `servelab run` would give */
+    int code;        /* the exit code `servelab run` gives */
+    char error[512]; /* why, when the run failed or did not start; "" otherwise */
 } run_result;
 
+/* Every option at its default, and print_summary on. */
 void run_opts_defaults(run_opts *o);
 /* Checks that need the whole set (e.g. --duration with a finite rate);
  * -1 with a message. */
 int run_opts_validate(const run_opts *o, char *err, int errlen);
-/* Runs it. `command_line` (stolen) goes into meta.json as is; `extra_meta`
- * (stolen, may be NULL) is merged into meta.json. Bad input exits with 2
- * before any traffic. */
+/* Runs it and returns the exit code: 0; 1 when the run failed (res->error
+ * says why) or missed --fail-on-slo; 2 when the input was bad (res->error
+ * says what), found before any traffic; 128 + the signal when a stop signal
+ * ended it (common/stop.h), after every file was written. `command_line`
+ * (stolen) goes into meta.json as is; `extra_meta` (stolen, may be NULL) is
+ * merged into meta.json. */
 int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run_result *res);
-/* meta.json's command line with --header values redacted. */
+/* meta.json's command line with --header values and URL credentials
+ * redacted. */
 json_t *run_command_line_json(int argc, char **argv);
 
 #endif

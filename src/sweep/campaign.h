@@ -1,67 +1,55 @@
 /* campaign: a sweep's YAML file, loaded with libyaml and validated strictly
- * before anything runs. Every key a run may set overrides the campaign's
- * default; the loader resolves them, so each campaign_run carries its full
- * parameters. Errors name the file, the line and the key:
+ * before anything runs. A run's keys are the campaign keys of run_options
+ * (run/run_options.c), read by the same parser as `servelab run`'s flags, so
+ * a value `run` refuses a campaign refuses too, in the same words. Every key
+ * a run may set overrides the campaign's default; the loader resolves them,
+ * so each campaign_run carries its full options. Errors name the file, the
+ * line and the key:
  *   gpu.yaml:12: runs[1].rate: expected a positive number or inf, got 'fast' */
 #ifndef SERVELAB_CAMPAIGN_H
 #define SERVELAB_CAMPAIGN_H
 
-#include <stdint.h>
+#include "run/run.h"
 
 typedef enum { TARGET_URL, TARGET_SIM, TARGET_SERVER } target_kind;
 
-/* Everything one run needs; strings are owned (NULL when unset). */
-typedef struct run_params {
-    char *api;            /* "completions" (default) or "chat" */
-    char *model;          /* NULL: the server's first model */
-    char *prompts;        /* workload.prompts (default "builtin") */
-    char *mix;            /* workload.mix as "short=0.5,medium=0.3,long=0.2", NULL when unset */
-    int max_tokens;       /* workload.max_tokens; 0 = per class */
-    int ignore_eos;       /* workload.ignore_eos (0/1) */
-    long requests;        /* 0 when duration is used; default 100 */
-    double duration_s;    /* "duration" in seconds; 0 when unset */
-    double rate;          /* requests/s; INFINITY for "inf" (default inf) */
-    char *arrival;        /* poisson (default) | gamma | constant */
-    double burstiness;    /* default 1 */
-    int concurrency;      /* 0 = no cap */
-    int warmup;           /* default 0 */
-    uint64_t seed;        /* default 0 */
-    double timeout_s;     /* "timeout" in seconds, default 600 */
-    char *slo;            /* slo map as "ttft=750ms,tpot=100ms[,e2e=30000ms]"; NULL when unset */
-    double cost_per_hour; /* 0 when unset */
-    char *server_args;    /* extra arguments for a managed server or the sim; "" default */
-    double metrics_interval_s; /* "metrics_interval" in seconds, default 1 */
-    int repetitions;           /* default 1 */
-    int threads;               /* client threads (run --threads), default 1 */
-    char *http_client;         /* auto (default) | builtin | libcurl */
-} run_params;
-
+/* Every string below points into the campaign's own copies (NULL when
+ * unset); campaign_free releases them all. */
 typedef struct campaign_run {
-    char *name; /* unique, [A-Za-z0-9._-]+ */
-    int line;   /* where it is defined */
-    run_params p;
+    const char *name;        /* unique, [A-Za-z0-9._-]+ */
+    int line;                /* where it is defined */
+    run_opts p;              /* the run's options, resolved (no url or out: the sweep sets them) */
+    int repetitions;         /* default 1 */
+    const char *server_args; /* extra arguments for a managed server or the sim; "" default */
 } campaign_run;
 
 typedef struct campaign {
-    char *name;
-    char *path;
+    const char *name;
+    const char *path;
     target_kind target;
     /* TARGET_URL */
-    char *url;
+    const char *url;
     /* TARGET_SIM: target: {sim: {profile: gpu-7b, kv_blocks: 900, ...}}; every key
-     * except profile becomes a `servelab sim` flag (underscores to dashes). */
-    char *sim_profile; /* default "tiny" */
-    char *sim_args;    /* e.g. "--kv-blocks 900 --seed 3" ("" when none) */
+     * except profile is a `servelab sim` option (underscores for dashes), checked
+     * against sim_options and passed on as its flag. */
+    const char *sim_profile; /* default "tiny" */
+    const char *sim_args;    /* e.g. "--kv-blocks 900 --seed 3" ("" when none) */
     /* TARGET_SERVER */
-    char *server_command;   /* must contain {port}; may contain {server_args} */
-    char *health_path;      /* default "/health" */
-    double ready_timeout_s; /* default 600 */
-    double stop_grace_s;    /* default 10 */
-    int restart_always;     /* restart: always | on_change (default) */
-    run_params defaults;
+    const char *server_command; /* must contain {port}; may contain {server_args} */
+    const char *health_path;    /* default "/health" */
+    double ready_timeout_s;     /* default 600 */
+    double stop_grace_s;        /* default 10 */
+    const char *restart;        /* on_change (default) | always */
+    int restart_always;         /* restart is always */
+    campaign_run defaults;      /* the top level's keys (its name is NULL) */
     campaign_run *runs;
     int n_runs;
+    char **strings; /* the copies every string above points into */
+    int n_strings;
 } campaign;
+
+/* The keys a run may set, besides name and the run options' own. */
+extern const opt_def campaign_run_keys[];
 
 int campaign_load(const char *path, campaign *c, char *err, int errlen);
 /* The same from a string; `name` stands for the file in messages. */

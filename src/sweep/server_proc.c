@@ -1,7 +1,10 @@
-/* server_proc: fork/exec through /bin/sh in its own process group, health
- * polling with libcurl, and a graceful stop. */
+/* server_proc: the command through /bin/sh in its own process group, guarded
+ * by a watchdog (common/proc.h), health polling with libcurl, and a graceful
+ * stop. */
 #include "sweep/server_proc.h"
 #include "common/clock.h"
+#include "common/proc.h"
+#include "common/stop.h"
 #include "common/util.h"
 
 #include <arpa/inet.h>
@@ -123,37 +126,38 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
     free(a);
     server_proc_note(sp, "starting server: %s", cmd);
     int logfd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    pid_t pid = fork();
+    char *full = xmalloc(strlen(cmd) + 8);
+    sprintf(full, "exec %s", cmd);
+    char *argv[] = {"/bin/sh", "-c", full, NULL};
+    proc_spec ps = {.argv = argv,
+                    .in = PROC_DEVNULL,
+                    .out = logfd >= 0 ? logfd : PROC_DEVNULL,
+                    .err = logfd >= 0 ? logfd : PROC_DEVNULL,
+                    .own_group = 1};
+    pid_t pid = proc_spawn(&ps, err, errlen);
+    free(full);
+    if (logfd >= 0)
+        close(logfd);
     if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
         free(cmd);
         return -1;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (logfd >= 0) {
-            dup2(logfd, 1);
-            dup2(logfd, 2);
-        }
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0)
-            dup2(nul, 0);
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        char *full = xmalloc(strlen(cmd) + 8);
-        sprintf(full, "exec %s", cmd);
-        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    if (logfd >= 0)
-        close(logfd);
     sp->pid = pid;
+    char why[256];
+    if (proc_guard_start(&sp->guard, pid, why, sizeof why))
+        server_proc_note(sp, "no watchdog (%s): a SIGKILL of servelab would leave it running", why);
     server_proc_note(sp, "server pid %d, waiting for %s%s", (int)pid, sp->url, health_path);
     char hurl[256];
     snprintf(hurl, sizeof hurl, "%s%s", sp->url, health_path);
     int64_t deadline = mono_us() + (int64_t)(ready_timeout_s * 1e6);
     while (mono_us() < deadline) {
+        if (stop_signal()) {
+            snprintf(err, errlen, "stopped by signal %d before the server was ready",
+                     stop_signal());
+            free(cmd);
+            server_proc_stop(sp, 2);
+            return -1;
+        }
         if (!server_proc_alive(sp)) {
             snprintf(err, errlen, "server exited before it was ready (%s): see %s", cmd, log_path);
             free(cmd);
@@ -193,6 +197,7 @@ void server_proc_stop(server_proc *sp, double grace_s) {
         }
         server_proc_note(sp, "server stopped");
     }
+    proc_guard_stop(&sp->guard);
     free(sp->args);
     free(sp->log_path);
     sp->args = sp->log_path = NULL;

@@ -3,10 +3,14 @@
  * template gets {port} (a free loopback port picked here) and
  * {server_args}; the server's output and servelab's own notes on starting
  * and stopping it go to one log file; readiness is its health path
- * answering 200; stopping is SIGTERM to its process group, then SIGKILL
- * after a grace period. */
+ * answering 200 (a stop signal ends the wait); stopping is SIGTERM to its
+ * process group, then SIGKILL after a grace period. It never outlives
+ * servelab: a watchdog kills its group when servelab is gone, even after a
+ * SIGKILL. */
 #ifndef SERVELAB_SERVER_PROC_H
 #define SERVELAB_SERVER_PROC_H
+
+#include "common/proc.h"
 
 #include <sys/types.h>
 
@@ -16,7 +20,8 @@ typedef struct server_proc {
     char url[64];
     char *args; /* the server_args it was started with */
     char *log_path;
-    int exit_status; /* once it has exited: as from waitpid */
+    int exit_status;  /* once it has exited: as from waitpid */
+    proc_guard guard; /* kills its process group if servelab dies first */
 } server_proc;
 
 /* Start and wait until ready. On failure returns -1 with a one-line reason

@@ -1,10 +1,15 @@
-/* sweep: the campaign runner (see sweep.h). */
+/* sweep: the campaign runner (see sweep.h). One repetition at a time: its
+ * directory, its server (a fresh simulator, or the managed server started
+ * or restarted as needed), the run itself through run_execute, its status in
+ * campaign.json (rewritten after every repetition, so an interrupted
+ * campaign still says how far it got); then the server stopped and the
+ * report written, however the loop ended. */
 #include "sweep/sweep.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/stop.h"
 #include "common/util.h"
 #include "report/report.h"
-#include "run/run.h"
 #include "sweep/server_proc.h"
 
 #include <errno.h>
@@ -13,11 +18,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+typedef struct sweep {
+    const campaign *c;
+    const sweep_opts *o;
+    const char *out;
+    json_t *doc, *status; /* campaign.json and its status array */
+    server_proc managed;  /* TARGET_SERVER: the server now running */
+    int n_servers;
+    int total, done, failures;
+} sweep;
 
 static const char *target_name(target_kind k) {
     return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : "server";
+}
+
+static void print_run_plan(const campaign_run *r, int k) {
+    const run_opts *p = &r->p;
+    char rate[32];
+    if (isinf(p->rate))
+        snprintf(rate, sizeof rate, "inf");
+    else
+        snprintf(rate, sizeof rate, "%g", p->rate);
+    printf("  %-24s rep-%d  api %s, rate %s/s %s, ", r->name, k, p->api, rate, p->arrival);
+    if (p->duration_s > 0)
+        printf("duration %gs", p->duration_s);
+    else
+        printf("%lld requests", (long long)p->requests);
+    printf(", warmup %lld, seed %llu, prompts %s%s%s", (long long)p->warmup,
+           (unsigned long long)((uint64_t)p->seed + (uint64_t)(k - 1)), p->prompts,
+           p->mix ? " mix " : "", p->mix ? p->mix : "");
+    if (p->max_tokens)
+        printf(", max_tokens %lld", (long long)p->max_tokens);
+    if (p->concurrency)
+        printf(", concurrency %lld", (long long)p->concurrency);
+    if (r->server_args[0])
+        printf(", server_args \"%s\"", r->server_args);
+    printf("\n");
 }
 
 static void print_plan(const campaign *c, const char *out) {
@@ -30,71 +67,10 @@ static void print_plan(const campaign *c, const char *out) {
     else
         printf(" (%s)", c->server_command);
     printf(", output %s\n", out);
-    for (int i = 0; i < c->n_runs; i++) {
-        const run_params *p = &c->runs[i].p;
-        for (int k = 1; k <= p->repetitions; k++) {
-            char rate[32];
-            if (isinf(p->rate))
-                snprintf(rate, sizeof rate, "inf");
-            else
-                snprintf(rate, sizeof rate, "%g", p->rate);
-            printf("  %-24s rep-%d  api %s, rate %s/s %s, ", c->runs[i].name, k, p->api, rate,
-                   p->arrival);
-            if (p->duration_s > 0)
-                printf("duration %gs", p->duration_s);
-            else
-                printf("%ld requests", p->requests);
-            printf(", warmup %d, seed %llu, prompts %s%s%s", p->warmup,
-                   (unsigned long long)(p->seed + (uint64_t)(k - 1)), p->prompts,
-                   p->mix ? " mix " : "", p->mix ? p->mix : "");
-            if (p->max_tokens)
-                printf(", max_tokens %d", p->max_tokens);
-            if (p->concurrency)
-                printf(", concurrency %d", p->concurrency);
-            if (p->server_args && p->server_args[0])
-                printf(", server_args \"%s\"", p->server_args);
-            printf("\n");
-            total++;
-        }
-    }
+    for (int i = 0; i < c->n_runs; i++)
+        for (int k = 1; k <= c->runs[i].repetitions; k++, total++)
+            print_run_plan(&c->runs[i], k);
     printf("%d planned runs\n", total);
-}
-
-static void fill_opts(const run_params *p, const char *url, const char *dir, run_opts *o) {
-    run_opts_defaults(o);
-    o->url = url;
-    o->api = p->api;
-    o->model = p->model;
-    o->prompts = p->prompts;
-    o->mix = p->mix;
-    o->max_tokens = p->max_tokens;
-    o->ignore_eos = p->ignore_eos;
-    if (p->duration_s > 0) {
-        o->duration_s = p->duration_s;
-        o->have_duration = 1;
-    } else {
-        o->requests = p->requests;
-        o->have_requests = 1;
-    }
-    o->rate = p->rate;
-    arrival_kind_parse(p->arrival ? p->arrival : "poisson", &o->arrival);
-    o->burstiness = p->burstiness;
-    o->concurrency = p->concurrency;
-    o->warmup = p->warmup;
-    o->seed = p->seed;
-    o->timeout_s = p->timeout_s;
-    o->cost = p->cost_per_hour;
-    o->metrics_interval_s = p->metrics_interval_s;
-    o->threads = p->threads > 0 ? p->threads : 1;
-    o->http_client = p->http_client ? p->http_client : "auto";
-    o->out = dir;
-    o->quiet = 1;
-    o->print_summary = 0;
-    if (p->slo) {
-        char err[256];
-        if (slo_parse(p->slo, &o->slo, err, sizeof err) == 0)
-            o->slo_text = p->slo;
-    }
 }
 
 /* Copy the managed server's log (so far) into the run's directory. */
@@ -114,47 +90,25 @@ static void copy_log(const char *from, const char *dir) {
         fclose(out);
 }
 
-static void write_campaign_json(const char *out, json_t *doc) {
-    if (write_json_atomic(out, "campaign.json", doc))
-        warnx_("cannot write %s/campaign.json: %s", out, strerror(errno));
+static void write_campaign_json(const sweep *s) {
+    if (write_json_atomic(s->out, "campaign.json", s->doc))
+        warnx_("cannot write %s/campaign.json: %s", s->out, strerror(errno));
 }
 
+/* A run as resolved: its name and every option a campaign may set, as the
+ * option tables record them. */
 static json_t *resolved_run_json(const campaign_run *r) {
-    const run_params *p = &r->p;
-    return json_pack("{s:s,s:s,s:s?,s:s,s:s?,s:i,s:b,s:I,s:f,s:o,s:s,s:f,s:i,s:i,s:I,s:f,s:s?,"
-                     "s:f,s:s,s:f,s:i,s:i,s:s}",
-                     "name", r->name, "api", p->api, "model", p->model, "prompts", p->prompts,
-                     "mix", p->mix, "max_tokens", p->max_tokens, "ignore_eos", p->ignore_eos,
-                     "requests", (json_int_t)p->requests, "duration_s", p->duration_s, "rate",
-                     isinf(p->rate) ? json_string("inf") : json_real(p->rate), "arrival",
-                     p->arrival, "burstiness", p->burstiness, "concurrency", p->concurrency,
-                     "warmup", p->warmup, "seed", (json_int_t)p->seed, "timeout_s", p->timeout_s,
-                     "slo", p->slo, "cost_per_hour", p->cost_per_hour, "server_args",
-                     p->server_args ? p->server_args : "", "metrics_interval_s",
-                     p->metrics_interval_s, "repetitions", p->repetitions, "threads", p->threads,
-                     "http_client", p->http_client ? p->http_client : "auto");
+    json_t *j = json_pack("{s:s}", "name", r->name);
+    json_t *opts = opt_json(run_options, &r->p);
+    json_t *extra = opt_json(campaign_run_keys, r);
+    json_object_update(j, opts);
+    json_object_update(j, extra);
+    json_decref(opts);
+    json_decref(extra);
+    return j;
 }
 
-int sweep_execute(const campaign *c, const sweep_opts *o) {
-    char out_default[512];
-    const char *out = o->out;
-    if (!out) {
-        snprintf(out_default, sizeof out_default, "out/%s", c->name);
-        out = out_default;
-    }
-    if (o->dry_run) {
-        print_plan(c, out);
-        return 0;
-    }
-    if (mkdir_p(out))
-        die(2, "sweep: --out %s: cannot create: %s", out, strerror(errno));
-
-    char started[40];
-    utc_now_iso(started, sizeof started);
-    json_t *runs_status = json_array();
-    json_t *resolved = json_array();
-    for (int i = 0; i < c->n_runs; i++)
-        json_array_append_new(resolved, resolved_run_json(&c->runs[i]));
+static json_t *target_json(const campaign *c) {
     json_t *target = json_pack("{s:s}", "kind", target_name(c->target));
     if (c->target == TARGET_URL)
         json_object_set_new(target, "url", json_string(c->url));
@@ -166,127 +120,154 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
                             json_pack("{s:s,s:s,s:f,s:f,s:s}", "command", c->server_command,
                                       "health", c->health_path, "ready_timeout_s",
                                       c->ready_timeout_s, "stop_grace_s", c->stop_grace_s,
-                                      "restart", c->restart_always ? "always" : "on_change"));
-    json_t *doc =
-        json_pack("{s:s,s:s?,s:s,s:o,s:o,s:o}", "name", c->name, "file", c->path, "started_utc",
-                  started, "target", target, "runs", resolved, "status", runs_status);
-    write_campaign_json(out, doc);
+                                      "restart", c->restart));
+    return target;
+}
 
-    server_proc managed = {0};
-    int n_servers = 0, failures = 0, interrupted = 0;
-    char servers_dir[600];
-    snprintf(servers_dir, sizeof servers_dir, "%s/servers", out);
-    int total = 0, done = 0;
+static json_t *campaign_doc(const campaign *c, json_t *status) {
+    char started[40];
+    utc_now_iso(started, sizeof started);
+    json_t *resolved = json_array();
     for (int i = 0; i < c->n_runs; i++)
-        total += c->runs[i].p.repetitions;
+        json_array_append_new(resolved, resolved_run_json(&c->runs[i]));
+    return json_pack("{s:s,s:s?,s:s,s:o,s:o,s:o}", "name", c->name, "file", c->path, "started_utc",
+                     started, "target", target_json(c), "runs", resolved, "status", status);
+}
 
-    for (int i = 0; i < c->n_runs && !interrupted; i++) {
-        const campaign_run *cr = &c->runs[i];
-        for (int k = 1; k <= cr->p.repetitions && !interrupted; k++) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s/%s/rep-%d", out, cr->name, k);
-            if (mkdir_p(dir))
-                die(1, "sweep: cannot create %s: %s", dir, strerror(errno));
-            const char *args = cr->p.server_args ? cr->p.server_args : "";
-            const char *url = c->url;
-            char err[1024] = "";
-            int restarted = 0, server_ok = 1;
-            server_proc sim = {0};
-            char log[1200];
-            if (c->target == TARGET_SIM) {
-                /* a fresh simulator per run: clean metrics, its own trace */
-                char tmpl[4096];
-                snprintf(tmpl, sizeof tmpl,
-                         "%s sim --port {port} --profile %s --trace %s/trace.csv %s {server_args}",
-                         o->self, c->sim_profile, dir, c->sim_args);
-                snprintf(log, sizeof log, "%s/server.log", dir);
-                if (server_proc_start(&sim, tmpl, args, "/health", 30, log, err, sizeof err))
-                    server_ok = 0;
-                url = sim.url;
-                restarted = 1;
-            } else if (c->target == TARGET_SERVER) {
-                int alive = managed.pid > 0 && server_proc_alive(&managed);
-                if (!alive || c->restart_always || strcmp(managed.args, args)) {
-                    if (managed.log_path) {
-                        server_proc_note(&managed, "restarting: %s",
-                                         !alive              ? "the server is not running"
-                                         : c->restart_always ? "restart: always"
-                                                             : "server_args changed");
-                        server_proc_stop(&managed, c->stop_grace_s);
-                    }
-                    mkdir_p(servers_dir);
-                    snprintf(log, sizeof log, "%s/server-%d.log", servers_dir, ++n_servers);
-                    if (server_proc_start(&managed, c->server_command, args, c->health_path,
-                                          c->ready_timeout_s, log, err, sizeof err))
-                        server_ok = 0;
-                    restarted = 1;
-                }
-                url = managed.url;
-            }
-            if (!o->quiet)
-                fprintf(stderr, "sweep: [%d/%d] %s rep-%d%s ...\n", done + 1, total, cr->name, k,
-                        restarted && c->target == TARGET_SERVER ? " (server started)" : "");
-            run_opts ro;
-            fill_opts(&cr->p, url, dir, &ro);
-            ro.seed = cr->p.seed + (uint64_t)(k - 1); /* each repetition its own sample */
-            json_t *extra =
-                json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
-                          "repetition", k, "server_args", args, "server_restarted", restarted);
-            run_result rr;
-            json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
-            run_execute(&ro, cmdline, extra, &rr);
-            const char *status = "ok";
-            if (!server_ok) {
-                status = "server_start_failed";
-            } else if (c->target == TARGET_SERVER && !server_proc_alive(&managed)) {
-                status = "server_died";
-                snprintf(err, sizeof err, "the server exited during the run: see %s",
-                         managed.log_path ? managed.log_path : "its log");
-            } else if (rr.interrupted) {
-                status = "interrupted";
-                interrupted = 1;
-            } else if (rr.code != 0) {
-                status = "failed";
-            }
-            if (strcmp(status, "ok") && strcmp(status, "interrupted"))
-                failures++;
-            if (c->target == TARGET_SERVER && managed.log_path)
-                copy_log(managed.log_path, dir);
-            if (c->target == TARGET_SIM)
-                server_proc_stop(&sim, 5);
-            json_array_append_new(
-                runs_status,
-                json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
-                          "repetition", k, "dir", dir + strlen(out) + 1, "status", status,
-                          "server_args", args, "server_restarted", restarted, "exit_code", rr.code,
-                          "requests", (json_int_t)rr.requests, "completed",
-                          (json_int_t)rr.completed, "failed", (json_int_t)rr.failed, "duration_s",
-                          rr.duration_s, "error", err[0] ? err : NULL));
-            write_campaign_json(out, doc);
-            done++;
-            if (!o->quiet)
-                fprintf(stderr, "sweep:        %s: %zu/%zu completed in %.1f s%s%s\n", status,
-                        rr.completed, rr.requests, rr.duration_s, err[0] ? ": " : "", err);
-        }
+/* The managed server for a run with `args`: kept when it runs with the same
+ * arguments, else (re)started. 0, or -1 with why in err. */
+static int managed_server(sweep *s, const char *args, int *restarted, char *err, int errlen) {
+    const campaign *c = s->c;
+    int alive = s->managed.pid > 0 && server_proc_alive(&s->managed);
+    if (alive && !c->restart_always && !strcmp(s->managed.args, args))
+        return 0;
+    if (s->managed.log_path) {
+        server_proc_note(&s->managed, "restarting: %s",
+                         !alive              ? "the server is not running"
+                         : c->restart_always ? "restart: always"
+                                             : "server_args changed");
+        server_proc_stop(&s->managed, c->stop_grace_s);
     }
-    if (managed.log_path)
-        server_proc_stop(&managed, c->stop_grace_s);
-    char fin[40];
-    utc_now_iso(fin, sizeof fin);
-    json_object_set_new(doc, "finished_utc", json_string(fin));
-    json_object_set_new(doc, "interrupted", json_boolean(interrupted));
-    write_campaign_json(out, doc);
-    json_decref(doc);
+    char dir[600], log[700];
+    snprintf(dir, sizeof dir, "%s/servers", s->out);
+    mkdir_p(dir);
+    snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
+    *restarted = 1;
+    return server_proc_start(&s->managed, c->server_command, args, c->health_path,
+                             c->ready_timeout_s, log, err, errlen);
+}
 
-    /* the report */
+/* A fresh simulator per run: clean metrics, its own trace in `dir`. */
+static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
+                     int errlen) {
+    char tmpl[4096], log[1200];
+    snprintf(tmpl, sizeof tmpl,
+             "%s sim --port {port} --profile %s --trace %s/trace.csv %s {server_args}", s->o->self,
+             s->c->sim_profile, dir, s->c->sim_args);
+    snprintf(log, sizeof log, "%s/server.log", dir);
+    return server_proc_start(sim, tmpl, args, "/health", 30, log, err, errlen);
+}
+
+/* What became of a repetition, for campaign.json. */
+static const char *run_status(sweep *s, int server_ok, const run_result *rr, char *err,
+                              int errlen) {
+    if (rr->interrupted || stop_signal())
+        return "interrupted";
+    if (!server_ok)
+        return "server_start_failed";
+    if (s->c->target == TARGET_SERVER && !server_proc_alive(&s->managed)) {
+        snprintf(err, errlen, "the server exited during the run: see %s",
+                 s->managed.log_path ? s->managed.log_path : "its log");
+        return "server_died";
+    }
+    if (rr->code != 0) {
+        if (!err[0])
+            snprintf(err, errlen, "%s", rr->error[0] ? rr->error : "the run failed");
+        return "failed";
+    }
+    return "ok";
+}
+
+static void record(sweep *s, const campaign_run *cr, int k, const char *dir, const char *status,
+                   const char *args, int restarted, const run_result *rr, const char *err) {
+    json_array_append_new(
+        s->status, json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
+                             "repetition", k, "dir", dir + strlen(s->out) + 1, "status", status,
+                             "server_args", args, "server_restarted", restarted, "exit_code",
+                             rr->code, "requests", (json_int_t)rr->requests, "completed",
+                             (json_int_t)rr->completed, "failed", (json_int_t)rr->failed,
+                             "duration_s", rr->duration_s, "error", err[0] ? err : NULL));
+    write_campaign_json(s);
+    if (strcmp(status, "ok") && strcmp(status, "interrupted"))
+        s->failures++;
+    s->done++;
+    if (!s->o->quiet)
+        fprintf(stderr, "sweep:        %s: %zu/%zu completed in %.1f s%s%s\n", status,
+                rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
+}
+
+/* The run's options as `servelab run` would take them for repetition k. */
+static void run_options_for(const campaign_run *cr, int k, const char *url, const char *dir,
+                            run_opts *ro) {
+    *ro = cr->p;
+    ro->url = url;
+    ro->out = dir;
+    ro->quiet = 1;
+    ro->print_summary = 0;
+    ro->seed = (int64_t)((uint64_t)cr->p.seed + (uint64_t)(k - 1)); /* each repetition its own */
+}
+
+static void run_repetition(sweep *s, const campaign_run *cr, int k) {
+    const campaign *c = s->c;
+    char dir[1024], err[1400] = "";
+    snprintf(dir, sizeof dir, "%s/%s/rep-%d", s->out, cr->name, k);
+    const char *args = cr->server_args;
+    run_result rr = {0};
+    if (mkdir_p(dir)) {
+        snprintf(err, sizeof err, "cannot create %s: %s", dir, strerror(errno));
+        record(s, cr, k, dir, "failed", args, 0, &rr, err);
+        return;
+    }
+    int restarted = 0, server_ok = 1;
+    server_proc sim = {0};
+    const char *url = c->url;
+    if (c->target == TARGET_SIM) {
+        server_ok = start_sim(s, &sim, dir, args, err, sizeof err) == 0;
+        url = sim.url;
+        restarted = 1;
+    } else if (c->target == TARGET_SERVER) {
+        server_ok = managed_server(s, args, &restarted, err, sizeof err) == 0;
+        url = s->managed.url;
+    }
+    if (!s->o->quiet)
+        fprintf(stderr, "sweep: [%d/%d] %s rep-%d%s ...\n", s->done + 1, s->total, cr->name, k,
+                restarted && c->target == TARGET_SERVER ? " (server started)" : "");
+    /* Even without a server the run goes ahead: every request becomes a row. */
+    run_opts ro;
+    run_options_for(cr, k, url, dir, &ro);
+    json_t *extra =
+        json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
+                  "repetition", k, "server_args", args, "server_restarted", restarted);
+    json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
+    run_execute(&ro, cmdline, extra, &rr);
+    const char *status = run_status(s, server_ok, &rr, err, sizeof err);
+    if (c->target == TARGET_SERVER && s->managed.log_path)
+        copy_log(s->managed.log_path, dir);
+    if (c->target == TARGET_SIM)
+        server_proc_stop(&sim, 5);
+    record(s, cr, k, dir, status, args, restarted, &rr, err);
+}
+
+/* The report of whatever ran, and its table on stdout. 0, or -1. */
+static int write_report(const sweep *s) {
     char rep_out[700], err[1024];
-    snprintf(rep_out, sizeof rep_out, "%s/report", out);
+    snprintf(rep_out, sizeof rep_out, "%s/report", s->out);
     report r;
-    char *paths[1] = {(char *)out};
+    char *paths[1] = {(char *)s->out};
     report_opts ropts = {0};
     if (report_build(paths, 1, &ropts, &r, err, sizeof err)) {
         fprintf(stderr, "servelab: sweep: report: %s\n", err);
-        return 1;
+        return -1;
     }
     out_file *files;
     int nf;
@@ -298,14 +279,52 @@ int sweep_execute(const campaign *c, const sweep_opts *o) {
            "requests", "failed", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out tok/s",
            "preempt");
     for (int k = 0; k < r.n_runs; k++) {
-        const run_summary *s = &r.runs[k].pooled;
+        const run_summary *rs = &r.runs[k].pooled;
         printf("%-24s %9.2f %9.2f %8zu %7zu %10.1f %10.1f %10.2f %10.2f %11.1f %9.0f\n",
-               r.runs[k].name, s->offered_rps, s->realized_offered_rps, s->requests, s->failed,
-               s->ttft.p50, s->ttft.p95, s->tpot.p50, s->tpot.p95, s->output_tokens_per_s,
+               r.runs[k].name, rs->offered_rps, rs->realized_offered_rps, rs->requests, rs->failed,
+               rs->ttft.p50, rs->ttft.p95, rs->tpot.p50, rs->tpot.p95, rs->output_tokens_per_s,
                isnan(r.runs[k].server.preemptions) ? 0 : r.runs[k].server.preemptions);
     }
     printf("report: %s/report.html\n", rep_out);
     out_files_free(files, nf);
     report_free(&r);
-    return interrupted ? 130 : failures ? 1 : 0;
+    return 0;
+}
+
+int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
+    char out_default[512];
+    sweep s = {.c = c, .o = o, .out = o->out};
+    if (!s.out) {
+        snprintf(out_default, sizeof out_default, "out/%s", c->name);
+        s.out = out_default;
+    }
+    if (o->dry_run) {
+        print_plan(c, s.out);
+        return 0;
+    }
+    if (mkdir_p(s.out)) {
+        snprintf(err, errlen, "--out %s: cannot create: %s", s.out, strerror(errno));
+        return 2;
+    }
+    stop_install();
+    s.status = json_array();
+    s.doc = campaign_doc(c, s.status);
+    write_campaign_json(&s);
+    for (int i = 0; i < c->n_runs; i++)
+        s.total += c->runs[i].repetitions;
+    for (int i = 0; i < c->n_runs && !stop_signal(); i++)
+        for (int k = 1; k <= c->runs[i].repetitions && !stop_signal(); k++)
+            run_repetition(&s, &c->runs[i], k);
+    if (s.managed.log_path)
+        server_proc_stop(&s.managed, c->stop_grace_s);
+    char fin[40];
+    utc_now_iso(fin, sizeof fin);
+    json_object_set_new(s.doc, "finished_utc", json_string(fin));
+    json_object_set_new(s.doc, "interrupted", json_boolean(stop_signal() != 0));
+    write_campaign_json(&s);
+    json_decref(s.doc);
+    int report_rc = write_report(&s);
+    if (stop_signal())
+        return stop_exit_code(stop_signal());
+    return s.failures || report_rc ? 1 : 0;
 }

@@ -4,8 +4,15 @@
  * a managed server restarted whenever a run's server_args differ from the
  * running one's (or before every run with restart: always). Writes
  * OUT/RUN/rep-K/, OUT/campaign.json with each run's status, and the report
- * in OUT/report. A server that dies mid-run leaves that run's remaining
- * requests as error rows; the campaign records it and goes on. */
+ * in OUT/report.
+ *
+ * Nothing a run does ends the campaign: a run that fails (bad input, a
+ * server that does not start, one that dies mid-run and leaves the rest of
+ * its requests as error rows) is recorded in campaign.json with why, and the
+ * campaign goes on. A stop signal (SIGINT, SIGTERM, SIGHUP) ends the run in
+ * flight as interrupted, skips the rest, and still stops the server,
+ * records everything and writes the report. A server servelab started never
+ * outlives it, even when servelab is killed with SIGKILL (server_proc.h). */
 #ifndef SERVELAB_SWEEP_H
 #define SERVELAB_SWEEP_H
 
@@ -18,7 +25,8 @@ typedef struct sweep_opts {
     const char *self; /* path of the servelab binary, for the simulator */
 } sweep_opts;
 
-/* Returns the exit code: 0 ok, 1 some run failed, 130 interrupted. */
-int sweep_execute(const campaign *c, const sweep_opts *o);
+/* Returns the exit code: 0 ok, 1 some run failed, 2 when it could not start
+ * (err says why: e.g. the output directory), 128 + signal when stopped. */
+int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen);
 
 #endif

@@ -1,0 +1,26 @@
+/* session: one `servelab calibrate` from its options to its output: the
+ * levels, a scratch directory (or --keep's), the placement, the runs
+ * (calibrate.c), then the table and sentence (or JSON) on stdout and the
+ * result saved where `servelab run` can find it. */
+#ifndef SERVELAB_SESSION_H
+#define SERVELAB_SESSION_H
+
+#include "calibrate/calibrate.h"
+
+#include <stddef.h>
+
+typedef struct calib_session {
+    calib_opts o;       /* seconds, repeat, threads, realtime, http_client, sim_threads, self */
+    const char *levels; /* "STREAMS@STEP_MS,..."; NULL: the default levels */
+    const char *save;   /* NULL: the cache (~/.cache/servelab/calibration.json) */
+    const char *keep;   /* keep rows and traces here; NULL: a scratch directory, removed */
+    int json;           /* print JSON instead of the table */
+    int no_pin;         /* do not put the simulator and the client on separate CPUs */
+} calib_session;
+
+/* "STREAMS@STEP_MS,..." is well formed: 0, or -1 with what is wrong. */
+int calibrate_levels_check(const char *text, char *err, size_t errlen);
+/* Runs it: 0, or -1 with the reason in err. */
+int calibrate_session(calib_session *s, char *err, int errlen);
+
+#endif

@@ -1,0 +1,54 @@
+/* run_ctx: what one run carries from phase to phase, shared by the run's own
+ * files only (run.c: the phases; run_files.c: meta.json, summary.json and
+ * the table; run_threads.c: the schedule split over client threads). */
+#ifndef SERVELAB_RUN_CTX_H
+#define SERVELAB_RUN_CTX_H
+
+#include "client/loadgen.h"
+#include "client/probe.h"
+#include "monitor/gpu.h"
+#include "run/run.h"
+#include "workload/arrivals.h"
+#include "workload/workload.h"
+
+#include <curl/curl.h>
+#include <stdint.h>
+
+typedef struct run_ctx {
+    run_opts o;            /* the options, with out resolved */
+    char out_default[128]; /* --out's default, when it was not given */
+    const char *priority;  /* what --realtime got: fifo, nice or off */
+    workload w;            /* loaded; w_loaded says so */
+    int w_loaded;
+    arrival_spec arrivals;
+    int64_t *due; /* the measured schedule */
+    size_t n;
+    struct curl_slist *headers; /* Authorization and --header */
+    const char *key_env;        /* the variable the key came from; NULL: none */
+    char *base;                 /* the URL without a trailing / or /v1 */
+    server_probe probe;
+    int probed;
+    const char *model;
+    int cusage; /* per-chunk usage asked for */
+    char endpoint[2100], metrics_url[2200];
+    char gpu_why[256];
+    gpu_monitor *gpu;
+    http_client_kind client;
+    char started[40]; /* UTC, ISO 8601 */
+    loadgen_config lc;
+    loadgen_result res;
+    int have_res;
+} run_ctx;
+
+/* meta.json (run_files.c). 0, or -1 with errno set. `cmdline` and `extra`
+ * (may be NULL) are stolen. */
+int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra);
+/* summary.json, the table on stdout and the client's warnings; returns the
+ * exit code the figures give (0, or 1 for --fail-on-slo or a failed write)
+ * and fills the counts of rr. */
+int run_write_summary(run_ctx *x, int meta_rc, run_result *rr);
+/* The measured schedule over o.threads loops (run_threads.c). */
+int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, char *err,
+                int errlen);
+
+#endif

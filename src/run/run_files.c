@@ -1,0 +1,223 @@
+/* run_files: what a run writes once its requests are done: meta.json (the
+ * tool, the command line, the config as the option table records it with
+ * what the run resolved, the host, the GPUs, the server) and summary.json
+ * with the table on stdout. Secrets never reach them: header values and URL
+ * credentials are redacted, and only the name of the key's variable is
+ * kept. */
+#include "analysis/serverstats.h"
+#include "analysis/summary.h"
+#include "common/files.h"
+#include "common/hostinfo.h"
+#include "common/stop.h"
+#include "common/util.h"
+#include "run/run_ctx.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Header names only: values (keys, tokens) never reach a file. */
+static json_t *redacted_headers(const opt_list *h) {
+    json_t *a = json_array();
+    for (int i = 0; i < h->n; i++) {
+        const char *colon = strchr(h->v[i], ':');
+        char name[128];
+        snprintf(name, sizeof name, "%.*s: <redacted>", (int)(colon - h->v[i]), h->v[i]);
+        json_array_append_new(a, json_string(name));
+    }
+    return a;
+}
+
+json_t *run_command_line_json(int argc, char **argv) {
+    json_t *a = json_array();
+    int redact_next = 0;
+    for (int i = 0; i < argc; i++) {
+        if (redact_next) {
+            const char *colon = strchr(argv[i], ':');
+            char v[160];
+            snprintf(v, sizeof v, "%.*s: <redacted>", colon ? (int)(colon - argv[i]) : 0, argv[i]);
+            json_array_append_new(a, json_string(v));
+            redact_next = 0;
+            continue;
+        }
+        if (!strcmp(argv[i], "--url") && i + 1 < argc) {
+            char *u = redact_url(argv[i + 1]);
+            json_array_append_new(a, json_string(argv[i]));
+            json_array_append_new(a, json_string(u));
+            free(u);
+            i++;
+            continue;
+        }
+        if (!strncmp(argv[i], "--url=", 6)) {
+            char *u = redact_url(argv[i] + 6);
+            char buf[4200];
+            snprintf(buf, sizeof buf, "--url=%s", u);
+            json_array_append_new(a, json_string(buf));
+            free(u);
+            continue;
+        }
+        if (!strncmp(argv[i], "--header=", 9)) {
+            json_array_append_new(a, json_string("--header=<redacted>"));
+            continue;
+        }
+        redact_next = !strcmp(argv[i], "--header");
+        json_array_append_new(a, json_string(argv[i]));
+    }
+    return a;
+}
+
+/* The config: the URL (redacted), every recorded option as the table has
+ * it, then what the run resolved in place of what was asked. */
+static json_t *config_json(const run_ctx *x) {
+    const run_opts *o = &x->o;
+    json_t *cfg = json_object();
+    char *shown_url = redact_url(x->base);
+    json_object_set_new(cfg, "url", json_string(shown_url));
+    free(shown_url);
+    json_t *opts = opt_json(run_options, o);
+    json_object_update(cfg, opts);
+    json_decref(opts);
+    json_object_set_new(cfg, "model", x->model ? json_string(x->model) : json_null());
+    json_object_set_new(cfg, "requests", json_integer((json_int_t)x->n));
+    json_object_set_new(cfg, "duration_s",
+                        o->have_duration ? json_real(o->duration_s) : json_null());
+    json_object_set_new(cfg, "cost_per_hour",
+                        o->cost_per_hour > 0 ? json_real(o->cost_per_hour) : json_null());
+    json_object_set_new(cfg, "continuous_usage_stats", json_boolean(x->cusage));
+    json_object_set_new(cfg, "headers", redacted_headers(&o->headers));
+    json_object_set_new(cfg, "api_key_env", x->key_env ? json_string(x->key_env) : json_null());
+    json_object_set_new(cfg, "realtime", json_string(x->priority));
+    json_object_set_new(cfg, "http_client",
+                        json_string(x->client == HTTP_CLIENT_BUILTIN ? "builtin" : "libcurl"));
+    return cfg;
+}
+
+static const char *token_counting(const loadgen_result *res) {
+    if (res->usage_counted && !res->chunk_counted)
+        return "usage";
+    return res->chunk_counted && !res->usage_counted ? "chunk_count" : "mixed";
+}
+
+int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
+    const run_opts *o = &x->o;
+    const loadgen_result *res = &x->res;
+    json_t *meta = json_object();
+    json_object_set_new(meta, "tool", tool_info_json());
+    json_object_set_new(meta, "command_line", cmdline);
+    json_object_set_new(meta, "config", config_json(x));
+    json_object_set_new(meta, "seed", json_integer((json_int_t)o->seed));
+    json_object_set_new(meta, "started_utc", json_string(x->started));
+    json_object_set_new(meta, "host", host_info_json());
+    json_object_set_new(meta, "gpus", gpu_meta_json(x->gpu));
+    if (!x->gpu)
+        json_object_set_new(meta, "gpu_note",
+                            json_string(o->no_sampling ? "GPU sampling off" : x->gpu_why));
+    json_object_set_new(meta, "sampling",
+                        json_pack("{s:f,s:i,s:i}", "interval_s", o->metrics_interval_s,
+                                  "metrics_samples", res->metrics_samples, "gpu_samples",
+                                  res->gpu_samples));
+    json_object_set_new(meta, "server", probe_json(&x->probe));
+    json_object_set_new(meta, "fixture", json_boolean(x->probe.is_sim));
+    json_object_set_new(meta, "token_counting",
+                        json_pack("{s:s,s:I,s:I}", "method", token_counting(res),
+                                  "requests_from_usage", (json_int_t)res->usage_counted,
+                                  "requests_from_chunk_count", (json_int_t)res->chunk_counted));
+    json_object_set_new(meta, "interrupted", json_boolean(res->interrupted));
+    if (extra) {
+        json_object_update(meta, extra);
+        json_decref(extra);
+    }
+    int rc = write_json_atomic(o->out, "meta.json", meta);
+    json_decref(meta);
+    return rc;
+}
+
+/* Is this run within what the client measures to 1 ms? Its own lag and
+ * CPU say so; `servelab calibrate` tells the limits beforehand. */
+static void client_json(json_t *sj, const run_summary *s, double cpu_s, int threads, int *lag_over,
+                        int *cpu_over) {
+    double cpu_pct = s->duration_s > 0 ? 100 * cpu_s / s->duration_s : 0;
+    *lag_over = s->lag.n && s->lag.p99 > 1.0;
+    *cpu_over = cpu_pct > 90.0 * threads;
+    json_t *client = json_object_get(sj, "client");
+    json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
+    json_object_set_new(client, "threads", json_integer(threads));
+    json_object_set_new(client, "within_1ms", json_boolean(!*lag_over && !*cpu_over));
+    json_t *notes = json_array();
+    if (*lag_over)
+        json_array_append_new(notes, json_string("schedule lag p99 over 1 ms"));
+    if (*cpu_over)
+        json_array_append_new(notes, json_string("client CPU saturated"));
+    json_object_set_new(client, "notes", notes);
+}
+
+static void print_table(const run_summary *s, const server_stats *ss, const char *out) {
+    summary_print(stdout, s);
+    if (ss->has_metrics)
+        printf("server          peak %.0f running, %.0f waiting, KV %.0f%%, %.0f preemptions"
+               "%s%.0f%% of TTFT queued\n",
+               ss->peak_running, ss->peak_waiting, 100 * ss->peak_kv_usage, ss->preemptions,
+               isfinite(ss->queue_share_of_ttft) ? ", " : "",
+               isfinite(ss->queue_share_of_ttft) ? 100 * ss->queue_share_of_ttft : 0.0);
+    if (ss->has_gpu && s->output_tokens > 0)
+        printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
+               ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
+    printf("rows            %s/requests.csv\n", out);
+    fflush(stdout);
+}
+
+static void warn_client(const run_summary *s, int lag_over, int cpu_over) {
+    if (s->lag.n && s->lag.p99 > 5.0)
+        warnx_("the client's schedule lag p99 is %.1f ms (> 5 ms): this machine could not keep "
+               "the schedule; latencies include the client's own delay",
+               s->lag.p99);
+    else if (lag_over || cpu_over)
+        warnx_("this run went beyond what the client measures within 1 ms (%s%s%s); see "
+               "`servelab calibrate` for this machine's limits, or add --threads",
+               lag_over ? "schedule lag p99 over 1 ms" : "", lag_over && cpu_over ? ", " : "",
+               cpu_over ? "client CPU saturated" : "");
+}
+
+int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
+    const run_opts *o = &x->o;
+    summary_params sp = {
+        .offered_rps = o->rate, .cost_per_hour = o->cost_per_hour, .client_cpu_s = x->res.cpu_s};
+    char err[256];
+    if (o->slo)
+        slo_parse(o->slo, &sp.slo, err, sizeof err); /* checked when it was given */
+    run_summary s;
+    summarize(&x->res.rows, &sp, &s);
+    server_stats ss;
+    server_stats_compute(&x->res.metrics, &x->res.gpu, &ss);
+    json_t *sj = summary_json(&s);
+    json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
+    int lag_over, cpu_over;
+    client_json(sj, &s, x->res.cpu_s, o->threads, &lag_over, &cpu_over);
+    int sum_rc = write_json_atomic(o->out, "summary.json", sj);
+    json_decref(sj);
+    if (o->print_summary)
+        print_table(&s, &ss, o->out);
+    warn_client(&s, lag_over, cpu_over);
+
+    int code = 0;
+    if (x->res.write_error || meta_rc || sum_rc) {
+        snprintf(rr->error, sizeof rr->error, "writing results in %s failed: %s", o->out,
+                 strerror(x->res.write_error ? x->res.write_error : errno));
+        code = 1;
+    }
+    if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {
+        fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
+                100 * s.goodput_fraction, 100 * o->fail_fraction);
+        code = 1;
+    }
+    if (x->res.interrupted)
+        code = stop_exit_code(stop_signal());
+    rr->requests = s.requests;
+    rr->completed = s.completed;
+    rr->failed = s.failed;
+    rr->interrupted = x->res.interrupted;
+    rr->duration_s = s.duration_s;
+    return code;
+}

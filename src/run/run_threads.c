@@ -1,0 +1,99 @@
+/* run_threads: `run --threads N`: the measured schedule split over N client
+ * threads. Request i goes to thread i % N (deterministic), each thread with
+ * its own event loop and connections, all writing the same row files and
+ * sharing one t=0; their records are merged for the summary. Only the first
+ * thread samples /metrics and the GPUs. */
+#include "client/rowwriter.h"
+#include "common/clock.h"
+#include "common/util.h"
+#include "run/run_ctx.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct lg_thread {
+    pthread_t tid;
+    loadgen_config cfg;
+    loadgen_result res;
+    int64_t *due;
+    uint32_t *idx;
+    char err[256];
+    int rc;
+} lg_thread;
+
+static void *thread_main(void *arg) {
+    lg_thread *t = arg;
+    t->rc = loadgen_run(&t->cfg, &t->res, t->err, sizeof t->err);
+    return NULL;
+}
+
+int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, char *err,
+                int errlen) {
+    row_writer shared;
+    if (row_writer_open(&shared, base->out_dir, err, errlen))
+        return -1;
+    lg_thread *t = xcalloc((size_t)n_threads, sizeof *t);
+    int64_t t0 = mono_us() + 20000; /* every thread started before t=0 */
+    for (int k = 0; k < n_threads; k++) {
+        size_t cnt = 0;
+        for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads)
+            cnt++;
+        t[k].due = xmalloc((cnt ? cnt : 1) * sizeof *t[k].due);
+        t[k].idx = xmalloc((cnt ? cnt : 1) * sizeof *t[k].idx);
+        size_t j = 0;
+        for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads, j++) {
+            t[k].due[j] = base->due_us[i];
+            t[k].idx[j] = (uint32_t)(base->first_index + i);
+        }
+        t[k].cfg = *base;
+        t[k].cfg.due_us = t[k].due;
+        t[k].cfg.n = cnt;
+        t[k].cfg.indices = t[k].idx;
+        t[k].cfg.t0_us = t0;
+        t[k].cfg.shared_rows = &shared;
+        t[k].cfg.progress = 0;
+        if (k > 0) {
+            t[k].cfg.metrics_url = NULL;
+            t[k].cfg.gpu = NULL;
+        }
+    }
+    for (int k = 0; k < n_threads; k++)
+        pthread_create(&t[k].tid, NULL, thread_main, &t[k]);
+    for (int k = 0; k < n_threads; k++)
+        pthread_join(t[k].tid, NULL);
+    memset(res, 0, sizeof *res);
+    int rc = 0;
+    for (int k = 0; k < n_threads; k++) {
+        loadgen_result *r = &t[k].res;
+        if (t[k].rc && !rc) {
+            snprintf(err, errlen, "%s", t[k].err);
+            rc = -1;
+        }
+        for (size_t i = 0; i < r->rows.n; i++)
+            rows_add(&res->rows, &r->rows.r[i]);
+        for (size_t i = 0; i < r->rows.n_itl; i++)
+            rows_add_itl(&res->rows, r->rows.itl_ms[i]);
+        res->rows.window_output_tokens += r->rows.window_output_tokens;
+        res->usage_counted += r->usage_counted;
+        res->chunk_counted += r->chunk_counted;
+        res->interrupted |= r->interrupted;
+        if (!res->write_error)
+            res->write_error = r->write_error;
+        if (k == 0) { /* the sampler's series move over */
+            res->metrics = r->metrics;
+            res->gpu = r->gpu;
+            res->metrics_samples = r->metrics_samples;
+            res->gpu_samples = r->gpu_samples;
+        }
+        rows_free(&r->rows);
+        free(t[k].due);
+        free(t[k].idx);
+    }
+    int werr = row_writer_close(&shared);
+    if (!res->write_error)
+        res->write_error = werr;
+    free(t);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* serve: the simulator's process loop (see serve.h). One event base on a
+ * precise clock; with I/O threads libevent needs its pthread locking set up
+ * before any base exists. */
+#include "sim/serve.h"
+#include "common/clock.h"
+#include "common/util.h"
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static void on_signal(evutil_socket_t sig, short what, void *arg) {
+    (void)sig;
+    (void)what;
+    event_base_loopbreak(arg);
+}
+
+int sim_serve(const sim_config *cfg, char *err, int errlen) {
+    raise_fd_limit();
+    signal(SIGPIPE, SIG_IGN);
+    if (cfg->threads > 1)
+        evthread_use_pthreads();
+    struct event_base *base = event_base_precise();
+    sim_server *srv = sim_server_start(base, cfg, err, errlen);
+    if (!srv) {
+        event_base_free(base);
+        return -1;
+    }
+    struct event *sigint = evsignal_new(base, SIGINT, on_signal, base);
+    struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, base);
+    event_add(sigint, NULL);
+    event_add(sigterm, NULL);
+    int v6 = strchr(cfg->host, ':') != NULL;
+    printf("listening on http://%s%s%s:%d\n", v6 ? "[" : "", cfg->host, v6 ? "]" : "",
+           sim_server_port(srv));
+    fflush(stdout);
+    event_base_dispatch(base);
+    sim_server_flush(srv);
+    sim_server_free(srv);
+    event_free(sigint);
+    event_free(sigterm);
+    event_base_free(base);
+    return 0;
+}

@@ -1,0 +1,233 @@
+/* sim_options: the table of `servelab sim`'s options (see sim_options.h).
+ * Rows without a campaign key (host, port, trace, trace-tokens, profile)
+ * are the ones a sweep sets itself for the simulators it starts; the
+ * profile is a key of target.sim of its own. */
+#include "sim/sim_options.h"
+#include "sim/profiles.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int fault_check(const char *text, char *err, size_t errlen) {
+    fault_spec f;
+    char why[256];
+    if (!fault_spec_parse(text, &f, why, sizeof why))
+        return 0;
+    /* fault_spec_parse names the flag itself; the caller puts the name in front */
+    snprintf(err, errlen, "%s", strncmp(why, "--fault: ", 9) ? why : why + 9);
+    return -1;
+}
+
+#define SIM(field) OPT_AT(sim_opts, field)
+
+const opt_def sim_options[] = {
+    {.name = "host",
+     .type = OPT_STRING,
+     SIM(cfg.host),
+     .arg = "H",
+     .def = "127.0.0.1",
+     .help = "bind address"},
+    {.name = "port",
+     .type = OPT_INT,
+     SIM(cfg.port),
+     .arg = "N",
+     .max = 65535,
+     .def = "8000",
+     .help = "port (0 picks a free one)"},
+    {.name = "profile",
+     .type = OPT_CHOICE,
+     SIM(profile),
+     .arg = "NAME",
+     .choices = "tiny|gpu-7b|cpu-1b",
+     .def = "tiny",
+     .help = "the server modelled: tiny|gpu-7b|cpu-1b"},
+    {.name = "model",
+     .key = "model",
+     .type = OPT_STRING,
+     SIM(cfg.model),
+     .arg = "NAME",
+     .def = "sim-model",
+     .help = "served model id"},
+    {.name = "seed",
+     .key = "seed",
+     .type = OPT_INT,
+     SIM(cfg.seed),
+     .arg = "N",
+     .def = "0",
+     .help = "seed for output lengths, jitter, faults"},
+    {.name = "trace",
+     .type = OPT_STRING,
+     SIM(cfg.trace_path),
+     .arg = "FILE",
+     .help = "ground-truth CSV, one row per request"},
+    {.name = "trace-tokens",
+     .type = OPT_STRING,
+     SIM(cfg.token_trace_path),
+     .arg = "FILE",
+     .help = "when each token's bytes were written (benchmarks)"},
+    {.name = "fault",
+     .key = "fault",
+     .type = OPT_STRING,
+     SIM(fault),
+     .arg = "SPEC",
+     .check = fault_check,
+     .help = "e.g. http429=0.05,http500=0.02,disconnect=0.02,malformed=0.01,stall=0.01"},
+    {.name = "stall-ms",
+     .key = "stall_ms",
+     .type = OPT_INT,
+     SIM(cfg.stall_ms),
+     .arg = "MS",
+     .def = "60000",
+     .help = "how long a stall fault lasts"},
+    {.name = "threads",
+     .key = "threads",
+     .type = OPT_INT,
+     SIM(cfg.threads),
+     .arg = "N",
+     .min = 1,
+     .max = 64,
+     .def = "1",
+     .help = "I/O threads behind the one engine"},
+    {.name = "cpus",
+     .key = "cpus",
+     .type = OPT_STRING,
+     SIM(cpus),
+     .arg = "LIST",
+     .help = "run on these CPUs only, e.g. 1 or 2-3"},
+    {.name = "realtime",
+     .key = "realtime",
+     .type = OPT_FLAG,
+     SIM(realtime),
+     .help = "SCHED_FIFO when allowed, else nice -10"},
+
+    {.name = "max-num-seqs",
+     .key = "max_num_seqs",
+     .type = OPT_INT,
+     SIM(cfg.engine.max_num_seqs),
+     .arg = "N",
+     .min = 1,
+     .group = "engine (default: the profile's)",
+     .help = "most sequences running at once"},
+    {.name = "kv-blocks",
+     .key = "kv_blocks",
+     .type = OPT_INT,
+     SIM(cfg.engine.kv_blocks),
+     .arg = "N",
+     .min = 1,
+     .help = "KV cache size in blocks"},
+    {.name = "block-size",
+     .key = "block_size",
+     .type = OPT_INT,
+     SIM(cfg.engine.block_size),
+     .arg = "N",
+     .min = 1,
+     .help = "tokens per KV block"},
+    {.name = "max-model-len",
+     .key = "max_model_len",
+     .type = OPT_INT,
+     SIM(cfg.engine.max_model_len),
+     .arg = "N",
+     .min = 2,
+     .help = "prompt + output limit"},
+    {.name = "max-num-batched-tokens",
+     .key = "max_num_batched_tokens",
+     .type = OPT_INT,
+     SIM(cfg.engine.max_batched_tokens),
+     .arg = "N",
+     .min = 1,
+     .help = "token budget of one step (chunked prefill)"},
+    {.name = "decode-base-ms",
+     .key = "decode_base_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.decode_base_ms),
+     .arg = "MS",
+     .help = "fixed cost of a step"},
+    {.name = "decode-per-seq-ms",
+     .key = "decode_per_seq_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.decode_per_seq_ms),
+     .arg = "MS",
+     .help = "a step's cost per decoding sequence"},
+    {.name = "prefill-per-token-ms",
+     .key = "prefill_per_token_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.prefill_per_token_ms),
+     .arg = "MS",
+     .help = "a step's cost per prompt token"},
+    {.name = "jitter",
+     .key = "jitter",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.jitter),
+     .arg = "FRAC",
+     .help = "relative sd of a step's time (0: none)"},
+    {.name = "eos-min-frac-pct",
+     .key = "eos_min_frac_pct",
+     .type = OPT_INT,
+     SIM(cfg.eos_min_frac_pct),
+     .arg = "PCT",
+     .max = 100,
+     .help = "shortest output without ignore_eos, in % of max_tokens"},
+
+    {.name = "max-connections",
+     .key = "max_connections",
+     .type = OPT_INT,
+     SIM(cfg.limits.max_connections),
+     .arg = "N",
+     .min = 1,
+     .def = "10000",
+     .group = "limits",
+     .help = "connections at once; a new one evicts the longest idle"},
+    {.name = "max-body-bytes",
+     .key = "max_body_bytes",
+     .type = OPT_INT,
+     SIM(cfg.limits.max_body_bytes),
+     .arg = "N",
+     .min = 1,
+     .def = "8388608",
+     .help = "largest request body (413 over it)"},
+    {.name = "max-header-bytes",
+     .key = "max_header_bytes",
+     .type = OPT_INT,
+     SIM(cfg.limits.max_header_bytes),
+     .arg = "N",
+     .min = 256,
+     .def = "16384",
+     .help = "largest request head (431 over it)"},
+    {.name = "request-timeout-ms",
+     .key = "request_timeout_ms",
+     .type = OPT_INT,
+     SIM(cfg.limits.request_timeout_ms),
+     .arg = "MS",
+     .min = 1,
+     .def = "30000",
+     .help = "a request must arrive whole within this (408)"},
+    {.name = "idle-timeout-ms",
+     .key = "idle_timeout_ms",
+     .type = OPT_INT,
+     SIM(cfg.limits.idle_timeout_ms),
+     .arg = "MS",
+     .min = 1,
+     .def = "300000",
+     .help = "an idle keep-alive connection closes after this"},
+    {0}};
+
+int sim_opts_init(sim_opts *o, const char *name) {
+    memset(o, 0, sizeof *o);
+    opt_defaults(sim_options, o);
+    const sim_profile *p = sim_profile_find(name ? name : o->profile);
+    if (!p)
+        return -1;
+    o->profile = p->name;
+    o->cfg.profile_name = p->name;
+    o->cfg.engine = p->engine;
+    o->cfg.eos_min_frac_pct = p->eos_min_frac_pct;
+    return 0;
+}
+
+int sim_opts_finish(sim_opts *o, char *err, int errlen) {
+    o->cfg.profile_name = o->profile;
+    if (o->fault && fault_spec_parse(o->fault, &o->cfg.faults, err, errlen))
+        return -1;
+    o->cfg.engine.seed = o->cfg.seed;
+    return 0;
+}
