@@ -3,6 +3,8 @@
 #include "calibrate/calibrate.h"
 #include "analysis/stats.h"
 #include "common/clock.h"
+#include "common/csv.h"
+#include "common/proc.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -19,17 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (out_fd >= 0)
-            dup2(out_fd, 1);
-        if (err_fd >= 0)
-            dup2(err_fd, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
+/* A child with stdout and stderr where asked (PROC_INHERIT to leave them);
+ * -1 with the reason in err. */
+static pid_t spawn(char *const argv[], int out_fd, int err_fd, char *err, int errlen) {
+    proc_spec s = {.argv = argv, .in = PROC_INHERIT, .out = out_fd, .err = err_fd};
+    return proc_spawn(&s, err, errlen);
 }
 
 static double cpu_s(const struct rusage *ru) {
@@ -37,34 +33,31 @@ static double cpu_s(const struct rusage *ru) {
            ru->ru_stime.tv_usec / 1e6;
 }
 
-/* Per-request arrays of chunk times, indexed [request * n_tokens + index]. */
+/* Per-request arrays of chunk times, indexed [request * n_tokens + index],
+ * from a CSV file whose rows carry "req-N", the index and the time in
+ * columns id_col, idx_col and t_col (chunks.csv and the simulator's token
+ * trace both do). Rows that name no request of the level are skipped. */
 static void load_times(const char *path, int id_col, int idx_col, int t_col, double *t, int n_req,
                        int n_tok, size_t *count) {
-    FILE *f = fopen(path, "r");
+    csv_file f;
+    csv_row row;
     *count = 0;
-    if (!f)
+    if (csv_open(&f, path))
         return;
-    char line[512];
-    if (!fgets(line, sizeof line, f)) {
-        fclose(f);
-        return;
-    }
-    while (fgets(line, sizeof line, f)) {
-        char *fields[8];
-        int n = 0;
-        char *save = NULL;
-        for (char *tok = strtok_r(line, ",\n", &save); tok && n < 8;
-             tok = strtok_r(NULL, ",\n", &save))
-            fields[n++] = tok;
-        if (n <= t_col || n <= idx_col || n <= id_col || strncmp(fields[id_col], "req-", 4))
+    int need = id_col > idx_col ? id_col : idx_col;
+    need = need > t_col ? need : t_col;
+    for (int header = 1; csv_next(&f, &row); header = 0) {
+        double idx, when;
+        if (header || row.n <= need || row.len[id_col] < 5 || strncmp(row.f[id_col], "req-", 4) ||
+            csv_number(&row, idx_col, &idx) || csv_number(&row, t_col, &when))
             continue;
-        int r = atoi(fields[id_col] + 4), i = atoi(fields[idx_col]);
-        if (r < 0 || r >= n_req || i < 0 || i >= n_tok)
+        int r = atoi(row.f[id_col] + 4), i = (int)idx;
+        if (r < 0 || r >= n_req || i < 0 || i >= n_tok || isnan(when))
             continue;
-        t[(size_t)r * (size_t)n_tok + (size_t)i] = atof(fields[t_col]);
+        t[(size_t)r * (size_t)n_tok + (size_t)i] = when;
         (*count)++;
     }
-    fclose(f);
+    csv_close(&f);
 }
 
 void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf) {
@@ -143,136 +136,122 @@ static int within_1ms(const calib_result *r) {
            r->client_cpu_pct < 95;
 }
 
-static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
-    const calib_level *lv = &o->levels[li];
-    memset(res, 0, sizeof *res);
-    res->level = *lv;
-    res->seconds = o->seconds;
-    int n_tok = (int)ceil(o->seconds * 1000.0 / lv->step_ms);
-    if (n_tok < 2)
-        n_tok = 2;
-    res->offered_chunks_per_s = lv->streams * 1000.0 / lv->step_ms;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
-    mkdir(dir, 0755);
-
-    /* the simulator: every stream gets one token per step, whatever the batch */
-    char trace[1200], tokens[1200], step[32], seqs[32], out[1200], prompts[64], rate[32], reqs[32],
-        url[64];
+/* One level's simulator: every stream gets one token per step, whatever
+ * the batch. Its URL into url[64] once it listens; -1 with why. */
+static pid_t start_sim(const calib_opts *o, const calib_level *lv, const char *dir, char *url,
+                       char *err, int errlen) {
+    char trace[1200], tokens[1200], step[32], seqs[32], sim_threads[16];
     snprintf(trace, sizeof trace, "%s/trace.csv", dir);
     snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
     snprintf(step, sizeof step, "%g", lv->step_ms);
     snprintf(seqs, sizeof seqs, "%d", lv->streams + 16);
-    char *sim_argv[32] = {(char *)o->self,
-                          "sim",
-                          "--port",
-                          "0",
-                          "--profile",
-                          "tiny",
-                          "--max-num-seqs",
-                          seqs,
-                          "--kv-blocks",
-                          "4000000",
-                          "--max-model-len",
-                          "100000",
-                          "--max-num-batched-tokens",
-                          "10000000",
-                          "--decode-base-ms",
-                          step,
-                          "--decode-per-seq-ms",
-                          "0",
-                          "--prefill-per-token-ms",
-                          "0",
-                          "--max-connections",
-                          "60000",
-                          "--trace",
-                          trace,
-                          "--trace-tokens",
-                          tokens};
-    add_placement(sim_argv, o->sim_cpus, o->realtime);
-    char sim_threads[16];
+    char *argv[32] = {(char *)o->self,
+                      "sim",
+                      "--port",
+                      "0",
+                      "--profile",
+                      "tiny",
+                      "--max-num-seqs",
+                      seqs,
+                      "--kv-blocks",
+                      "4000000",
+                      "--max-model-len",
+                      "100000",
+                      "--max-num-batched-tokens",
+                      "10000000",
+                      "--decode-base-ms",
+                      step,
+                      "--decode-per-seq-ms",
+                      "0",
+                      "--prefill-per-token-ms",
+                      "0",
+                      "--max-connections",
+                      "60000",
+                      "--trace",
+                      trace,
+                      "--trace-tokens",
+                      tokens};
+    add_placement(argv, o->sim_cpus, o->realtime);
     if (o->sim_threads > 1) {
         snprintf(sim_threads, sizeof sim_threads, "%d", o->sim_threads);
-        argv_add(sim_argv, "--threads", sim_threads);
+        argv_add(argv, "--threads", sim_threads);
     }
     int pfd[2];
-    if (pipe(pfd)) {
+    if (pipe2(pfd, O_CLOEXEC)) {
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    int64_t sim_t0 = mono_us();
-    pid_t sim = spawn(sim_argv, pfd[1], -1);
+    pid_t sim = spawn(argv, pfd[1], PROC_INHERIT, err, errlen);
     close(pfd[1]);
     char line[256] = "";
     size_t n = 0;
     struct pollfd p = {pfd[0], POLLIN, 0};
-    while (n + 1 < sizeof line && poll(&p, 1, 10000) > 0 && read(pfd[0], line + n, 1) == 1 &&
-           line[n] != '\n')
+    while (sim > 0 && n + 1 < sizeof line && poll(&p, 1, 10000) > 0 &&
+           read(pfd[0], line + n, 1) == 1 && line[n] != '\n')
         n++;
     line[n] = 0;
     close(pfd[0]);
     const char *colon = strrchr(line, ':');
-    if (strncmp(line, "listening on ", 13) || !colon) {
+    if (sim > 0 && (strncmp(line, "listening on ", 13) || !colon)) {
         kill(sim, SIGKILL);
         waitpid(sim, NULL, 0);
         snprintf(err, errlen, "the simulator did not start (got '%s')", line);
         return -1;
     }
-    snprintf(url, sizeof url, "http://127.0.0.1:%d", atoi(colon + 1));
+    if (sim > 0)
+        snprintf(url, 64, "http://127.0.0.1:%d", atoi(colon + 1));
+    return sim;
+}
 
-    /* the client: arrivals spread evenly over one second */
-    snprintf(out, sizeof out, "%s/run", dir);
+/* The client: arrivals spread evenly over one second, its rows in `out`.
+ * Its exit status and resource use; -1 when it could not start. */
+static int run_client(const calib_opts *o, const calib_level *lv, int n_tok, const char *url,
+                      const char *out, struct rusage *ru, double *wall_s, char *err, int errlen) {
+    char prompts[64], rate[32], reqs[32], threads[16];
     snprintf(prompts, sizeof prompts, "random:8:%d", n_tok);
     snprintf(rate, sizeof rate, "%d", lv->streams);
     snprintf(reqs, sizeof reqs, "%d", lv->streams);
-    char threads[16];
     snprintf(threads, sizeof threads, "%d", o->threads > 0 ? o->threads : 1);
-    char *run_argv[32] = {(char *)o->self,
-                          "run",
-                          "--quiet",
-                          "--url",
-                          url,
-                          "--rate",
-                          rate,
-                          "--arrival",
-                          "constant",
-                          "--requests",
-                          reqs,
-                          "--prompts",
-                          prompts,
-                          "--ignore-eos",
-                          "--no-sampling",
-                          "--timeout",
-                          "120",
-                          "--threads",
-                          threads,
-                          "--out",
-                          out};
-    add_placement(run_argv, o->client_cpus, o->realtime);
+    char *argv[32] = {(char *)o->self,
+                      "run",
+                      "--quiet",
+                      "--url",
+                      (char *)url,
+                      "--rate",
+                      rate,
+                      "--arrival",
+                      "constant",
+                      "--requests",
+                      reqs,
+                      "--prompts",
+                      prompts,
+                      "--ignore-eos",
+                      "--no-sampling",
+                      "--timeout",
+                      "120",
+                      "--threads",
+                      threads,
+                      "--out",
+                      (char *)out};
+    add_placement(argv, o->client_cpus, o->realtime);
     if (o->http_client)
-        argv_add(run_argv, "--http-client", o->http_client);
-    int devnull = open("/dev/null", O_WRONLY);
-    int64_t run_t0 = mono_us();
-    pid_t run = spawn(run_argv, devnull, devnull);
-    struct rusage ru_run, ru_sim;
+        argv_add(argv, "--http-client", o->http_client);
+    int64_t t0 = mono_us();
+    pid_t run = spawn(argv, PROC_DEVNULL, PROC_DEVNULL, err, errlen);
+    if (run < 0)
+        return -1;
     int st;
-    wait4(run, &st, 0, &ru_run);
-    double run_wall = (mono_us() - run_t0) / 1e6;
-    kill(sim, SIGTERM);
-    wait4(sim, NULL, 0, &ru_sim);
-    double sim_wall = (mono_us() - sim_t0) / 1e6;
-    close(devnull);
-    (void)sim_wall;
+    wait4(run, &st, 0, ru);
+    *wall_s = (mono_us() - t0) / 1e6;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         snprintf(err, errlen, "the client exited with status %d at %d streams", st, lv->streams);
         return -1;
     }
-    res->client_cpu_pct = 100 * cpu_s(&ru_run) / run_wall;
-    res->sim_cpu_pct = 100 * cpu_s(&ru_sim) / run_wall;
-    res->client_rss_mib = ru_run.ru_maxrss / 1024.0;
-    res->sim_rss_mib = ru_sim.ru_maxrss / 1024.0;
+    return 0;
+}
 
-    /* lag and failures from the run's own summary */
+/* Lag and failures from the run's own summary. */
+static void read_run_summary(const char *out, calib_result *res) {
     char path[1400];
     snprintf(path, sizeof path, "%s/summary.json", out);
     json_t *sum = json_load_file(path, 0, NULL);
@@ -282,22 +261,20 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     res->requests = (size_t)json_integer_value(json_object_get(sum, "requests"));
     res->failed = (size_t)json_integer_value(json_object_get(sum, "failed"));
     json_decref(sum);
+}
 
-    /* join chunks with the simulator's tokens */
-    size_t cells = (size_t)lv->streams * (size_t)n_tok, nc, ns;
-    double *ct = xmalloc(cells * sizeof *ct), *stt = xmalloc(cells * sizeof *stt);
-    for (size_t i = 0; i < cells; i++)
-        ct[i] = stt[i] = NAN;
-    snprintf(path, sizeof path, "%s/chunks.csv", out);
-    load_times(path, 0, 1, 2, ct, lv->streams, n_tok, &nc);
-    load_times(tokens, 0, 1, 2, stt, lv->streams, n_tok, &ns);
-    res->chunks = nc;
-    double *first = xmalloc((size_t)lv->streams * sizeof *first);
+/* The client's chunk times against the simulator's token times (ct, st:
+ * streams x n_tok, NAN where missing): TTFT error after aligning the two
+ * clocks by the median first-token offset, inter-token error gap against
+ * gap, and the steady chunk rate. */
+static void compare_with_truth(const double *ct, const double *st, int streams, int n_tok,
+                               size_t chunks, calib_result *res) {
+    size_t cells = (size_t)streams * (size_t)n_tok, nf = 0, ng = 0;
+    double *first = xmalloc((size_t)streams * sizeof *first);
     double *gaps = xmalloc(cells * sizeof *gaps);
-    size_t nf = 0, ng = 0;
     double tmin = INFINITY, tmax = -INFINITY;
-    for (int r = 0; r < lv->streams; r++) {
-        const double *c = ct + (size_t)r * (size_t)n_tok, *s = stt + (size_t)r * (size_t)n_tok;
+    for (int r = 0; r < streams; r++) {
+        const double *c = ct + (size_t)r * (size_t)n_tok, *s = st + (size_t)r * (size_t)n_tok;
         if (isfinite(c[0]) && isfinite(s[0]))
             first[nf++] = c[0] - s[0];
         for (int i = 0; i < n_tok; i++) {
@@ -320,11 +297,58 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     sort_doubles(gaps, ng);
     res->itl_err_p50_ms = percentile_sorted(gaps, ng, 50);
     res->itl_err_p99_ms = percentile_sorted(gaps, ng, 99);
-    res->achieved_chunks_per_s = steady_rate(ct, lv->streams, n_tok, tmin, tmax, nc);
-    free(ct);
-    free(stt);
+    res->achieved_chunks_per_s = steady_rate(ct, streams, n_tok, tmin, tmax, chunks);
     free(first);
     free(gaps);
+}
+
+/* Join the client's chunks.csv with the simulator's per-token trace. */
+static void join_level(const char *out, const char *dir, int streams, int n_tok,
+                       calib_result *res) {
+    size_t cells = (size_t)streams * (size_t)n_tok, nc, ns;
+    double *ct = xmalloc(cells * sizeof *ct), *st = xmalloc(cells * sizeof *st);
+    for (size_t i = 0; i < cells; i++)
+        ct[i] = st[i] = NAN;
+    char path[1400];
+    snprintf(path, sizeof path, "%s/chunks.csv", out);
+    load_times(path, 0, 1, 2, ct, streams, n_tok, &nc);
+    snprintf(path, sizeof path, "%s/tokens.csv", dir);
+    load_times(path, 0, 1, 2, st, streams, n_tok, &ns);
+    res->chunks = nc;
+    compare_with_truth(ct, st, streams, n_tok, nc, res);
+    free(ct);
+    free(st);
+}
+
+static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
+    const calib_level *lv = &o->levels[li];
+    memset(res, 0, sizeof *res);
+    res->level = *lv;
+    res->seconds = o->seconds;
+    int n_tok = (int)ceil(o->seconds * 1000.0 / lv->step_ms);
+    if (n_tok < 2)
+        n_tok = 2;
+    res->offered_chunks_per_s = lv->streams * 1000.0 / lv->step_ms;
+    char dir[1024], out[1200], url[64];
+    snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
+    mkdir(dir, 0755);
+    pid_t sim = start_sim(o, lv, dir, url, err, errlen);
+    if (sim < 0)
+        return -1;
+    snprintf(out, sizeof out, "%s/run", dir);
+    struct rusage ru_run, ru_sim;
+    double run_wall = 0;
+    int rc = run_client(o, lv, n_tok, url, out, &ru_run, &run_wall, err, errlen);
+    kill(sim, SIGTERM);
+    wait4(sim, NULL, 0, &ru_sim);
+    if (rc)
+        return -1;
+    res->client_cpu_pct = 100 * cpu_s(&ru_run) / run_wall;
+    res->sim_cpu_pct = 100 * cpu_s(&ru_sim) / run_wall;
+    res->client_rss_mib = ru_run.ru_maxrss / 1024.0;
+    res->sim_rss_mib = ru_sim.ru_maxrss / 1024.0;
+    read_run_summary(out, res);
+    join_level(out, dir, lv->streams, n_tok, res);
     res->within_1ms = within_1ms(res);
     return 0;
 }
