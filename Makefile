@@ -4,16 +4,21 @@
 #   make demo     run the built-in demo on the simulator
 #   make asan     build and test with AddressSanitizer + UBSan into build-asan/
 #   make install  PREFIX=/usr/local
+#   make docs     regenerate docs/servelab.1 and docs/options.md from the option tables
+#   make format-check, make check-sizes   the style checks CI runs
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
-PKGS     = libevent libcurl jansson yaml-0.1
+PKGS     = libevent libevent_pthreads libcurl jansson yaml-0.1
 CFLAGS  ?= -O2 -g
 GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # Flags the build always needs, kept apart so `make CFLAGS=...` cannot drop them.
-ALL_CFLAGS = $(CFLAGS) -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc \
+# pkg-config is asked once, when first needed (after `deps` made sure it is here).
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
+ALL_CFLAGS = $(CFLAGS) -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc $(PKG_CFLAGS) \
              -DSERVELAB_GIT_COMMIT='"$(GIT_COMMIT)"'
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -levent_pthreads -lpthread -lm -ldl
+LDLIBS  += $(PKG_LIBS) -lpthread -lm -ldl
 
 SRC      = $(wildcard src/*/*.c)
 OBJ      = $(SRC:%.c=$(BUILD)/%.o)
@@ -21,7 +26,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes
+.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes docs
 
 all: deps servelab
 
@@ -75,6 +80,12 @@ install: servelab
 # No function over 120 lines, no file over 800 (the built-in prompts aside).
 check-sizes:
 	@sh scripts/check_sizes.sh
+
+# docs/servelab.1 and docs/options.md are printed from the option tables;
+# a test checks that the committed ones are current.
+docs: servelab
+	./servelab help --man > docs/servelab.1
+	./servelab help --markdown > docs/options.md
 
 # Every C file of the project, formatted with the project's .clang-format.
 FORMAT_SRC = $(wildcard src/*/*.[ch] tests/*.[ch] tests/*/*.[ch] bench/*.c)

@@ -1,21 +1,60 @@
 #!/bin/sh
-# Installs the Debian packages servelab needs, only when missing, so that
-# `make` on a fresh Debian/Ubuntu machine just works and is quick after.
-#   scripts/deps.sh        what the build needs
-#   scripts/deps.sh test   plus what the tests use (headless Chromium for the
-#                          report's rendering test, xmllint for SVG checks,
-#                          valgrind, clang with its sanitizer and fuzzer runtimes)
+# Makes sure what servelab needs is here, so that `make` on a fresh
+# Debian/Ubuntu machine just works and is quick after:
+#   scripts/deps.sh        what the build needs: a C compiler, pkg-config and
+#                          the libraries (libevent, libcurl, jansson, libyaml)
+#   scripts/deps.sh test   plus what the tests and checks use (headless
+#                          Chromium for the report's rendering test, xmllint
+#                          for SVG checks, valgrind, clang with its sanitizer
+#                          and fuzzer runtimes, clang-format)
+# Libraries are looked up with pkg-config, tools on PATH; only what is
+# missing is installed, and only where apt-get exists. Elsewhere the script
+# names what is missing and fails.
 set -e
-pkgs="gcc make pkg-config curl libevent-dev libcurl4-openssl-dev libjansson-dev libyaml-dev"
-[ "$1" = test ] && pkgs="$pkgs chromium libxml2-utils valgrind clang libclang-rt-14-dev"
-need=""
-for p in $pkgs; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
+
+# pkg-config name -> Debian package
+libs="libevent:libevent-dev libevent_pthreads:libevent-dev libcurl:libcurl4-openssl-dev
+jansson:libjansson-dev yaml-0.1:libyaml-dev"
+# command -> Debian package
+tools="cc:gcc make:make"
+[ "$1" = test ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
+valgrind:valgrind clang:clang clang-format:clang-format"
+
+have_apt() { command -v apt-get >/dev/null 2>&1; }
+
+install() {
+    echo "deps: installing$*" >&2
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+need="" missing=""
+for t in $tools; do
+    command -v "${t%%:*}" >/dev/null 2>&1 || { need="$need ${t#*:}"; missing="$missing ${t%%:*}"; }
 done
+if ! command -v pkg-config >/dev/null 2>&1; then
+    if ! have_apt; then
+        echo "deps: pkg-config not found: install it (servelab finds its libraries with it)" >&2
+        exit 1
+    fi
+    install pkg-config
+fi
+for l in $libs; do
+    pkg-config --exists "${l%%:*}" || { need="$need ${l#*:}"; missing="$missing ${l%%:*}"; }
+done
+# clang's sanitizer and fuzzer runtimes have no pkg-config name: look for the library.
+if [ "$1" = test ] && { ! command -v clang >/dev/null 2>&1 ||
+    [ ! -e "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a" 2>/dev/null)" ]; }; then
+    need="$need libclang-rt-14-dev"
+    missing="$missing libclang_rt.fuzzer"
+fi
 [ -z "$need" ] && exit 0
-echo "deps: installing$need" >&2
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq $need >/dev/null
+if ! have_apt; then
+    echo "deps: missing:$missing (no apt-get here: install them with this system's packages)" >&2
+    exit 1
+fi
+# one package may provide several of the missing names
+install $(printf '%s\n' $need | sort -u)

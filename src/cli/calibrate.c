@@ -100,6 +100,9 @@ const command cmd_calibrate = {
     .usage = "calibrate [--levels S@MS,...] [--seconds S] [--save FILE]",
     .about = "how far this machine measures within 1 ms",
     .text = "Runs the simulator and the client on this machine at rising load and says\n"
-            "up to which streams and chunk rate it measures within 1 ms.",
+            "up to which streams and chunk rate it measures within 1 ms: schedule lag, TTFT\n"
+            "and inter-token errors against the simulator's per-token trace. The two are\n"
+            "pinned to separate CPUs when there are enough (--no-pin to not) and ask for\n"
+            "SCHED_FIFO (--no-realtime to not).",
     .options = calibrate_options,
 };

@@ -20,6 +20,7 @@ typedef struct command {
     const char *text;                  /* a paragraph for --help and the man page */
     const opt_def *options;            /* its table; NULL-named row ends it */
     const char *notes;                 /* printed after the options; NULL: none */
+    const char *key_prefix;            /* where its options' campaign keys sit ("target.sim.") */
 } command;
 
 extern const command cmd_sim, cmd_run, cmd_sweep, cmd_report, cmd_demo, cmd_calibrate, cmd_env,

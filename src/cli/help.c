@@ -70,7 +70,7 @@ static void man_command(FILE *f, const command *c) {
     opt_roff(f, c->text);
     fputs("\n", f);
     if (c->options && c->options->name)
-        opt_print_man(f, c->options);
+        opt_print_man(f, c->options, c->key_prefix ? c->key_prefix : "");
     if (c->notes) {
         fputs(".PP\n", f);
         opt_roff(f, c->notes);
@@ -97,7 +97,7 @@ static void print_man(FILE *f) {
     fputs(".SS campaign keys of a run (servelab sweep)\n"
           "Besides every run option with a campaign key above:\n",
           f);
-    opt_print_man(f, campaign_run_keys);
+    opt_print_man(f, campaign_run_keys, "");
     fputs(man_tail, f);
 }
 
@@ -111,12 +111,12 @@ static void print_markdown(FILE *f) {
     for (const command *const *c = commands; *c; c++) {
         fprintf(f, "\n## servelab %s\n\n%s\n\n", (*c)->usage, (*c)->text);
         if ((*c)->options && (*c)->options->name)
-            opt_print_markdown(f, (*c)->options);
+            opt_print_markdown(f, (*c)->options, (*c)->key_prefix ? (*c)->key_prefix : "");
         if ((*c)->notes)
             fprintf(f, "\n```\n%s```\n", (*c)->notes);
     }
     fputs("\n## Campaign keys of a run\n\nBesides every run option with a campaign key:\n\n", f);
-    opt_print_markdown(f, campaign_run_keys);
+    opt_print_markdown(f, campaign_run_keys, "");
 }
 
 static int help_main(int argc, char **argv) {

@@ -27,6 +27,12 @@ const command cmd_run = {
     .run = run_main,
     .usage = "run --url URL [options]",
     .about = "one load run against a server",
-    .text = "One open-loop load run; rows in --out DIR, the summary on stdout.",
+    .text = "One open-loop load run; rows in --out DIR, the summary on stdout. Arrivals follow\n"
+            "an absolute seeded schedule (poisson, gamma, constant, inf); every request ends\n"
+            "as a row of requests.csv, every streamed chunk as a row of chunks.csv, with\n"
+            "meta.json, summary.json and, when available, server_metrics.csv and gpu.csv.\n"
+            "Plain http:// goes through servelab's own HTTP/1.1 client, which times each\n"
+            "chunk by the kernel's receive timestamp; https://, proxies and --http-client\n"
+            "libcurl go through libcurl (times taken when the bytes are handed over).",
     .options = run_options,
 };

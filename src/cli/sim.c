@@ -43,6 +43,7 @@ const command cmd_sim = {
     .text = "A simulated vLLM-like OpenAI-compatible server: continuous batching, paged KV\n"
             "cache, preemption, vLLM metric names. Prints 'listening on http://HOST:PORT'.",
     .options = sim_options,
+    .key_prefix = "target.sim.",
     .notes = "A request must arrive whole within the request timeout (the first one counted\n"
              "from the connection's accept); an idle keep-alive connection closes after the\n"
              "idle timeout; at the connection limit a new connection evicts the one that has\n"

@@ -329,7 +329,7 @@ void opt_roff(FILE *f, const char *text) {
     }
 }
 
-void opt_print_man(FILE *f, const opt_def *table) {
+void opt_print_man(FILE *f, const opt_def *table, const char *key_prefix) {
     for (const opt_def *d = table; d->name; d++) {
         char use[96];
         usage_of(d, use, sizeof use);
@@ -344,6 +344,7 @@ void opt_print_man(FILE *f, const opt_def *table) {
         }
         if (d->key) {
             fputs("; campaign key \\fI", f);
+            opt_roff(f, key_prefix);
             opt_roff(f, d->key);
             fputs("\\fR", f);
         }
@@ -360,7 +361,7 @@ static void md_cell(FILE *f, const char *text) {
     }
 }
 
-void opt_print_markdown(FILE *f, const opt_def *table) {
+void opt_print_markdown(FILE *f, const opt_def *table, const char *key_prefix) {
     fputs("| option | campaign key | default | what it does |\n| --- | --- | --- | --- |\n", f);
     for (const opt_def *d = table; d->name; d++) {
         char use[96];
@@ -370,6 +371,7 @@ void opt_print_markdown(FILE *f, const opt_def *table) {
         fputs("` | ", f);
         if (d->key) {
             fputc('`', f);
+            md_cell(f, key_prefix);
             md_cell(f, d->key);
             fputc('`', f);
         }

@@ -112,9 +112,10 @@ void opt_args_free(opt_args *a);
 
 /* --help's list of options, grouped under their headings. */
 void opt_print_help(FILE *f, const opt_def *table);
-/* The same as roff for the man page (.TP entries) and as a Markdown table. */
-void opt_print_man(FILE *f, const opt_def *table);
-void opt_print_markdown(FILE *f, const opt_def *table);
+/* The same as roff for the man page (.TP entries) and as a Markdown table;
+ * campaign keys are shown after `key_prefix` (e.g. "target.sim."). */
+void opt_print_man(FILE *f, const opt_def *table, const char *key_prefix);
+void opt_print_markdown(FILE *f, const opt_def *table, const char *key_prefix);
 /* roff text with '-' and '\' escaped and a leading '.' or '\'' guarded. */
 void opt_roff(FILE *f, const char *text);
 
