@@ -28,6 +28,7 @@
 #include "common/tokens.h"
 #include "common/util.h"
 #include "sim/metrics.h"
+#include "sim/server.h"
 
 #include <event2/buffer.h>
 #include <event2/thread.h>
@@ -38,91 +39,15 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct sim_request sim_request;
-
 /* What the engine said about one sequence, on its way to the thread that
  * owns the connection: TOKEN (a token; `snap` is the sequence right after
  * it), DROP (the disconnect fault fired), GONE (the connection died). */
 typedef enum { REC_TOKEN, REC_DROP, REC_GONE } rec_kind;
-typedef struct emit_rec {
+struct emit_rec {
     sim_request *r;
     seq snap;
     rec_kind kind;
-} emit_rec;
-
-/* An I/O side: a loop, its listener and connections, and (threaded) the
- * outbox the engine fills. */
-typedef struct sim_front {
-    sim_server *srv;
-    struct event_base *base;
-    httpd *http;
-    pthread_t thread;
-    int has_thread;
-    struct event *wake;
-    pthread_mutex_t mu; /* guards recs */
-    emit_rec *recs;
-    size_t n_recs, cap_recs;
-} sim_front;
-
-struct sim_server {
-    struct event_base *base; /* the engine's loop */
-    sim_config cfg;
-    engine *eng;
-    sim_front *fronts;
-    int n_fronts;
-    int threaded;
-    pthread_mutex_t mu;     /* threaded: the engine, metrics, counter */
-    pthread_mutex_t out_mu; /* threaded: the two trace files */
-    size_t pending;         /* threaded: records posted and not yet acted on (atomic) */
-    int held;               /* threaded: the next step waits for the outboxes */
-    struct event *step_timer, *flush_timer, *hold_timer;
-    int64_t t0_us;
-    sim_metrics metrics;
-    FILE *trace;
-    FILE *token_trace;
-    char *model_json; /* model id as a JSON string literal, quotes included */
-    uint64_t counter;
 };
-
-struct sim_request {
-    sim_server *srv;
-    sim_front *front; /* the thread that owns conn */
-    http_conn *conn;
-    int dropped; /* threaded: the connection died; only GONE ends it */
-    seq s;
-    int chat, stream, include_usage, continuous_usage;
-    char id[40];
-    char request_id[128];
-    long created;
-    fault_kind fault;
-    int fault_at;
-    int status;
-    struct evbuffer *text; /* the whole answer, when not streaming */
-    struct event *stall_timer;
-    int64_t first_write_us; /* server-relative, -1 until the first token left */
-    int64_t last_write_us;  /* the last token's bytes, -1 until then */
-    uint64_t token_seed;
-};
-
-static void eng_lock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_lock(&s->mu);
-}
-
-static void eng_unlock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_unlock(&s->mu);
-}
-
-static void out_lock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_lock(&s->out_mu);
-}
-
-static void out_unlock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_unlock(&s->out_mu);
-}
 
 /* The simulator's output vocabulary: common English word pieces, so the
  * streamed text looks like text and never needs JSON escaping. */
@@ -136,10 +61,6 @@ static const char *const vocab[] = {
     " no",    " model", " server", " token", " cache", " batch",  " request", " latency",
     ".",      ",",      " time",   " first", " queue", " memory", " load",    " user"};
 #define VOCAB_SIZE (sizeof vocab / sizeof *vocab)
-
-static int64_t now_rel(const sim_server *s) {
-    return mono_us() - s->t0_us;
-}
 
 static const char *token_text(const sim_request *r, int index) {
     return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
