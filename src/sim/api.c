@@ -28,13 +28,13 @@
 #include "common/tokens.h"
 #include "common/util.h"
 #include "sim/metrics.h"
+#include "sim/request.h"
 #include "sim/server.h"
 
 #include <event2/buffer.h>
 #include <event2/thread.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -455,107 +455,6 @@ static void on_flush(evutil_socket_t fd, short what, void *arg) {
     sim_server_flush(arg);
 }
 
-/* ---- request parsing ---- */
-
-/* Prompt tokens of a completions `prompt`; -1 with msg on bad input. */
-static int prompt_tokens(json_t *prompt, const char **msg) {
-    if (json_is_string(prompt))
-        return (int)count_text_tokens(json_string_value(prompt), json_string_length(prompt));
-    if (json_is_array(prompt)) {
-        size_t n = json_array_size(prompt);
-        if (n == 0) {
-            *msg = "prompt must not be empty";
-            return -1;
-        }
-        json_t *first = json_array_get(prompt, 0);
-        if (json_is_integer(first)) {
-            size_t i;
-            json_t *v;
-            json_array_foreach(prompt, i, v) {
-                if (!json_is_integer(v) || json_integer_value(v) < 0) {
-                    *msg = "prompt token ids must be non-negative integers";
-                    return -1;
-                }
-            }
-            return (int)n;
-        }
-        if (n == 1)
-            return prompt_tokens(first, msg);
-        *msg = "batched prompts are not supported by the simulator; send one prompt a request";
-        return -1;
-    }
-    *msg = "prompt must be a string, a list of token ids, or a list of one of those";
-    return -1;
-}
-
-static int chat_tokens(json_t *messages, const char **msg) {
-    if (!json_is_array(messages) || json_array_size(messages) == 0) {
-        *msg = "messages must be a non-empty list";
-        return -1;
-    }
-    size_t i;
-    json_t *m;
-    int total = CHAT_TOKENS_REPLY_PRIMING;
-    json_array_foreach(messages, i, m) {
-        json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
-        if (!json_is_string(role)) {
-            *msg = "each message needs a string role";
-            return -1;
-        }
-        total += CHAT_TOKENS_PER_MESSAGE +
-                 (int)count_text_tokens(json_string_value(role), json_string_length(role));
-        if (json_is_string(content)) {
-            total +=
-                (int)count_text_tokens(json_string_value(content), json_string_length(content));
-        } else if (json_is_array(content)) {
-            size_t k;
-            json_t *part;
-            json_array_foreach(content, k, part) {
-                json_t *t = json_object_get(part, "text");
-                if (json_is_string(t))
-                    total += (int)count_text_tokens(json_string_value(t), json_string_length(t));
-            }
-        } else if (!json_is_null(content)) {
-            *msg = "message content must be a string, a list of parts, or null";
-            return -1;
-        }
-    }
-    return total;
-}
-
-#define FIELD_WRONG_TYPE LONG_MIN
-/* An optional integer field: `dflt` when absent, FIELD_WRONG_TYPE when not
- * an integer. */
-static long opt_int(json_t *body, const char *key, long dflt) {
-    json_t *v = json_object_get(body, key);
-    if (!v || json_is_null(v))
-        return dflt;
-    if (!json_is_integer(v))
-        return FIELD_WRONG_TYPE;
-    json_int_t x = json_integer_value(v);
-    if (x < -1000000000 || x > 1000000000)
-        return FIELD_WRONG_TYPE;
-    return (long)x;
-}
-
-/* max_tokens (or chat's max_completion_tokens): 0 when absent, -1 when not
- * a positive integer. */
-static long read_max_tokens(json_t *body, int chat) {
-    json_t *v = json_object_get(body, "max_tokens");
-    if ((!v || json_is_null(v)) && chat)
-        v = json_object_get(body, "max_completion_tokens");
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000000)
-        return -1;
-    return (long)json_integer_value(v);
-}
-
-static int opt_bool(json_t *obj, const char *key) {
-    json_t *v = json_object_get(obj, key);
-    return v && json_is_true(v);
-}
-
 static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -571,64 +470,12 @@ static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
 static void handle_completion(sim_front *f, http_conn *c, const http_request *req, int chat) {
     sim_server *s = f->srv;
     int64_t arrived = now_rel(s);
-    json_error_t jerr;
-    json_t *body = json_loadb(req->body, req->body_len, 0, &jerr);
-    char msg[512];
-    const char *why = NULL;
-    int status = 400;
-    if (!body || !json_is_object(body)) {
-        snprintf(msg, sizeof msg, "invalid JSON body: %s", body ? "not an object" : jerr.text);
-        why = msg;
-    }
-    int ptoks = 0;
-    long max_tokens = 0, min_tokens = 0;
     const engine_params *ep = engine_get_params(s->eng);
-    if (!why) {
-        json_t *model = json_object_get(body, "model");
-        if (model && !json_is_string(model)) {
-            why = "model must be a string";
-        } else if (model && strcmp(json_string_value(model), s->cfg.model)) {
-            snprintf(msg, sizeof msg, "The model `%s` does not exist.", json_string_value(model));
-            why = msg;
-            status = 404;
-        }
-    }
-    if (!why) {
-        json_t *src = json_object_get(body, chat ? "messages" : "prompt");
-        if (!src)
-            why = chat ? "field required: messages" : "field required: prompt";
-        else
-            ptoks = chat ? chat_tokens(src, &why) : prompt_tokens(src, &why);
-    }
-    if (!why) {
-        max_tokens = read_max_tokens(body, chat);
-        min_tokens = opt_int(body, "min_tokens", 0);
-        json_t *n = json_object_get(body, "n");
-        if (max_tokens < 0)
-            why = "max_tokens must be a positive integer";
-        else if (min_tokens == FIELD_WRONG_TYPE || min_tokens < 0)
-            why = "min_tokens must be a non-negative integer";
-        else if (max_tokens > 0 && min_tokens > max_tokens)
-            why = "min_tokens must not exceed max_tokens";
-        else if (n && !(json_is_integer(n) && json_integer_value(n) == 1))
-            why = "the simulator supports n=1 only";
-        else if (ptoks < 1)
-            ptoks = 1; /* an empty text prompt still costs its BOS token */
-    }
-    if (!why) {
-        long total = ptoks + (max_tokens > 0 ? max_tokens : 1);
-        if (total > ep->max_model_len) {
-            snprintf(msg, sizeof msg,
-                     "This model's maximum context length is %d tokens. However, you requested "
-                     "%ld tokens (%d in the messages, %ld in the completion). Please reduce the "
-                     "length of the messages or completion.",
-                     ep->max_model_len, total, ptoks, max_tokens > 0 ? max_tokens : 1);
-            why = msg;
-        }
-    }
-    if (why) {
-        json_decref(body);
-        reply_error(c, status, why);
+    completion_ask ask;
+    request_error err;
+    if (request_parse(req->body, req->body_len, chat, s->cfg.model, ep->max_model_len, &ask,
+                      &err)) {
+        reply_error(c, err.status, err.message);
         return;
     }
 
@@ -638,10 +485,9 @@ static void handle_completion(sim_front *f, http_conn *c, const http_request *re
     r->conn = c;
     r->chat = chat;
     r->status = 200;
-    r->stream = opt_bool(body, "stream");
-    json_t *so = json_object_get(body, "stream_options");
-    r->include_usage = r->stream && opt_bool(so, "include_usage");
-    r->continuous_usage = r->stream && opt_bool(so, "continuous_usage_stats");
+    r->stream = ask.stream;
+    r->include_usage = ask.include_usage;
+    r->continuous_usage = ask.continuous_usage;
     r->created = (long)time(NULL);
     r->first_write_us = r->last_write_us = -1;
     uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
@@ -654,31 +500,8 @@ static void handle_completion(sim_front *f, http_conn *c, const http_request *re
     snprintf(r->id, sizeof r->id, "%s%016llx", chat ? "chatcmpl-" : "cmpl-",
              (unsigned long long)(h ^ n));
     r->token_seed = mix64(h);
-
-    /* Output length: exactly max_tokens with ignore_eos, else a seeded draw. */
-    int ignore_eos = opt_bool(body, "ignore_eos");
-    long room = ep->max_model_len - ptoks;
-    long cap = max_tokens > 0 ? max_tokens : (room < 256 ? room : 256);
-    r->s.prompt_tokens = ptoks;
-    if (ignore_eos && max_tokens > 0) {
-        r->s.target_tokens = (int)max_tokens;
-        r->s.at_target = FINISH_LENGTH;
-    } else {
-        long lo = cap * s->cfg.eos_min_frac_pct / 100;
-        if (lo < min_tokens)
-            lo = min_tokens;
-        if (lo < 1)
-            lo = 1;
-        rng g;
-        rng_seed(&g, mix64(h ^ 0x1e57ULL));
-        long len = (long)rng_range(&g, lo, cap);
-        r->s.target_tokens = (int)len;
-        r->s.at_target = (len == cap && max_tokens > 0) ? FINISH_LENGTH : FINISH_STOP;
-    }
-    if (max_tokens <= 0 && r->s.target_tokens > room)
-        r->s.target_tokens = (int)room;
+    request_plan_output(&ask, ep->max_model_len, s->cfg.eos_min_frac_pct, h, &r->s);
     r->s.user = r;
-    json_decref(body);
 
     /* Fault injection, drawn from the request id so runs repeat. */
     rng fr;
@@ -730,7 +553,7 @@ static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req
             json_array_append_new(tokens, json_integer(ids[i]));
         free(ids);
     } else if (messages) {
-        count = chat_tokens(messages, &why);
+        count = count_chat_tokens(messages, &why);
     } else {
         why = "field required: prompt (a string) or messages";
     }
