@@ -29,6 +29,7 @@
 #include "common/util.h"
 #include "sim/metrics.h"
 #include "sim/request.h"
+#include "sim/trace.h"
 #include "sim/server.h"
 
 #include <event2/buffer.h>
@@ -93,43 +94,6 @@ static void reply_json(http_conn *c, json_t *obj) {
     json_decref(obj);
 }
 
-/* ---- the trace ---- */
-
-static void put_ms(FILE *f, int64_t us) {
-    if (us >= 0)
-        fprintf(f, "%.3f", us / 1000.0);
-}
-
-static const char *finish_text(const sim_request *r) {
-    if (r->status != 200)
-        return "error";
-    switch (r->s.finish) {
-    case FINISH_STOP: return "stop";
-    case FINISH_LENGTH: return "length";
-    case FINISH_ABORT: return "abort";
-    default: return "";
-    }
-}
-
-static void trace_row(sim_server *s, sim_request *r) {
-    if (!s->trace)
-        return;
-    FILE *f = s->trace;
-    fputs(r->request_id, f);
-    fputc(',', f);
-    put_ms(f, r->s.arrived_us);
-    fputc(',', f);
-    put_ms(f, r->s.admitted_us);
-    fputc(',', f);
-    put_ms(f, r->stream ? r->first_write_us : r->s.first_token_us);
-    fputc(',', f);
-    put_ms(f, r->s.finished_us);
-    fprintf(f, ",%d,%d,%d,%s,%d,%s,", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
-            finish_text(r), r->status, fault_name(r->fault));
-    put_ms(f, r->stream ? r->last_write_us : r->s.finished_us);
-    fputc('\n', f);
-}
-
 static void request_free(sim_request *r) {
     if (r->stall_timer)
         event_free(r->stall_timer);
@@ -153,9 +117,7 @@ static void request_end(sim_request *r) {
         s->metrics.requests_aborted_total++;
     }
     eng_unlock(s);
-    out_lock(s);
-    trace_row(s, r);
-    out_unlock(s);
+    trace_request(s, r);
     request_free(r);
 }
 
@@ -301,11 +263,7 @@ static void deliver_token(sim_request *r, const seq *sq) {
     if (r->first_write_us < 0)
         r->first_write_us = wrote;
     r->last_write_us = wrote;
-    if (s->token_trace) {
-        out_lock(s);
-        fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote / 1000.0);
-        out_unlock(s);
-    }
+    trace_token(s, r, index, wrote);
     if (finished) {
         http_stream_finish(r->conn);
         request_end(r);
@@ -663,27 +621,9 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
         free(s);
         return NULL;
     }
-    if (cfg->trace_path) {
-        s->trace = fopen(cfg->trace_path, "w");
-        if (!s->trace) {
-            snprintf(err, errlen, "--trace %s: cannot open for writing", cfg->trace_path);
-            engine_free(s->eng);
-            free(s);
-            return NULL;
-        }
-        fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
-              "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms\n",
-              s->trace);
-    }
-    if (cfg->token_trace_path) {
-        s->token_trace = fopen(cfg->token_trace_path, "w");
-        if (!s->token_trace) {
-            snprintf(err, errlen, "--trace-tokens %s: cannot open for writing",
-                     cfg->token_trace_path);
-            sim_server_free(s);
-            return NULL;
-        }
-        fputs("request_id,index,t_ms\n", s->token_trace);
+    if (trace_open(s, err, errlen)) {
+        sim_server_free(s);
+        return NULL;
     }
     json_t *m = json_string(cfg->model);
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
@@ -712,12 +652,7 @@ int sim_server_port(const sim_server *s) {
 }
 
 void sim_server_flush(sim_server *s) {
-    out_lock(s);
-    if (s->trace)
-        fflush(s->trace);
-    if (s->token_trace)
-        fflush(s->token_trace);
-    out_unlock(s);
+    trace_flush(s);
 }
 
 void sim_server_free(sim_server *s) {
@@ -743,10 +678,7 @@ void sim_server_free(sim_server *s) {
         }
     }
     free(s->fronts);
-    if (s->trace)
-        fclose(s->trace);
-    if (s->token_trace)
-        fclose(s->token_trace);
+    trace_close(s);
     if (s->step_timer)
         event_free(s->step_timer);
     if (s->hold_timer)
