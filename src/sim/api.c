@@ -349,6 +349,53 @@ static void on_flush(evutil_socket_t fd, short what, void *arg) {
     sim_server_flush(arg);
 }
 
+/* Its names: the trace's request id (the client's X-Request-Id when it is
+ * usable in a CSV row, else srv-N), the response id, and the seed of its
+ * text. Returns the hash every later draw is seeded from. */
+static uint64_t name_request(sim_request *r, const http_request *req) {
+    sim_server *s = r->srv;
+    uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
+    const char *rid = http_header_get(req, "X-Request-Id");
+    if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
+        snprintf(r->request_id, sizeof r->request_id, "%s", rid);
+    else
+        snprintf(r->request_id, sizeof r->request_id, "srv-%llu", (unsigned long long)n);
+    uint64_t h = hash_bytes(r->request_id, strlen(r->request_id), s->cfg.seed);
+    snprintf(r->id, sizeof r->id, "%s%016llx", r->chat ? "chatcmpl-" : "cmpl-",
+             (unsigned long long)(h ^ n));
+    r->token_seed = mix64(h);
+    return h;
+}
+
+static sim_request *request_new(sim_front *f, http_conn *c, const http_request *req,
+                                const completion_ask *ask, int64_t arrived) {
+    sim_server *s = f->srv;
+    sim_request *r = xcalloc(1, sizeof *r);
+    r->srv = s;
+    r->front = f;
+    r->conn = c;
+    r->chat = ask->chat;
+    r->status = 200;
+    r->stream = ask->stream;
+    r->include_usage = ask->include_usage;
+    r->continuous_usage = ask->continuous_usage;
+    r->created = (long)time(NULL);
+    r->first_write_us = r->last_write_us = -1;
+    uint64_t h = name_request(r, req);
+    request_plan_output(ask, engine_get_params(s->eng)->max_model_len, s->cfg.eos_min_frac_pct, h,
+                        &r->s);
+    r->s.user = r;
+
+    /* Fault injection, drawn from the request id so runs repeat. */
+    rng fr;
+    rng_seed(&fr, mix64(h ^ 0xfa17ULL));
+    r->fault = fault_pick(&s->cfg.faults, rng_uniform(&fr));
+    r->fault_at = r->s.target_tokens / 2;
+    r->s.arrived_us = arrived;
+    r->s.admitted_us = r->s.first_token_us = r->s.finished_us = -1;
+    return r;
+}
+
 static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -361,49 +408,26 @@ static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
     eng_unlock(r->srv);
 }
 
+/* The stall fault: headers sent, then nothing for stall_ms before the
+ * request even reaches the engine. */
+static void stall(sim_request *r) {
+    const sim_config *cfg = &r->srv->cfg;
+    r->stall_timer = evtimer_new(r->front->base, on_stall_over, r);
+    struct timeval tv = {cfg->stall_ms / 1000, (cfg->stall_ms % 1000) * 1000};
+    evtimer_add(r->stall_timer, &tv);
+}
+
 static void handle_completion(sim_front *f, http_conn *c, const http_request *req, int chat) {
     sim_server *s = f->srv;
     int64_t arrived = now_rel(s);
-    const engine_params *ep = engine_get_params(s->eng);
     completion_ask ask;
     request_error err;
-    if (request_parse(req->body, req->body_len, chat, s->cfg.model, ep->max_model_len, &ask,
-                      &err)) {
+    if (request_parse(req->body, req->body_len, chat, s->cfg.model,
+                      engine_get_params(s->eng)->max_model_len, &ask, &err)) {
         reply_error(c, err.status, err.message);
         return;
     }
-
-    sim_request *r = xcalloc(1, sizeof *r);
-    r->srv = s;
-    r->front = f;
-    r->conn = c;
-    r->chat = chat;
-    r->status = 200;
-    r->stream = ask.stream;
-    r->include_usage = ask.include_usage;
-    r->continuous_usage = ask.continuous_usage;
-    r->created = (long)time(NULL);
-    r->first_write_us = r->last_write_us = -1;
-    uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
-    const char *rid = http_header_get(req, "X-Request-Id");
-    if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
-        snprintf(r->request_id, sizeof r->request_id, "%s", rid);
-    else
-        snprintf(r->request_id, sizeof r->request_id, "srv-%llu", (unsigned long long)n);
-    uint64_t h = hash_bytes(r->request_id, strlen(r->request_id), s->cfg.seed);
-    snprintf(r->id, sizeof r->id, "%s%016llx", chat ? "chatcmpl-" : "cmpl-",
-             (unsigned long long)(h ^ n));
-    r->token_seed = mix64(h);
-    request_plan_output(&ask, ep->max_model_len, s->cfg.eos_min_frac_pct, h, &r->s);
-    r->s.user = r;
-
-    /* Fault injection, drawn from the request id so runs repeat. */
-    rng fr;
-    rng_seed(&fr, mix64(h ^ 0xfa17ULL));
-    r->fault = fault_pick(&s->cfg.faults, rng_uniform(&fr));
-    r->fault_at = r->s.target_tokens / 2;
-    r->s.arrived_us = arrived;
-    r->s.admitted_us = r->s.first_token_us = r->s.finished_us = -1;
+    sim_request *r = request_new(f, c, req, &ask, arrived);
     if (r->fault == FAULT_HTTP429 || r->fault == FAULT_HTTP500) {
         r->status = r->fault == FAULT_HTTP429 ? 429 : 500;
         reply_error(c, r->status,
@@ -418,9 +442,7 @@ static void handle_completion(sim_front *f, http_conn *c, const http_request *re
     else
         r->text = evbuffer_new();
     if (r->fault == FAULT_STALL) {
-        r->stall_timer = evtimer_new(f->base, on_stall_over, r);
-        struct timeval tv = {s->cfg.stall_ms / 1000, (s->cfg.stall_ms % 1000) * 1000};
-        evtimer_add(r->stall_timer, &tv);
+        stall(r);
         return;
     }
     eng_lock(s);
