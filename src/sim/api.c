@@ -27,11 +27,14 @@
 #include "common/clock.h"
 #include "common/tokens.h"
 #include "common/util.h"
+#include "sim/completion.h"
 #include "sim/engine_clock.h"
 #include "sim/metrics.h"
+#include "sim/outbox.h"
+#include "sim/output.h"
 #include "sim/request.h"
-#include "sim/trace.h"
 #include "sim/server.h"
+#include "sim/trace.h"
 
 #include <event2/buffer.h>
 #include <event2/thread.h>
@@ -40,16 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* What the engine said about one sequence, on its way to the thread that
- * owns the connection: TOKEN (a token; `snap` is the sequence right after
- * it), DROP (the disconnect fault fired), GONE (the connection died). */
-typedef enum { REC_TOKEN, REC_DROP, REC_GONE } rec_kind;
-struct emit_rec {
-    sim_request *r;
-    seq snap;
-    rec_kind kind;
-};
 
 /* The simulator's output vocabulary: common English word pieces, so the
  * streamed text looks like text and never needs JSON escaping. */
@@ -103,8 +96,7 @@ static void request_free(sim_request *r) {
     free(r);
 }
 
-/* The request is over: metrics, trace, memory. */
-static void request_end(sim_request *r) {
+void request_end(sim_request *r) {
     sim_server *s = r->srv;
     eng_lock(s);
     if (r->s.finished_us < 0)
@@ -122,8 +114,6 @@ static void request_end(sim_request *r) {
     request_free(r);
 }
 
-static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind);
-
 /* Client vanished mid-response: free the sequence and its KV blocks now. */
 static void on_conn_gone(void *arg) {
     sim_request *r = arg;
@@ -136,8 +126,7 @@ static void on_conn_gone(void *arg) {
         r->s.finish = FINISH_ABORT;
     }
     if (s->threaded) { /* after every record the engine posted for it */
-        r->dropped = 1;
-        post(r->front, r, &r->s, REC_GONE);
+        outbox_post_gone(r->front, r);
         eng_unlock(s);
         return;
     }
@@ -237,10 +226,7 @@ static void finish_whole(sim_request *r) {
     }
 }
 
-/* A token leaves: its SSE event is written (or, not streaming, kept for the
- * whole answer), the write time noted, and after the last one the request
- * ends. `sq` is the sequence as it was right after this token. */
-static void deliver_token(sim_request *r, const seq *sq) {
+void deliver_token(sim_request *r, const seq *sq) {
     sim_server *s = r->srv;
     int index = sq->generated - 1;
     int finished = sq->state == SEQ_FINISHED;
@@ -282,7 +268,7 @@ static void on_emit(seq *sq, int64_t now_us, void *ud) {
         sq->state = SEQ_ABORTED;
         sq->finish = FINISH_ABORT;
         if (s->threaded) {
-            post(r->front, r, sq, REC_DROP);
+            outbox_post_drop(r->front, r, sq);
             return;
         }
         http_conn_drop(r->conn);
@@ -290,57 +276,9 @@ static void on_emit(seq *sq, int64_t now_us, void *ud) {
         return;
     }
     if (s->threaded)
-        post(r->front, r, sq, REC_TOKEN);
+        outbox_post_token(r->front, r, sq);
     else
         deliver_token(r, sq);
-}
-
-/* ---- threads: the outboxes ---- */
-
-/* Engine side (or a dying connection, on its own thread), engine lock held. */
-static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind) {
-    pthread_mutex_lock(&f->mu);
-    if (f->n_recs == f->cap_recs) {
-        f->cap_recs = f->cap_recs ? f->cap_recs * 2 : 256;
-        f->recs = xrealloc(f->recs, f->cap_recs * sizeof *f->recs);
-    }
-    f->recs[f->n_recs++] = (emit_rec){r, *snap, kind};
-    int first = f->n_recs == 1;
-    __atomic_add_fetch(&f->srv->pending, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&f->mu);
-    if (first)
-        event_active(f->wake, EV_READ, 0);
-}
-
-/* I/O side: takes the whole outbox and acts on it in order. */
-static void on_wake(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_front *f = arg;
-    pthread_mutex_lock(&f->mu);
-    emit_rec *recs = f->recs;
-    size_t n = f->n_recs;
-    f->recs = NULL;
-    f->n_recs = f->cap_recs = 0;
-    pthread_mutex_unlock(&f->mu);
-    for (size_t i = 0; i < n; i++) {
-        sim_request *r = recs[i].r;
-        switch (recs[i].kind) {
-        case REC_TOKEN:
-            if (!r->dropped)
-                deliver_token(r, &recs[i].snap);
-            break;
-        case REC_DROP:
-            if (!r->dropped) {
-                http_conn_drop(r->conn);
-                request_end(r);
-            }
-            break;
-        case REC_GONE: request_end(r); break;
-        }
-    }
-    __atomic_sub_fetch(&f->srv->pending, n, __ATOMIC_RELAXED);
-    free(recs);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg) {
@@ -554,8 +492,7 @@ static int start_fronts(sim_server *s, char *err, int errlen) {
         f->srv = s;
         if (s->threaded) {
             f->base = event_base_precise();
-            pthread_mutex_init(&f->mu, NULL);
-            f->wake = event_new(f->base, -1, EV_READ, on_wake, f);
+            outbox_init(f);
         } else {
             f->base = s->base;
         }
@@ -625,11 +562,8 @@ void sim_server_free(sim_server *s) {
     for (int i = 0; i < s->n_fronts; i++) {
         sim_front *f = &s->fronts[i];
         httpd_free(f->http);
-        if (f->wake)
-            event_free(f->wake);
-        free(f->recs);
         if (s->threaded) {
-            pthread_mutex_destroy(&f->mu);
+            outbox_free(f);
             if (f->base)
                 event_base_free(f->base);
         }
