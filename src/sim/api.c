@@ -1,35 +1,22 @@
-/* api: request handling for `servelab sim`.
+/* api: the simulated server's assembly: its endpoints and its start and stop.
  *
- * A completion request becomes a sim_request holding the engine's `seq`.
- * The engine's emit callback turns each token into an SSE event written at
- * once (or appends it to the whole answer when not streaming). When the
- * request ends, however it ends, one trace row is written with the times
- * as the server saw them: first_token_ms is read right after the first
- * token's bytes went to the socket.
+ * One engine behind one or more I/O sides. The engine, its step timer
+ * (engine_clock.c) and the /metrics counters stay on the caller's loop.
+ * With `sim --threads N` (N > 1) each I/O thread has its own event loop and
+ * listener on the same port (SO_REUSEPORT) and owns its connections; the
+ * engine reaches them through their outboxes (outbox.c), under one engine
+ * lock, so the model is the same code and stays exact.
  *
- * Threads (`sim --threads N`, N > 1): one engine behind N I/O threads. The
- * engine, its step timer and the /metrics counters stay on the main thread
- * under one lock (the model is the same code, so it stays exact); each I/O
- * thread has its own event loop and listener on the same port
- * (SO_REUSEPORT) and owns its connections. At a step's end the engine
- * thread only copies each token's sequence state into the owning thread's
- * outbox; that thread formats and writes the chunks (the write() calls, most
- * of the simulator's time, then run in parallel) and records when they left.
- * A connection that dies posts a GONE record after aborting its sequence,
- * under the engine lock, so it always comes after that sequence's last
- * token record and the request ends exactly once.
- *
- * The wire format follows vLLM's OpenAI server: `text_completion` chunks,
- * `chat.completion.chunk` with a role-only first delta, the finish reason on
- * the last token's chunk, an optional usage-only chunk with empty `choices`,
- * per-chunk usage with `continuous_usage_stats`, then `data: [DONE]`. */
+ * The small endpoints (/health, /version, /v1/models, /metrics, /tokenize)
+ * are answered here; a completion goes to completion.c, which reads its body
+ * with request.c and writes its answer with output.c; trace.c keeps the
+ * ground-truth trace. server.h holds the state they share. */
 #include "sim/api.h"
 #include "common/clock.h"
 #include "common/tokens.h"
 #include "common/util.h"
 #include "sim/completion.h"
 #include "sim/engine_clock.h"
-#include "sim/metrics.h"
 #include "sim/outbox.h"
 #include "sim/output.h"
 #include "sim/request.h"
@@ -37,161 +24,36 @@
 #include "sim/trace.h"
 
 #include <event2/buffer.h>
-#include <event2/thread.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static void request_free(sim_request *r) {
-    if (r->stall_timer)
-        event_free(r->stall_timer);
-    if (r->text)
-        evbuffer_free(r->text);
-    free(r);
+/* ---- the endpoints ---- */
+
+static void reply_models(sim_server *s, http_conn *c) {
+    json_t *model =
+        json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object", "model", "created",
+                  (json_int_t)time(NULL), "owned_by", "servelab-sim", "root", s->cfg.model,
+                  "parent", "max_model_len", engine_get_params(s->eng)->max_model_len);
+    reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
 }
 
-void request_end(sim_request *r) {
-    sim_server *s = r->srv;
+static void reply_metrics(sim_server *s, http_conn *c) {
+    struct evbuffer *b = evbuffer_new();
     eng_lock(s);
-    if (r->s.finished_us < 0)
-        r->s.finished_us = now_rel(s);
-    if (r->s.state == SEQ_FINISHED) {
-        s->metrics.requests_success_total++;
-        histogram_observe(&s->metrics.ttft, (r->s.first_token_us - r->s.arrived_us) / 1e6);
-        histogram_observe(&s->metrics.queue_time, (r->s.admitted_us - r->s.arrived_us) / 1e6);
-        histogram_observe(&s->metrics.e2e, (r->s.finished_us - r->s.arrived_us) / 1e6);
-    } else if (r->s.state == SEQ_ABORTED) {
-        s->metrics.requests_aborted_total++;
-    }
+    engine_stats st = engine_get_stats(s->eng);
+    sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
     eng_unlock(s);
-    trace_request(s, r);
-    request_free(r);
+    size_t n = evbuffer_get_length(b);
+    http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+               (const char *)evbuffer_pullup(b, -1), n, NULL);
+    evbuffer_free(b);
 }
 
-/* Client vanished mid-response: free the sequence and its KV blocks now. */
-static void on_conn_gone(void *arg) {
-    sim_request *r = arg;
-    sim_server *s = r->srv;
-    eng_lock(s);
-    engine_abort(s->eng, &r->s, now_rel(s));
-    if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall), or its last
-                                        token has not been written yet */
-        r->s.state = SEQ_ABORTED;
-        r->s.finish = FINISH_ABORT;
-    }
-    if (s->threaded) { /* after every record the engine posted for it */
-        outbox_post_gone(r->front, r);
-        eng_unlock(s);
-        return;
-    }
-    eng_unlock(s);
-    request_end(r);
-}
-
-static void on_flush(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_server_flush(arg);
-}
-
-/* Its names: the trace's request id (the client's X-Request-Id when it is
- * usable in a CSV row, else srv-N), the response id, and the seed of its
- * text. Returns the hash every later draw is seeded from. */
-static uint64_t name_request(sim_request *r, const http_request *req) {
-    sim_server *s = r->srv;
-    uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
-    const char *rid = http_header_get(req, "X-Request-Id");
-    if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
-        snprintf(r->request_id, sizeof r->request_id, "%s", rid);
-    else
-        snprintf(r->request_id, sizeof r->request_id, "srv-%llu", (unsigned long long)n);
-    uint64_t h = hash_bytes(r->request_id, strlen(r->request_id), s->cfg.seed);
-    snprintf(r->id, sizeof r->id, "%s%016llx", r->chat ? "chatcmpl-" : "cmpl-",
-             (unsigned long long)(h ^ n));
-    r->token_seed = mix64(h);
-    return h;
-}
-
-static sim_request *request_new(sim_front *f, http_conn *c, const http_request *req,
-                                const completion_ask *ask, int64_t arrived) {
-    sim_server *s = f->srv;
-    sim_request *r = xcalloc(1, sizeof *r);
-    r->srv = s;
-    r->front = f;
-    r->conn = c;
-    r->chat = ask->chat;
-    r->status = 200;
-    r->stream = ask->stream;
-    r->include_usage = ask->include_usage;
-    r->continuous_usage = ask->continuous_usage;
-    r->created = (long)time(NULL);
-    r->first_write_us = r->last_write_us = -1;
-    uint64_t h = name_request(r, req);
-    request_plan_output(ask, engine_get_params(s->eng)->max_model_len, s->cfg.eos_min_frac_pct, h,
-                        &r->s);
-    r->s.user = r;
-
-    /* Fault injection, drawn from the request id so runs repeat. */
-    rng fr;
-    rng_seed(&fr, mix64(h ^ 0xfa17ULL));
-    r->fault = fault_pick(&s->cfg.faults, rng_uniform(&fr));
-    r->fault_at = r->s.target_tokens / 2;
-    r->s.arrived_us = arrived;
-    r->s.admitted_us = r->s.first_token_us = r->s.finished_us = -1;
-    return r;
-}
-
-static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_request *r = arg;
-    if (r->dropped)
-        return;
-    eng_lock(r->srv);
-    engine_add(r->srv->eng, &r->s, now_rel(r->srv));
-    kick_engine(r->srv);
-    eng_unlock(r->srv);
-}
-
-/* The stall fault: headers sent, then nothing for stall_ms before the
- * request even reaches the engine. */
-static void stall(sim_request *r) {
-    const sim_config *cfg = &r->srv->cfg;
-    r->stall_timer = evtimer_new(r->front->base, on_stall_over, r);
-    struct timeval tv = {cfg->stall_ms / 1000, (cfg->stall_ms % 1000) * 1000};
-    evtimer_add(r->stall_timer, &tv);
-}
-
-static void handle_completion(sim_front *f, http_conn *c, const http_request *req, int chat) {
-    sim_server *s = f->srv;
-    int64_t arrived = now_rel(s);
-    completion_ask ask;
-    request_error err;
-    if (request_parse(req->body, req->body_len, chat, s->cfg.model,
-                      engine_get_params(s->eng)->max_model_len, &ask, &err)) {
-        reply_error(c, err.status, err.message);
-        return;
-    }
-    sim_request *r = request_new(f, c, req, &ask, arrived);
-    if (r->fault == FAULT_HTTP429 || r->fault == FAULT_HTTP500) {
-        output_injected_error(r);
-        request_end(r);
-        return;
-    }
-    http_conn_on_gone(c, on_conn_gone, r);
-    output_begin(r);
-    if (r->fault == FAULT_STALL) {
-        stall(r);
-        return;
-    }
-    eng_lock(s);
-    engine_add(s->eng, &r->s, arrived);
-    kick_engine(s);
-    eng_unlock(s);
-}
-
+/* /tokenize: a string prompt's token ids, or a chat's token count, by the
+ * same rule a completion is charged. */
 static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req) {
     json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
     const char *why = NULL;
@@ -224,6 +86,8 @@ static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req
                             engine_get_params(s->eng)->max_model_len, "tokens", tokens));
 }
 
+/* The router: the path without its query, then the method; a known path
+ * with the wrong method is a 405, anything else a 404. */
 static void handle(http_conn *c, const http_request *req, void *ud) {
     sim_front *f = ud;
     sim_server *s = f->srv;
@@ -238,25 +102,13 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
         const char *v = "{\"version\":\"" SERVELAB_VERSION "-servelab-sim\"}";
         http_reply(c, 200, "application/json", v, strlen(v), NULL);
     } else if (PATH_IS("/v1/models") && get) {
-        json_t *model = json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object",
-                                  "model", "created", (json_int_t)time(NULL), "owned_by",
-                                  "servelab-sim", "root", s->cfg.model, "parent", "max_model_len",
-                                  engine_get_params(s->eng)->max_model_len);
-        reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
+        reply_models(s, c);
     } else if (PATH_IS("/metrics") && get) {
-        struct evbuffer *b = evbuffer_new();
-        eng_lock(s);
-        engine_stats st = engine_get_stats(s->eng);
-        sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
-        eng_unlock(s);
-        size_t n = evbuffer_get_length(b);
-        http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-                   (const char *)evbuffer_pullup(b, -1), n, NULL);
-        evbuffer_free(b);
+        reply_metrics(s, c);
     } else if (PATH_IS("/v1/completions") && post) {
-        handle_completion(f, c, req, 0);
+        completion_handle(f, c, req, 0);
     } else if (PATH_IS("/v1/chat/completions") && post) {
-        handle_completion(f, c, req, 1);
+        completion_handle(f, c, req, 1);
     } else if (PATH_IS("/tokenize") && post) {
         handle_tokenize(s, c, req);
     } else if (PATH_IS("/health") || PATH_IS("/version") || PATH_IS("/v1/models") ||
@@ -269,6 +121,14 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
         http_reply(c, 404, "application/json", b, strlen(b), NULL);
     }
 #undef PATH_IS
+}
+
+/* ---- start and stop ---- */
+
+static void on_flush(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_server_flush(arg);
 }
 
 static void *front_main(void *arg) {

@@ -1,9 +1,11 @@
 /* server: the state the simulator's own files share, internal to src/sim/.
  *
- * api.c builds a sim_server (an engine, its I/O sides, the trace) and
- * handles its requests; the files split out of it work on the same state.
- * Nothing outside src/sim/ includes this; the rest of the program sees only
- * sim/api.h.
+ * api.c builds a sim_server (an engine, its I/O sides, the trace) and the
+ * other parts work on it: request.c has no state and does not need this,
+ * completion.c makes and ends sim_requests, output.c writes their answers,
+ * outbox.c hands tokens between threads, engine_clock.c runs the step timers
+ * and trace.c writes the trace files. Nothing outside src/sim/ includes it;
+ * the rest of the program sees only sim/api.h.
  *
  * The two locks matter only with `--threads N` (N > 1): `mu` guards the
  * engine, the /metrics counters and the request counter, `out_mu` the two
