@@ -1,796 +1,59 @@
-/* api: request handling for `servelab sim`.
+/* api: the simulated server's assembly: its endpoints and its start and stop.
  *
- * A completion request becomes a sim_request holding the engine's `seq`.
- * The engine's emit callback turns each token into an SSE event written at
- * once (or appends it to the whole answer when not streaming). When the
- * request ends, however it ends, one trace row is written with the times
- * as the server saw them: first_token_ms is read right after the first
- * token's bytes went to the socket.
+ * One engine behind one or more I/O sides. The engine, its step timer
+ * (engine_clock.c) and the /metrics counters stay on the caller's loop.
+ * With `sim --threads N` (N > 1) each I/O thread has its own event loop and
+ * listener on the same port (SO_REUSEPORT) and owns its connections; the
+ * engine reaches them through their outboxes (outbox.c), under one engine
+ * lock, so the model is the same code and stays exact.
  *
- * Threads (`sim --threads N`, N > 1): one engine behind N I/O threads. The
- * engine, its step timer and the /metrics counters stay on the main thread
- * under one lock (the model is the same code, so it stays exact); each I/O
- * thread has its own event loop and listener on the same port
- * (SO_REUSEPORT) and owns its connections. At a step's end the engine
- * thread only copies each token's sequence state into the owning thread's
- * outbox; that thread formats and writes the chunks (the write() calls, most
- * of the simulator's time, then run in parallel) and records when they left.
- * A connection that dies posts a GONE record after aborting its sequence,
- * under the engine lock, so it always comes after that sequence's last
- * token record and the request ends exactly once.
- *
- * The wire format follows vLLM's OpenAI server: `text_completion` chunks,
- * `chat.completion.chunk` with a role-only first delta, the finish reason on
- * the last token's chunk, an optional usage-only chunk with empty `choices`,
- * per-chunk usage with `continuous_usage_stats`, then `data: [DONE]`. */
+ * The small endpoints (/health, /version, /v1/models, /metrics, /tokenize)
+ * are answered here; a completion goes to completion.c, which reads its body
+ * with request.c and writes its answer with output.c; trace.c keeps the
+ * ground-truth trace. server.h holds the state they share. */
 #include "sim/api.h"
 #include "common/clock.h"
 #include "common/tokens.h"
 #include "common/util.h"
-#include "sim/metrics.h"
+#include "sim/completion.h"
+#include "sim/engine_clock.h"
+#include "sim/outbox.h"
+#include "sim/output.h"
+#include "sim/request.h"
+#include "sim/server.h"
+#include "sim/trace.h"
 
 #include <event2/buffer.h>
-#include <event2/thread.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-typedef struct sim_request sim_request;
+/* ---- the endpoints ---- */
 
-/* What the engine said about one sequence, on its way to the thread that
- * owns the connection: TOKEN (a token; `snap` is the sequence right after
- * it), DROP (the disconnect fault fired), GONE (the connection died). */
-typedef enum { REC_TOKEN, REC_DROP, REC_GONE } rec_kind;
-typedef struct emit_rec {
-    sim_request *r;
-    seq snap;
-    rec_kind kind;
-} emit_rec;
-
-/* An I/O side: a loop, its listener and connections, and (threaded) the
- * outbox the engine fills. */
-typedef struct sim_front {
-    sim_server *srv;
-    struct event_base *base;
-    httpd *http;
-    pthread_t thread;
-    int has_thread;
-    struct event *wake;
-    pthread_mutex_t mu; /* guards recs */
-    emit_rec *recs;
-    size_t n_recs, cap_recs;
-} sim_front;
-
-struct sim_server {
-    struct event_base *base; /* the engine's loop */
-    sim_config cfg;
-    engine *eng;
-    sim_front *fronts;
-    int n_fronts;
-    int threaded;
-    pthread_mutex_t mu;     /* threaded: the engine, metrics, counter */
-    pthread_mutex_t out_mu; /* threaded: the two trace files */
-    size_t pending;         /* threaded: records posted and not yet acted on (atomic) */
-    int held;               /* threaded: the next step waits for the outboxes */
-    struct event *step_timer, *flush_timer, *hold_timer;
-    int64_t t0_us;
-    sim_metrics metrics;
-    FILE *trace;
-    FILE *token_trace;
-    char *model_json; /* model id as a JSON string literal, quotes included */
-    uint64_t counter;
-};
-
-struct sim_request {
-    sim_server *srv;
-    sim_front *front; /* the thread that owns conn */
-    http_conn *conn;
-    int dropped; /* threaded: the connection died; only GONE ends it */
-    seq s;
-    int chat, stream, include_usage, continuous_usage;
-    char id[40];
-    char request_id[128];
-    long created;
-    fault_kind fault;
-    int fault_at;
-    int status;
-    struct evbuffer *text; /* the whole answer, when not streaming */
-    struct event *stall_timer;
-    int64_t first_write_us; /* server-relative, -1 until the first token left */
-    int64_t last_write_us;  /* the last token's bytes, -1 until then */
-    uint64_t token_seed;
-};
-
-static void eng_lock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_lock(&s->mu);
+static void reply_models(sim_server *s, http_conn *c) {
+    json_t *model =
+        json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object", "model", "created",
+                  (json_int_t)time(NULL), "owned_by", "servelab-sim", "root", s->cfg.model,
+                  "parent", "max_model_len", engine_get_params(s->eng)->max_model_len);
+    reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
 }
 
-static void eng_unlock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_unlock(&s->mu);
-}
-
-static void out_lock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_lock(&s->out_mu);
-}
-
-static void out_unlock(sim_server *s) {
-    if (s->threaded)
-        pthread_mutex_unlock(&s->out_mu);
-}
-
-/* The simulator's output vocabulary: common English word pieces, so the
- * streamed text looks like text and never needs JSON escaping. */
-static const char *const vocab[] = {
-    " the",   " of",    " and",    " to",    " in",    " a",      " is",      " that",
-    " for",   " it",    " as",     " was",   " with",  " be",     " by",      " on",
-    " not",   " he",    " this",   " are",   " or",    " his",    " from",    " at",
-    " which", " but",   " have",   " an",    " had",   " they",   " you",     " were",
-    " their", " one",   " all",    " we",    " can",   " her",    " has",     " there",
-    " been",  " if",    " more",   " when",  " will",  " would",  " who",     " so",
-    " no",    " model", " server", " token", " cache", " batch",  " request", " latency",
-    ".",      ",",      " time",   " first", " queue", " memory", " load",    " user"};
-#define VOCAB_SIZE (sizeof vocab / sizeof *vocab)
-
-static int64_t now_rel(const sim_server *s) {
-    return mono_us() - s->t0_us;
-}
-
-static const char *token_text(const sim_request *r, int index) {
-    return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
-}
-
-/* ---- error replies ---- */
-
-static const char *error_type(int status) {
-    switch (status) {
-    case 404: return "NotFoundError";
-    case 429: return "RateLimitError";
-    case 500: return "InternalServerError";
-    default: return "BadRequestError";
-    }
-}
-
-static void reply_error(http_conn *c, int status, const char *message) {
-    json_t *err = json_pack("{s:{s:s,s:s,s:n,s:i}}", "error", "message", message, "type",
-                            error_type(status), "param", "code", status);
-    char *body = json_dumps(err, JSON_COMPACT);
-    http_reply(c, status, "application/json", body, strlen(body), NULL);
-    free(body);
-    json_decref(err);
-}
-
-static void reply_json(http_conn *c, json_t *obj) {
-    char *body = json_dumps(obj, JSON_COMPACT);
-    http_reply(c, 200, "application/json", body, strlen(body), NULL);
-    free(body);
-    json_decref(obj);
-}
-
-/* ---- the trace ---- */
-
-static void put_ms(FILE *f, int64_t us) {
-    if (us >= 0)
-        fprintf(f, "%.3f", us / 1000.0);
-}
-
-static const char *finish_text(const sim_request *r) {
-    if (r->status != 200)
-        return "error";
-    switch (r->s.finish) {
-    case FINISH_STOP: return "stop";
-    case FINISH_LENGTH: return "length";
-    case FINISH_ABORT: return "abort";
-    default: return "";
-    }
-}
-
-static void trace_row(sim_server *s, sim_request *r) {
-    if (!s->trace)
-        return;
-    FILE *f = s->trace;
-    fputs(r->request_id, f);
-    fputc(',', f);
-    put_ms(f, r->s.arrived_us);
-    fputc(',', f);
-    put_ms(f, r->s.admitted_us);
-    fputc(',', f);
-    put_ms(f, r->stream ? r->first_write_us : r->s.first_token_us);
-    fputc(',', f);
-    put_ms(f, r->s.finished_us);
-    fprintf(f, ",%d,%d,%d,%s,%d,%s,", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
-            finish_text(r), r->status, fault_name(r->fault));
-    put_ms(f, r->stream ? r->last_write_us : r->s.finished_us);
-    fputc('\n', f);
-}
-
-static void request_free(sim_request *r) {
-    if (r->stall_timer)
-        event_free(r->stall_timer);
-    if (r->text)
-        evbuffer_free(r->text);
-    free(r);
-}
-
-/* The request is over: metrics, trace, memory. */
-static void request_end(sim_request *r) {
-    sim_server *s = r->srv;
-    eng_lock(s);
-    if (r->s.finished_us < 0)
-        r->s.finished_us = now_rel(s);
-    if (r->s.state == SEQ_FINISHED) {
-        s->metrics.requests_success_total++;
-        histogram_observe(&s->metrics.ttft, (r->s.first_token_us - r->s.arrived_us) / 1e6);
-        histogram_observe(&s->metrics.queue_time, (r->s.admitted_us - r->s.arrived_us) / 1e6);
-        histogram_observe(&s->metrics.e2e, (r->s.finished_us - r->s.arrived_us) / 1e6);
-    } else if (r->s.state == SEQ_ABORTED) {
-        s->metrics.requests_aborted_total++;
-    }
-    eng_unlock(s);
-    out_lock(s);
-    trace_row(s, r);
-    out_unlock(s);
-    request_free(r);
-}
-
-static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind);
-
-/* Client vanished mid-response: free the sequence and its KV blocks now. */
-static void on_conn_gone(void *arg) {
-    sim_request *r = arg;
-    sim_server *s = r->srv;
-    eng_lock(s);
-    engine_abort(s->eng, &r->s, now_rel(s));
-    if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall), or its last
-                                        token has not been written yet */
-        r->s.state = SEQ_ABORTED;
-        r->s.finish = FINISH_ABORT;
-    }
-    if (s->threaded) { /* after every record the engine posted for it */
-        r->dropped = 1;
-        post(r->front, r, &r->s, REC_GONE);
-        eng_unlock(s);
-        return;
-    }
-    eng_unlock(s);
-    request_end(r);
-}
-
-/* ---- streaming output ---- */
-
-static void add_usage(struct evbuffer *b, const seq *sq) {
-    evbuffer_add_printf(b,
-                        "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
-                        "\"completion_tokens\":%d}",
-                        sq->prompt_tokens, sq->prompt_tokens + sq->generated, sq->generated);
-}
-
-static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
-    evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%ld,\"model\":%s,",
-                        r->id, r->chat ? "chat.completion.chunk" : "text_completion", r->created,
-                        r->srv->model_json);
-}
-
-static const char *finish_json(const seq *sq) {
-    if (sq->state != SEQ_FINISHED)
-        return "null";
-    return sq->finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
-}
-
-/* One SSE event for token `index` (plus the role event before the first
- * chat token). */
-static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, int index) {
-    if (r->chat && index == 0) {
-        add_chunk_head(b, r);
-        evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
-                               "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
-    }
-    add_chunk_head(b, r);
-    if (r->chat)
-        evbuffer_add_printf(b,
-                            "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
-                            "\"logprobs\":null,\"finish_reason\":%s}]",
-                            token_text(r, index), finish_json(sq));
-    else
-        evbuffer_add_printf(b,
-                            "\"choices\":[{\"index\":0,\"text\":\"%s\",\"logprobs\":null,"
-                            "\"finish_reason\":%s,\"stop_reason\":null}]",
-                            token_text(r, index), finish_json(sq));
-    if (r->continuous_usage) {
-        evbuffer_add(b, ",", 1);
-        add_usage(b, sq);
-    }
-    evbuffer_add(b, "}\n\n", 3);
-}
-
-static void add_stream_tail(struct evbuffer *b, sim_request *r, const seq *sq) {
-    if (r->include_usage) {
-        add_chunk_head(b, r);
-        evbuffer_add(b, "\"choices\":[],", 13);
-        add_usage(b, sq);
-        evbuffer_add(b, "}\n\n", 3);
-    }
-    evbuffer_add(b, "data: [DONE]\n\n", 14);
-}
-
-static int send_buffer(sim_request *r, struct evbuffer *b) {
-    size_t n = evbuffer_get_length(b);
-    int rc = http_stream_send(r->conn, (const char *)evbuffer_pullup(b, -1), n);
-    evbuffer_drain(b, n);
-    return rc;
-}
-
-static void finish_whole(sim_request *r) {
-    const char *text = (const char *)evbuffer_pullup(r->text, -1);
-    json_t *usage =
-        json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
-                  r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated);
-    const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
-    json_t *choice = r->chat
-                         ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
-                                     "assistant", "content", text, evbuffer_get_length(r->text),
-                                     "logprobs", "finish_reason", fin)
-                         : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
-                                     evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
-                                     "stop_reason");
-    json_t *obj = json_pack(
-        "{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
-        r->chat ? "chat.completion" : "text_completion", "created", (json_int_t)r->created, "model",
-        json_loads(r->srv->model_json, JSON_DECODE_ANY, NULL), "choices", choice, "usage", usage);
-    if (r->fault == FAULT_MALFORMED) {
-        char *body = json_dumps(obj, JSON_COMPACT);
-        size_t n = strlen(body) / 2; /* truncated JSON */
-        http_reply(r->conn, 200, "application/json", body, n, NULL);
-        free(body);
-        json_decref(obj);
-    } else {
-        reply_json(r->conn, obj);
-    }
-}
-
-/* A token leaves: its SSE event is written (or, not streaming, kept for the
- * whole answer), the write time noted, and after the last one the request
- * ends. `sq` is the sequence as it was right after this token. */
-static void deliver_token(sim_request *r, const seq *sq) {
-    sim_server *s = r->srv;
-    int index = sq->generated - 1;
-    int finished = sq->state == SEQ_FINISHED;
-    if (!r->stream) {
-        evbuffer_add(r->text, token_text(r, index) + 0, strlen(token_text(r, index)));
-        if (finished) {
-            finish_whole(r);
-            request_end(r);
-        }
-        return;
-    }
+static void reply_metrics(sim_server *s, http_conn *c) {
     struct evbuffer *b = evbuffer_new();
-    if (r->fault == FAULT_MALFORMED && index == r->fault_at)
-        evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"choices\":[{\"text\":\" broken\n\n", r->id);
-    add_token_event(b, r, sq, index);
-    if (finished)
-        add_stream_tail(b, r, sq);
-    send_buffer(r, b);
+    eng_lock(s);
+    engine_stats st = engine_get_stats(s->eng);
+    sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
+    eng_unlock(s);
+    size_t n = evbuffer_get_length(b);
+    http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+               (const char *)evbuffer_pullup(b, -1), n, NULL);
     evbuffer_free(b);
-    int64_t wrote = now_rel(s);
-    if (r->first_write_us < 0)
-        r->first_write_us = wrote;
-    r->last_write_us = wrote;
-    if (s->token_trace) {
-        out_lock(s);
-        fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote / 1000.0);
-        out_unlock(s);
-    }
-    if (finished) {
-        http_stream_finish(r->conn);
-        request_end(r);
-    }
 }
 
-static void on_emit(seq *sq, int64_t now_us, void *ud) {
-    (void)now_us;
-    sim_server *s = ud;
-    sim_request *r = sq->user;
-    int index = sq->generated - 1;
-
-    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
-        engine_abort(s->eng, sq, now_rel(s));
-        sq->state = SEQ_ABORTED;
-        sq->finish = FINISH_ABORT;
-        if (s->threaded) {
-            post(r->front, r, sq, REC_DROP);
-            return;
-        }
-        http_conn_drop(r->conn);
-        request_end(r);
-        return;
-    }
-    if (s->threaded)
-        post(r->front, r, sq, REC_TOKEN);
-    else
-        deliver_token(r, sq);
-}
-
-/* ---- threads: the outboxes ---- */
-
-/* Engine side (or a dying connection, on its own thread), engine lock held. */
-static void post(sim_front *f, sim_request *r, const seq *snap, rec_kind kind) {
-    pthread_mutex_lock(&f->mu);
-    if (f->n_recs == f->cap_recs) {
-        f->cap_recs = f->cap_recs ? f->cap_recs * 2 : 256;
-        f->recs = xrealloc(f->recs, f->cap_recs * sizeof *f->recs);
-    }
-    f->recs[f->n_recs++] = (emit_rec){r, *snap, kind};
-    int first = f->n_recs == 1;
-    __atomic_add_fetch(&f->srv->pending, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&f->mu);
-    if (first)
-        event_active(f->wake, EV_READ, 0);
-}
-
-/* I/O side: takes the whole outbox and acts on it in order. */
-static void on_wake(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_front *f = arg;
-    pthread_mutex_lock(&f->mu);
-    emit_rec *recs = f->recs;
-    size_t n = f->n_recs;
-    f->recs = NULL;
-    f->n_recs = f->cap_recs = 0;
-    pthread_mutex_unlock(&f->mu);
-    for (size_t i = 0; i < n; i++) {
-        sim_request *r = recs[i].r;
-        switch (recs[i].kind) {
-        case REC_TOKEN:
-            if (!r->dropped)
-                deliver_token(r, &recs[i].snap);
-            break;
-        case REC_DROP:
-            if (!r->dropped) {
-                http_conn_drop(r->conn);
-                request_end(r);
-            }
-            break;
-        case REC_GONE: request_end(r); break;
-        }
-    }
-    __atomic_sub_fetch(&f->srv->pending, n, __ATOMIC_RELAXED);
-    free(recs);
-}
-
-/* ---- the engine's clock ---- */
-
-/* The next step starts when the last one ended, not after its tokens were
- * written: as in vLLM, where the engine runs the next step while the API
- * server streams the last one's output, writing thousands of chunks does
- * not stretch the step period (unless it takes longer than a step). */
-static void begin_step_at(sim_server *s, int64_t start_us) {
-    int64_t d = engine_step_begin(s->eng, start_us);
-    if (d < 0)
-        return;
-    int64_t wait = start_us + d - now_rel(s);
-    if (wait < 0)
-        wait = 0;
-    struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
-    evtimer_add(s->step_timer, &tv);
-}
-
-/* Threaded: more than a step's worth of tokens not yet written. The next
- * step then waits (polled every 0.2 ms) as it does with one thread, where
- * the writes hold up the loop: the outboxes stay bounded and the step
- * period stretches exactly when the I/O side cannot keep up. */
-static int backlogged(sim_server *s) {
-    if (!s->threaded)
-        return 0; /* one loop: the writes themselves held the step back */
-    size_t pending = __atomic_load_n(&s->pending, __ATOMIC_RELAXED);
-    size_t running = (size_t)engine_get_stats(s->eng).running;
-    return pending > (running > 256 ? running : 256);
-}
-
-static void hold_or_begin(sim_server *s, int64_t start_us) {
-    if (backlogged(s)) {
-        s->held = 1;
-        struct timeval tv = {0, 200};
-        evtimer_add(s->hold_timer, &tv);
-        return;
-    }
-    s->held = 0;
-    begin_step_at(s, start_us);
-}
-
-static void on_step(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_server *s = arg;
-    eng_lock(s);
-    int64_t end = now_rel(s);
-    engine_step_end(s->eng, end);
-    hold_or_begin(s, end);
-    eng_unlock(s);
-}
-
-static void on_hold(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_server *s = arg;
-    eng_lock(s);
-    hold_or_begin(s, now_rel(s));
-    eng_unlock(s);
-}
-
-static void kick_engine(sim_server *s) {
-    if (!engine_in_step(s->eng) && !s->held)
-        begin_step_at(s, now_rel(s));
-}
-
-static void on_flush(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_server_flush(arg);
-}
-
-/* ---- request parsing ---- */
-
-/* Prompt tokens of a completions `prompt`; -1 with msg on bad input. */
-static int prompt_tokens(json_t *prompt, const char **msg) {
-    if (json_is_string(prompt))
-        return (int)count_text_tokens(json_string_value(prompt), json_string_length(prompt));
-    if (json_is_array(prompt)) {
-        size_t n = json_array_size(prompt);
-        if (n == 0) {
-            *msg = "prompt must not be empty";
-            return -1;
-        }
-        json_t *first = json_array_get(prompt, 0);
-        if (json_is_integer(first)) {
-            size_t i;
-            json_t *v;
-            json_array_foreach(prompt, i, v) {
-                if (!json_is_integer(v) || json_integer_value(v) < 0) {
-                    *msg = "prompt token ids must be non-negative integers";
-                    return -1;
-                }
-            }
-            return (int)n;
-        }
-        if (n == 1)
-            return prompt_tokens(first, msg);
-        *msg = "batched prompts are not supported by the simulator; send one prompt a request";
-        return -1;
-    }
-    *msg = "prompt must be a string, a list of token ids, or a list of one of those";
-    return -1;
-}
-
-static int chat_tokens(json_t *messages, const char **msg) {
-    if (!json_is_array(messages) || json_array_size(messages) == 0) {
-        *msg = "messages must be a non-empty list";
-        return -1;
-    }
-    size_t i;
-    json_t *m;
-    int total = CHAT_TOKENS_REPLY_PRIMING;
-    json_array_foreach(messages, i, m) {
-        json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
-        if (!json_is_string(role)) {
-            *msg = "each message needs a string role";
-            return -1;
-        }
-        total += CHAT_TOKENS_PER_MESSAGE +
-                 (int)count_text_tokens(json_string_value(role), json_string_length(role));
-        if (json_is_string(content)) {
-            total +=
-                (int)count_text_tokens(json_string_value(content), json_string_length(content));
-        } else if (json_is_array(content)) {
-            size_t k;
-            json_t *part;
-            json_array_foreach(content, k, part) {
-                json_t *t = json_object_get(part, "text");
-                if (json_is_string(t))
-                    total += (int)count_text_tokens(json_string_value(t), json_string_length(t));
-            }
-        } else if (!json_is_null(content)) {
-            *msg = "message content must be a string, a list of parts, or null";
-            return -1;
-        }
-    }
-    return total;
-}
-
-#define FIELD_WRONG_TYPE LONG_MIN
-/* An optional integer field: `dflt` when absent, FIELD_WRONG_TYPE when not
- * an integer. */
-static long opt_int(json_t *body, const char *key, long dflt) {
-    json_t *v = json_object_get(body, key);
-    if (!v || json_is_null(v))
-        return dflt;
-    if (!json_is_integer(v))
-        return FIELD_WRONG_TYPE;
-    json_int_t x = json_integer_value(v);
-    if (x < -1000000000 || x > 1000000000)
-        return FIELD_WRONG_TYPE;
-    return (long)x;
-}
-
-/* max_tokens (or chat's max_completion_tokens): 0 when absent, -1 when not
- * a positive integer. */
-static long read_max_tokens(json_t *body, int chat) {
-    json_t *v = json_object_get(body, "max_tokens");
-    if ((!v || json_is_null(v)) && chat)
-        v = json_object_get(body, "max_completion_tokens");
-    if (!v || json_is_null(v))
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000000)
-        return -1;
-    return (long)json_integer_value(v);
-}
-
-static int opt_bool(json_t *obj, const char *key) {
-    json_t *v = json_object_get(obj, key);
-    return v && json_is_true(v);
-}
-
-static void on_stall_over(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    sim_request *r = arg;
-    if (r->dropped)
-        return;
-    eng_lock(r->srv);
-    engine_add(r->srv->eng, &r->s, now_rel(r->srv));
-    kick_engine(r->srv);
-    eng_unlock(r->srv);
-}
-
-static void handle_completion(sim_front *f, http_conn *c, const http_request *req, int chat) {
-    sim_server *s = f->srv;
-    int64_t arrived = now_rel(s);
-    json_error_t jerr;
-    json_t *body = json_loadb(req->body, req->body_len, 0, &jerr);
-    char msg[512];
-    const char *why = NULL;
-    int status = 400;
-    if (!body || !json_is_object(body)) {
-        snprintf(msg, sizeof msg, "invalid JSON body: %s", body ? "not an object" : jerr.text);
-        why = msg;
-    }
-    int ptoks = 0;
-    long max_tokens = 0, min_tokens = 0;
-    const engine_params *ep = engine_get_params(s->eng);
-    if (!why) {
-        json_t *model = json_object_get(body, "model");
-        if (model && !json_is_string(model)) {
-            why = "model must be a string";
-        } else if (model && strcmp(json_string_value(model), s->cfg.model)) {
-            snprintf(msg, sizeof msg, "The model `%s` does not exist.", json_string_value(model));
-            why = msg;
-            status = 404;
-        }
-    }
-    if (!why) {
-        json_t *src = json_object_get(body, chat ? "messages" : "prompt");
-        if (!src)
-            why = chat ? "field required: messages" : "field required: prompt";
-        else
-            ptoks = chat ? chat_tokens(src, &why) : prompt_tokens(src, &why);
-    }
-    if (!why) {
-        max_tokens = read_max_tokens(body, chat);
-        min_tokens = opt_int(body, "min_tokens", 0);
-        json_t *n = json_object_get(body, "n");
-        if (max_tokens < 0)
-            why = "max_tokens must be a positive integer";
-        else if (min_tokens == FIELD_WRONG_TYPE || min_tokens < 0)
-            why = "min_tokens must be a non-negative integer";
-        else if (max_tokens > 0 && min_tokens > max_tokens)
-            why = "min_tokens must not exceed max_tokens";
-        else if (n && !(json_is_integer(n) && json_integer_value(n) == 1))
-            why = "the simulator supports n=1 only";
-        else if (ptoks < 1)
-            ptoks = 1; /* an empty text prompt still costs its BOS token */
-    }
-    if (!why) {
-        long total = ptoks + (max_tokens > 0 ? max_tokens : 1);
-        if (total > ep->max_model_len) {
-            snprintf(msg, sizeof msg,
-                     "This model's maximum context length is %d tokens. However, you requested "
-                     "%ld tokens (%d in the messages, %ld in the completion). Please reduce the "
-                     "length of the messages or completion.",
-                     ep->max_model_len, total, ptoks, max_tokens > 0 ? max_tokens : 1);
-            why = msg;
-        }
-    }
-    if (why) {
-        json_decref(body);
-        reply_error(c, status, why);
-        return;
-    }
-
-    sim_request *r = xcalloc(1, sizeof *r);
-    r->srv = s;
-    r->front = f;
-    r->conn = c;
-    r->chat = chat;
-    r->status = 200;
-    r->stream = opt_bool(body, "stream");
-    json_t *so = json_object_get(body, "stream_options");
-    r->include_usage = r->stream && opt_bool(so, "include_usage");
-    r->continuous_usage = r->stream && opt_bool(so, "continuous_usage_stats");
-    r->created = (long)time(NULL);
-    r->first_write_us = r->last_write_us = -1;
-    uint64_t n = __atomic_add_fetch(&s->counter, 1, __ATOMIC_RELAXED);
-    const char *rid = http_header_get(req, "X-Request-Id");
-    if (rid && *rid && strlen(rid) < sizeof r->request_id && !strpbrk(rid, ",\"\r\n"))
-        snprintf(r->request_id, sizeof r->request_id, "%s", rid);
-    else
-        snprintf(r->request_id, sizeof r->request_id, "srv-%llu", (unsigned long long)n);
-    uint64_t h = hash_bytes(r->request_id, strlen(r->request_id), s->cfg.seed);
-    snprintf(r->id, sizeof r->id, "%s%016llx", chat ? "chatcmpl-" : "cmpl-",
-             (unsigned long long)(h ^ n));
-    r->token_seed = mix64(h);
-
-    /* Output length: exactly max_tokens with ignore_eos, else a seeded draw. */
-    int ignore_eos = opt_bool(body, "ignore_eos");
-    long room = ep->max_model_len - ptoks;
-    long cap = max_tokens > 0 ? max_tokens : (room < 256 ? room : 256);
-    r->s.prompt_tokens = ptoks;
-    if (ignore_eos && max_tokens > 0) {
-        r->s.target_tokens = (int)max_tokens;
-        r->s.at_target = FINISH_LENGTH;
-    } else {
-        long lo = cap * s->cfg.eos_min_frac_pct / 100;
-        if (lo < min_tokens)
-            lo = min_tokens;
-        if (lo < 1)
-            lo = 1;
-        rng g;
-        rng_seed(&g, mix64(h ^ 0x1e57ULL));
-        long len = (long)rng_range(&g, lo, cap);
-        r->s.target_tokens = (int)len;
-        r->s.at_target = (len == cap && max_tokens > 0) ? FINISH_LENGTH : FINISH_STOP;
-    }
-    if (max_tokens <= 0 && r->s.target_tokens > room)
-        r->s.target_tokens = (int)room;
-    r->s.user = r;
-    json_decref(body);
-
-    /* Fault injection, drawn from the request id so runs repeat. */
-    rng fr;
-    rng_seed(&fr, mix64(h ^ 0xfa17ULL));
-    r->fault = fault_pick(&s->cfg.faults, rng_uniform(&fr));
-    r->fault_at = r->s.target_tokens / 2;
-    r->s.arrived_us = arrived;
-    r->s.admitted_us = r->s.first_token_us = r->s.finished_us = -1;
-    if (r->fault == FAULT_HTTP429 || r->fault == FAULT_HTTP500) {
-        r->status = r->fault == FAULT_HTTP429 ? 429 : 500;
-        reply_error(c, r->status,
-                    r->status == 429 ? "rate limit exceeded (servelab sim injected fault)"
-                                     : "internal server error (servelab sim injected fault)");
-        request_end(r);
-        return;
-    }
-    http_conn_on_gone(c, on_conn_gone, r);
-    if (r->stream)
-        http_stream_start(c, 200, "text/event-stream; charset=utf-8", NULL);
-    else
-        r->text = evbuffer_new();
-    if (r->fault == FAULT_STALL) {
-        r->stall_timer = evtimer_new(f->base, on_stall_over, r);
-        struct timeval tv = {s->cfg.stall_ms / 1000, (s->cfg.stall_ms % 1000) * 1000};
-        evtimer_add(r->stall_timer, &tv);
-        return;
-    }
-    eng_lock(s);
-    engine_add(s->eng, &r->s, arrived);
-    kick_engine(s);
-    eng_unlock(s);
-}
-
+/* /tokenize: a string prompt's token ids, or a chat's token count, by the
+ * same rule a completion is charged. */
 static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req) {
     json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
     const char *why = NULL;
@@ -809,7 +72,7 @@ static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req
             json_array_append_new(tokens, json_integer(ids[i]));
         free(ids);
     } else if (messages) {
-        count = chat_tokens(messages, &why);
+        count = count_chat_tokens(messages, &why);
     } else {
         why = "field required: prompt (a string) or messages";
     }
@@ -823,6 +86,8 @@ static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req
                             engine_get_params(s->eng)->max_model_len, "tokens", tokens));
 }
 
+/* The router: the path without its query, then the method; a known path
+ * with the wrong method is a 405, anything else a 404. */
 static void handle(http_conn *c, const http_request *req, void *ud) {
     sim_front *f = ud;
     sim_server *s = f->srv;
@@ -837,25 +102,13 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
         const char *v = "{\"version\":\"" SERVELAB_VERSION "-servelab-sim\"}";
         http_reply(c, 200, "application/json", v, strlen(v), NULL);
     } else if (PATH_IS("/v1/models") && get) {
-        json_t *model = json_pack("{s:s,s:s,s:i,s:s,s:s,s:n,s:i}", "id", s->cfg.model, "object",
-                                  "model", "created", (json_int_t)time(NULL), "owned_by",
-                                  "servelab-sim", "root", s->cfg.model, "parent", "max_model_len",
-                                  engine_get_params(s->eng)->max_model_len);
-        reply_json(c, json_pack("{s:s,s:[o]}", "object", "list", "data", model));
+        reply_models(s, c);
     } else if (PATH_IS("/metrics") && get) {
-        struct evbuffer *b = evbuffer_new();
-        eng_lock(s);
-        engine_stats st = engine_get_stats(s->eng);
-        sim_metrics_render(&s->metrics, &st, s->cfg.model, b);
-        eng_unlock(s);
-        size_t n = evbuffer_get_length(b);
-        http_reply(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-                   (const char *)evbuffer_pullup(b, -1), n, NULL);
-        evbuffer_free(b);
+        reply_metrics(s, c);
     } else if (PATH_IS("/v1/completions") && post) {
-        handle_completion(f, c, req, 0);
+        completion_handle(f, c, req, 0);
     } else if (PATH_IS("/v1/chat/completions") && post) {
-        handle_completion(f, c, req, 1);
+        completion_handle(f, c, req, 1);
     } else if (PATH_IS("/tokenize") && post) {
         handle_tokenize(s, c, req);
     } else if (PATH_IS("/health") || PATH_IS("/version") || PATH_IS("/v1/models") ||
@@ -868,6 +121,14 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
         http_reply(c, 404, "application/json", b, strlen(b), NULL);
     }
 #undef PATH_IS
+}
+
+/* ---- start and stop ---- */
+
+static void on_flush(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    sim_server_flush(arg);
 }
 
 static void *front_main(void *arg) {
@@ -894,8 +155,7 @@ static int start_fronts(sim_server *s, char *err, int errlen) {
         f->srv = s;
         if (s->threaded) {
             f->base = event_base_precise();
-            pthread_mutex_init(&f->mu, NULL);
-            f->wake = event_new(f->base, -1, EV_READ, on_wake, f);
+            outbox_init(f);
         } else {
             f->base = s->base;
         }
@@ -914,32 +174,14 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
     s->cfg = *cfg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->out_mu, NULL);
-    s->eng = engine_new(&cfg->engine, on_emit, s, err, errlen);
+    s->eng = engine_new(&cfg->engine, output_on_emit, s, err, errlen);
     if (!s->eng) {
         free(s);
         return NULL;
     }
-    if (cfg->trace_path) {
-        s->trace = fopen(cfg->trace_path, "w");
-        if (!s->trace) {
-            snprintf(err, errlen, "--trace %s: cannot open for writing", cfg->trace_path);
-            engine_free(s->eng);
-            free(s);
-            return NULL;
-        }
-        fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
-              "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms\n",
-              s->trace);
-    }
-    if (cfg->token_trace_path) {
-        s->token_trace = fopen(cfg->token_trace_path, "w");
-        if (!s->token_trace) {
-            snprintf(err, errlen, "--trace-tokens %s: cannot open for writing",
-                     cfg->token_trace_path);
-            sim_server_free(s);
-            return NULL;
-        }
-        fputs("request_id,index,t_ms\n", s->token_trace);
+    if (trace_open(s, err, errlen)) {
+        sim_server_free(s);
+        return NULL;
     }
     json_t *m = json_string(cfg->model);
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
@@ -949,8 +191,7 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
         sim_server_free(s);
         return NULL;
     }
-    s->step_timer = evtimer_new(base, on_step, s);
-    s->hold_timer = evtimer_new(base, on_hold, s);
+    engine_clock_start(s);
     s->flush_timer = event_new(base, -1, EV_PERSIST, on_flush, s);
     struct timeval tv = {0, 100000};
     evtimer_add(s->flush_timer, &tv);
@@ -968,12 +209,7 @@ int sim_server_port(const sim_server *s) {
 }
 
 void sim_server_flush(sim_server *s) {
-    out_lock(s);
-    if (s->trace)
-        fflush(s->trace);
-    if (s->token_trace)
-        fflush(s->token_trace);
-    out_unlock(s);
+    trace_flush(s);
 }
 
 void sim_server_free(sim_server *s) {
@@ -989,24 +225,15 @@ void sim_server_free(sim_server *s) {
     for (int i = 0; i < s->n_fronts; i++) {
         sim_front *f = &s->fronts[i];
         httpd_free(f->http);
-        if (f->wake)
-            event_free(f->wake);
-        free(f->recs);
         if (s->threaded) {
-            pthread_mutex_destroy(&f->mu);
+            outbox_free(f);
             if (f->base)
                 event_base_free(f->base);
         }
     }
     free(s->fronts);
-    if (s->trace)
-        fclose(s->trace);
-    if (s->token_trace)
-        fclose(s->token_trace);
-    if (s->step_timer)
-        event_free(s->step_timer);
-    if (s->hold_timer)
-        event_free(s->hold_timer);
+    trace_close(s);
+    engine_clock_free(s);
     if (s->flush_timer)
         event_free(s->flush_timer);
     engine_free(s->eng);

@@ -1,0 +1,236 @@
+/* output: the bytes a completion request gets back.
+ *
+ * The wire format follows vLLM's OpenAI server: `text_completion` chunks,
+ * `chat.completion.chunk` with a role-only first delta, the finish reason on
+ * the last token's chunk, an optional usage-only chunk with empty `choices`,
+ * per-chunk usage with `continuous_usage_stats`, then `data: [DONE]`. A
+ * request that does not stream gets one JSON object at the end instead.
+ * Chunks are formatted with printf into one buffer per token and sent with
+ * a single write, so the time taken just after it is when the token left.
+ *
+ * Two faults act here: `malformed` puts one chunk of broken JSON before the
+ * middle token (or cuts the whole answer in half), and `disconnect` drops
+ * the connection at the middle token, on the engine thread, so the
+ * sequence is aborted right where it stands. */
+#include "sim/output.h"
+#include "common/util.h"
+#include "sim/completion.h"
+#include "sim/outbox.h"
+#include "sim/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The simulator's output vocabulary: common English word pieces, so the
+ * streamed text looks like text and never needs JSON escaping. */
+static const char *const vocab[] = {
+    " the",   " of",    " and",    " to",    " in",    " a",      " is",      " that",
+    " for",   " it",    " as",     " was",   " with",  " be",     " by",      " on",
+    " not",   " he",    " this",   " are",   " or",    " his",    " from",    " at",
+    " which", " but",   " have",   " an",    " had",   " they",   " you",     " were",
+    " their", " one",   " all",    " we",    " can",   " her",    " has",     " there",
+    " been",  " if",    " more",   " when",  " will",  " would",  " who",     " so",
+    " no",    " model", " server", " token", " cache", " batch",  " request", " latency",
+    ".",      ",",      " time",   " first", " queue", " memory", " load",    " user"};
+#define VOCAB_SIZE (sizeof vocab / sizeof *vocab)
+
+static const char *token_text(const sim_request *r, int index) {
+    return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
+}
+
+/* ---- whole replies ---- */
+
+static const char *error_type(int status) {
+    switch (status) {
+    case 404: return "NotFoundError";
+    case 429: return "RateLimitError";
+    case 500: return "InternalServerError";
+    default: return "BadRequestError";
+    }
+}
+
+void reply_error(http_conn *c, int status, const char *message) {
+    json_t *err = json_pack("{s:{s:s,s:s,s:n,s:i}}", "error", "message", message, "type",
+                            error_type(status), "param", "code", status);
+    char *body = json_dumps(err, JSON_COMPACT);
+    http_reply(c, status, "application/json", body, strlen(body), NULL);
+    free(body);
+    json_decref(err);
+}
+
+void reply_json(http_conn *c, json_t *obj) {
+    char *body = json_dumps(obj, JSON_COMPACT);
+    http_reply(c, 200, "application/json", body, strlen(body), NULL);
+    free(body);
+    json_decref(obj);
+}
+
+void output_injected_error(sim_request *r) {
+    r->status = r->fault == FAULT_HTTP429 ? 429 : 500;
+    reply_error(r->conn, r->status,
+                r->status == 429 ? "rate limit exceeded (servelab sim injected fault)"
+                                 : "internal server error (servelab sim injected fault)");
+}
+
+void output_begin(sim_request *r) {
+    if (r->stream)
+        http_stream_start(r->conn, 200, "text/event-stream; charset=utf-8", NULL);
+    else
+        r->text = evbuffer_new();
+}
+
+/* The answer of a request that does not stream, all its tokens in. */
+static void finish_whole(sim_request *r) {
+    const char *text = (const char *)evbuffer_pullup(r->text, -1);
+    json_t *usage =
+        json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
+                  r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated);
+    const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
+    json_t *choice = r->chat
+                         ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
+                                     "assistant", "content", text, evbuffer_get_length(r->text),
+                                     "logprobs", "finish_reason", fin)
+                         : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
+                                     evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
+                                     "stop_reason");
+    json_t *obj = json_pack(
+        "{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
+        r->chat ? "chat.completion" : "text_completion", "created", (json_int_t)r->created, "model",
+        json_loads(r->srv->model_json, JSON_DECODE_ANY, NULL), "choices", choice, "usage", usage);
+    if (r->fault == FAULT_MALFORMED) {
+        char *body = json_dumps(obj, JSON_COMPACT);
+        size_t n = strlen(body) / 2; /* truncated JSON */
+        http_reply(r->conn, 200, "application/json", body, n, NULL);
+        free(body);
+        json_decref(obj);
+    } else {
+        reply_json(r->conn, obj);
+    }
+}
+
+/* ---- SSE chunks ---- */
+
+static void add_usage(struct evbuffer *b, const seq *sq) {
+    evbuffer_add_printf(b,
+                        "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
+                        "\"completion_tokens\":%d}",
+                        sq->prompt_tokens, sq->prompt_tokens + sq->generated, sq->generated);
+}
+
+static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
+    evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%ld,\"model\":%s,",
+                        r->id, r->chat ? "chat.completion.chunk" : "text_completion", r->created,
+                        r->srv->model_json);
+}
+
+static const char *finish_json(const seq *sq) {
+    if (sq->state != SEQ_FINISHED)
+        return "null";
+    return sq->finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
+}
+
+/* One SSE event for token `index` (plus the role event before the first
+ * chat token). */
+static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, int index) {
+    if (r->chat && index == 0) {
+        add_chunk_head(b, r);
+        evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                               "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    }
+    add_chunk_head(b, r);
+    if (r->chat)
+        evbuffer_add_printf(b,
+                            "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
+                            "\"logprobs\":null,\"finish_reason\":%s}]",
+                            token_text(r, index), finish_json(sq));
+    else
+        evbuffer_add_printf(b,
+                            "\"choices\":[{\"index\":0,\"text\":\"%s\",\"logprobs\":null,"
+                            "\"finish_reason\":%s,\"stop_reason\":null}]",
+                            token_text(r, index), finish_json(sq));
+    if (r->continuous_usage) {
+        evbuffer_add(b, ",", 1);
+        add_usage(b, sq);
+    }
+    evbuffer_add(b, "}\n\n", 3);
+}
+
+static void add_stream_tail(struct evbuffer *b, sim_request *r, const seq *sq) {
+    if (r->include_usage) {
+        add_chunk_head(b, r);
+        evbuffer_add(b, "\"choices\":[],", 13);
+        add_usage(b, sq);
+        evbuffer_add(b, "}\n\n", 3);
+    }
+    evbuffer_add(b, "data: [DONE]\n\n", 14);
+}
+
+static int send_buffer(sim_request *r, struct evbuffer *b) {
+    size_t n = evbuffer_get_length(b);
+    int rc = http_stream_send(r->conn, (const char *)evbuffer_pullup(b, -1), n);
+    evbuffer_drain(b, n);
+    return rc;
+}
+
+/* ---- tokens ---- */
+
+/* Streaming: the token's chunk (and after the last, the tail) in one write,
+ * and the time it left, for the trace. */
+static void stream_token(sim_request *r, const seq *sq, int index, int finished) {
+    sim_server *s = r->srv;
+    struct evbuffer *b = evbuffer_new();
+    if (r->fault == FAULT_MALFORMED && index == r->fault_at)
+        evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"choices\":[{\"text\":\" broken\n\n", r->id);
+    add_token_event(b, r, sq, index);
+    if (finished)
+        add_stream_tail(b, r, sq);
+    send_buffer(r, b);
+    evbuffer_free(b);
+    int64_t wrote = now_rel(s);
+    if (r->first_write_us < 0)
+        r->first_write_us = wrote;
+    r->last_write_us = wrote;
+    trace_token(s, r, index, wrote);
+}
+
+void deliver_token(sim_request *r, const seq *sq) {
+    int index = sq->generated - 1;
+    int finished = sq->state == SEQ_FINISHED;
+    if (!r->stream) {
+        evbuffer_add(r->text, token_text(r, index) + 0, strlen(token_text(r, index)));
+        if (finished) {
+            finish_whole(r);
+            request_end(r);
+        }
+        return;
+    }
+    stream_token(r, sq, index, finished);
+    if (finished) {
+        http_stream_finish(r->conn);
+        request_end(r);
+    }
+}
+
+void output_on_emit(seq *sq, int64_t now_us, void *ud) {
+    (void)now_us;
+    sim_server *s = ud;
+    sim_request *r = sq->user;
+    int index = sq->generated - 1;
+
+    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
+        engine_abort(s->eng, sq, now_rel(s));
+        sq->state = SEQ_ABORTED;
+        sq->finish = FINISH_ABORT;
+        if (s->threaded) {
+            outbox_post_drop(r->front, r, sq);
+            return;
+        }
+        http_conn_drop(r->conn);
+        request_end(r);
+        return;
+    }
+    if (s->threaded)
+        outbox_post_token(r->front, r, sq);
+    else
+        deliver_token(r, sq);
+}

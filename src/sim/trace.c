@@ -1,0 +1,95 @@
+/* trace: CSV rows with the times as the server saw them, in milliseconds
+ * since it started. A request's first_token_ms is when its first token's
+ * bytes went to the socket when it streams (the engine's emission time
+ * otherwise), and last_token_ms likewise, so a client's measurements can be
+ * checked against what the server did. Rows go through stdio; the server
+ * flushes every 100 ms and on exit. */
+#include "sim/trace.h"
+
+static void put_ms(FILE *f, int64_t us) {
+    if (us >= 0)
+        fprintf(f, "%.3f", us / 1000.0);
+}
+
+static const char *finish_text(const sim_request *r) {
+    if (r->status != 200)
+        return "error";
+    switch (r->s.finish) {
+    case FINISH_STOP: return "stop";
+    case FINISH_LENGTH: return "length";
+    case FINISH_ABORT: return "abort";
+    default: return "";
+    }
+}
+
+int trace_open(sim_server *s, char *err, int errlen) {
+    const sim_config *cfg = &s->cfg;
+    if (cfg->trace_path) {
+        s->trace = fopen(cfg->trace_path, "w");
+        if (!s->trace) {
+            snprintf(err, errlen, "--trace %s: cannot open for writing", cfg->trace_path);
+            return -1;
+        }
+        fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
+              "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms\n",
+              s->trace);
+    }
+    if (cfg->token_trace_path) {
+        s->token_trace = fopen(cfg->token_trace_path, "w");
+        if (!s->token_trace) {
+            snprintf(err, errlen, "--trace-tokens %s: cannot open for writing",
+                     cfg->token_trace_path);
+            return -1;
+        }
+        fputs("request_id,index,t_ms\n", s->token_trace);
+    }
+    return 0;
+}
+
+static void write_row(FILE *f, const sim_request *r) {
+    fputs(r->request_id, f);
+    fputc(',', f);
+    put_ms(f, r->s.arrived_us);
+    fputc(',', f);
+    put_ms(f, r->s.admitted_us);
+    fputc(',', f);
+    put_ms(f, r->stream ? r->first_write_us : r->s.first_token_us);
+    fputc(',', f);
+    put_ms(f, r->s.finished_us);
+    fprintf(f, ",%d,%d,%d,%s,%d,%s,", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
+            finish_text(r), r->status, fault_name(r->fault));
+    put_ms(f, r->stream ? r->last_write_us : r->s.finished_us);
+    fputc('\n', f);
+}
+
+void trace_request(sim_server *s, const sim_request *r) {
+    out_lock(s);
+    if (s->trace)
+        write_row(s->trace, r);
+    out_unlock(s);
+}
+
+void trace_token(sim_server *s, const sim_request *r, int index, int64_t wrote_us) {
+    if (!s->token_trace)
+        return;
+    out_lock(s);
+    fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote_us / 1000.0);
+    out_unlock(s);
+}
+
+void trace_flush(sim_server *s) {
+    out_lock(s);
+    if (s->trace)
+        fflush(s->trace);
+    if (s->token_trace)
+        fflush(s->token_trace);
+    out_unlock(s);
+}
+
+void trace_close(sim_server *s) {
+    if (s->trace)
+        fclose(s->trace);
+    if (s->token_trace)
+        fclose(s->token_trace);
+    s->trace = s->token_trace = NULL;
+}
