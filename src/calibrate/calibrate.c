@@ -21,11 +21,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A child with stdout and stderr where asked (PROC_INHERIT to leave them);
+/* A child with stdout and stderr where asked (PROC_INHERIT to leave them),
+ * in a process group of its own that `guard` kills if calibrate dies first;
  * -1 with the reason in err. */
-static pid_t spawn(char *const argv[], int out_fd, int err_fd, char *err, int errlen) {
-    proc_spec s = {.argv = argv, .in = PROC_INHERIT, .out = out_fd, .err = err_fd};
-    return proc_spawn(&s, err, errlen);
+static pid_t spawn(char *const argv[], int out_fd, int err_fd, proc_guard *guard, char *err,
+                   int errlen) {
+    proc_spec s = {.argv = argv, .in = PROC_INHERIT, .out = out_fd, .err = err_fd, .own_group = 1};
+    pid_t pid = proc_spawn(&s, err, errlen);
+    memset(guard, 0, sizeof *guard);
+    guard->fd = -1;
+    if (pid > 0 && proc_guard_start(guard, pid, err, errlen)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
 }
 
 static double cpu_s(const struct rusage *ru) {
@@ -139,7 +149,7 @@ static int within_1ms(const calib_result *r) {
 /* One level's simulator: every stream gets one token per step, whatever
  * the batch. Its URL into url[64] once it listens; -1 with why. */
 static pid_t start_sim(const calib_opts *o, const calib_level *lv, const char *dir, char *url,
-                       char *err, int errlen) {
+                       proc_guard *guard, char *err, int errlen) {
     char trace[1200], tokens[1200], step[32], seqs[32], sim_threads[16];
     snprintf(trace, sizeof trace, "%s/trace.csv", dir);
     snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
@@ -181,7 +191,7 @@ static pid_t start_sim(const calib_opts *o, const calib_level *lv, const char *d
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    pid_t sim = spawn(argv, pfd[1], PROC_INHERIT, err, errlen);
+    pid_t sim = spawn(argv, pfd[1], PROC_INHERIT, guard, err, errlen);
     close(pfd[1]);
     char line[256] = "";
     size_t n = 0;
@@ -195,6 +205,7 @@ static pid_t start_sim(const calib_opts *o, const calib_level *lv, const char *d
     if (sim > 0 && (strncmp(line, "listening on ", 13) || !colon)) {
         kill(sim, SIGKILL);
         waitpid(sim, NULL, 0);
+        proc_guard_stop(guard);
         snprintf(err, errlen, "the simulator did not start (got '%s')", line);
         return -1;
     }
@@ -237,11 +248,13 @@ static int run_client(const calib_opts *o, const calib_level *lv, int n_tok, con
     if (o->http_client)
         argv_add(argv, "--http-client", o->http_client);
     int64_t t0 = mono_us();
-    pid_t run = spawn(argv, PROC_DEVNULL, PROC_DEVNULL, err, errlen);
+    proc_guard guard;
+    pid_t run = spawn(argv, PROC_DEVNULL, PROC_DEVNULL, &guard, err, errlen);
     if (run < 0)
         return -1;
     int st;
     wait4(run, &st, 0, ru);
+    proc_guard_stop(&guard);
     *wall_s = (mono_us() - t0) / 1e6;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         snprintf(err, errlen, "the client exited with status %d at %d streams", st, lv->streams);
@@ -332,7 +345,8 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     char dir[1024], out[1200], url[64];
     snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
     mkdir(dir, 0755);
-    pid_t sim = start_sim(o, lv, dir, url, err, errlen);
+    proc_guard guard;
+    pid_t sim = start_sim(o, lv, dir, url, &guard, err, errlen);
     if (sim < 0)
         return -1;
     snprintf(out, sizeof out, "%s/run", dir);
@@ -341,6 +355,7 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     int rc = run_client(o, lv, n_tok, url, out, &ru_run, &run_wall, err, errlen);
     kill(sim, SIGTERM);
     wait4(sim, NULL, 0, &ru_sim);
+    proc_guard_stop(&guard);
     if (rc)
         return -1;
     res->client_cpu_pct = 100 * cpu_s(&ru_run) / run_wall;
