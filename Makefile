@@ -5,7 +5,7 @@
 #   make asan     build and test with AddressSanitizer + UBSan into build-asan/
 #   make install  PREFIX=/usr/local
 #   make docs     regenerate docs/servelab.1 and docs/options.md from the option tables
-#   make format-check, make check-sizes   the style checks CI runs
+#   make format-check, check-sizes, check-layers   the structure checks CI runs
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
@@ -26,7 +26,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes docs
+.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes check-layers docs
 
 all: deps servelab
 
@@ -80,6 +80,10 @@ install: servelab
 # No function over 120 lines, no file over 800 (the built-in prompts aside).
 check-sizes:
 	@sh scripts/check_sizes.sh
+
+# No include climbs a layer (scripts/check_layers.sh names the layers).
+check-layers:
+	@sh scripts/check_layers.sh
 
 # docs/servelab.1 and docs/options.md are printed from the option tables;
 # a test checks that the committed ones are current.

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The layers of src/: which folders each folder's files may include. The
+# data flows workload -> client -> analysis -> report, with the simulator
+# and the monitors beside; common/ is below everything; run/, calibrate/ and
+# sweep/ put the pieces together; cli/ holds the commands. An include that
+# climbs (client/ including analysis/, say) is printed with its file and
+# line, and the exit status is 1.
+cd "$(dirname "$0")/.." || exit 2
+allowed() {
+    case "$1" in
+    common) echo "common" ;;
+    workload | monitor | sim | analysis) echo "$1 common" ;;
+    client) echo "client common workload monitor" ;;
+    report) echo "report analysis common" ;;
+    run) echo "run client analysis monitor workload common" ;;
+    calibrate) echo "calibrate analysis common" ;;
+    sweep) echo "sweep run report sim analysis client monitor workload common" ;;
+    cli) echo "cli sweep run calibrate report sim analysis client monitor workload common" ;;
+    *) echo "" ;;
+    esac
+}
+status=0
+for f in src/*/*.[ch]; do
+    layer=$(echo "$f" | cut -d/ -f2)
+    ok=$(allowed "$layer")
+    [ -n "$ok" ] || { echo "$f: folder src/$layer/ has no place in the layers"; status=1; continue; }
+    grep -n '^#include "' "$f" | while IFS=: read -r line text; do
+        inc=$(echo "$text" | sed 's/^#include "\([^"/]*\)\/.*/\1/')
+        case " $ok " in
+        *" $inc "*) ;;
+        *) echo "$f:$line: src/$layer/ may not include $inc/ ($text)"; exit 1 ;;
+        esac
+    done || status=1
+done
+exit $status
