@@ -14,14 +14,15 @@
 #include <stdint.h>
 #include <string.h>
 
-static void check_params(const run_params *p) {
+static void check_params(const campaign_run *r) {
+    const run_opts *p = &r->p;
     FUZZ_CHECK(p->api && (!strcmp(p->api, "completions") || !strcmp(p->api, "chat")));
-    FUZZ_CHECK(p->prompts && p->arrival && p->server_args);
+    FUZZ_CHECK(p->prompts && p->arrival && r->server_args);
     FUZZ_CHECK((p->requests > 0) != (p->duration_s > 0));
     FUZZ_CHECK(p->requests >= 0 && p->duration_s >= 0);
     FUZZ_CHECK(p->rate > 0);
     FUZZ_CHECK(p->burstiness > 0 && p->timeout_s > 0 && p->metrics_interval_s > 0);
-    FUZZ_CHECK(p->repetitions >= 1 && p->concurrency >= 0 && p->warmup >= 0);
+    FUZZ_CHECK(r->repetitions >= 1 && p->concurrency >= 0 && p->warmup >= 0);
     FUZZ_CHECK(p->max_tokens >= 0 && p->cost_per_hour >= 0);
 }
 
@@ -44,7 +45,7 @@ static void check_campaign(const campaign *c) {
                                    "0123456789._-") == strlen(r->name));
         for (int j = 0; j < i; j++)
             FUZZ_CHECK(strcmp(c->runs[j].name, r->name) != 0);
-        check_params(&r->p);
+        check_params(r);
         if (r->p.duration_s > 0)
             FUZZ_CHECK(isfinite(r->p.rate));
     }

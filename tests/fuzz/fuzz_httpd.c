@@ -1,6 +1,6 @@
 /* fuzz_httpd: libFuzzer target for the simulator's request handling: the
  * HTTP/1.1 server (sim/httpd.c) and the OpenAI endpoints behind it
- * (sim/api.c), over a real loopback socket.
+ * (sim/api.c and the files it assembles), over a real loopback socket.
  *
  * The simulated server runs in this process on its own libevent base,
  * bound to 127.0.0.1 on a free port, started once with the tiny profile,
