@@ -597,8 +597,9 @@ static size_t head_bytes(h1_xfer *x, const char *p, size_t n, int *ready) {
 }
 
 /* Decodes chunked framing; body bytes go to the callback. Returns the bytes
- * used, with *end 1 at the last chunk's end, -1 on bad framing, -2 when the
- * callback aborted. */
+ * used (a count, never negative); *end says how it stopped: 0 all bytes
+ * used and more to come, 1 at the last chunk's end, -1 on bad framing, -2
+ * when the callback aborted. */
 static size_t chunked_bytes(h1_xfer *x, const char *p, size_t n, int *end) {
     size_t i = 0;
     *end = 0;
