@@ -9,15 +9,17 @@
  *
  * Reading: one recv() per readiness into a buffer the whole client shares
  * (bodies are handed to the callback straight from it), so an in-flight
- * stream costs its structs and, until its head is whole, the head's bytes.
- * The response head is kept until "\r\n\r\n" (64 KiB at most); chunked
- * framing is decoded byte by byte for the size lines and in bulk for the
- * data, so no body byte is copied here. */
+ * stream costs its structs and, while its head is split across reads, the
+ * head's bytes. The response is parsed by h1parse.c: a head that came in
+ * one read is parsed where it lies; one split across reads is gathered a
+ * line at a time (so no body byte is copied) and parsed once whole. The
+ * body decoder says where the body bytes lie in the read, and those go to
+ * the callback as they are. */
 #include "client/h1.h"
+#include "client/h1parse.h"
 #include "common/clock.h"
 #include "common/util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -32,7 +34,6 @@
 #include <unistd.h>
 
 #define H1_READ_BUF (64 * 1024)
-#define H1_MAX_HEAD (64 * 1024)
 
 typedef struct h1_conn h1_conn;
 
@@ -47,23 +48,6 @@ struct h1_client {
     int64_t arrived_us; /* the current read's arrival (monotonic) */
     char buf[H1_READ_BUF];
 };
-
-typedef enum {
-    R_HEAD,    /* collecting the response head */
-    R_LENGTH,  /* Content-Length body */
-    R_CHUNKED, /* chunked body */
-    R_CLOSE    /* body until the server closes */
-} read_state;
-
-typedef enum {
-    C_SIZE,    /* hex digits of a chunk size */
-    C_EXT,     /* chunk extension, skipped to the end of the line */
-    C_SIZE_LF, /* LF after the size line's CR */
-    C_DATA,    /* chunk data */
-    C_DATA_CR, /* CR after the data */
-    C_DATA_LF, /* LF after the data */
-    C_TRAILER  /* trailer lines up to an empty one */
-} chunk_state;
 
 struct h1_conn {
     h1_client *c;
@@ -92,15 +76,12 @@ struct h1_xfer {
     size_t body_len;
     size_t sent;
     /* the response */
-    read_state rs;
-    char *rhead;
+    int in_body; /* the final head was taken; `decoder` reads what follows */
+    char *rhead; /* a head split across reads, gathered (rhead_len 0: none) */
     size_t rhead_len, rhead_cap;
     size_t got; /* response bytes seen, head included */
-    int status, keep_alive;
-    long long left; /* Content-Length bytes or chunk bytes still to come */
-    chunk_state cs;
-    int size_digits;
-    size_t trailer_line;
+    int keep_alive;
+    h1p_body decoder; /* the response body's framing */
 };
 
 /* ---- URL and environment ---- */
@@ -348,11 +329,10 @@ static void finish(h1_xfer *x, h1_result r, int reuse) {
 }
 
 static void reset_response(h1_xfer *x) {
-    x->rs = R_HEAD;
+    x->in_body = 0;
     x->rhead_len = 0;
     x->got = 0;
     x->sent = 0;
-    x->status = 0;
 }
 
 static void attach_new_conn(h1_xfer *x);
@@ -498,252 +478,106 @@ void h1_cancel(h1_xfer *x) {
 
 /* ---- the response ---- */
 
-/* The value of header `name` in the head (lines after the status line), or
- * NULL; the value is cut at CR/LF in place. */
-static char *head_value(char *head, const char *name) {
-    size_t n = strlen(name);
-    for (char *line = strchr(head, '\n'); line; line = strchr(line, '\n')) {
-        line++;
-        if (!strncasecmp(line, name, n) && line[n] == ':') {
-            char *v = line + n + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            return v;
-        }
+/* Appends p[0..n) to the gathered head. */
+static void rhead_append(h1_xfer *x, const char *p, size_t n) {
+    if (x->rhead_len + n > x->rhead_cap) {
+        size_t cap = x->rhead_cap ? x->rhead_cap : 512;
+        while (cap < x->rhead_len + n)
+            cap *= 2;
+        x->rhead = xrealloc(x->rhead, cap);
+        x->rhead_cap = cap;
     }
-    return NULL;
+    memcpy(x->rhead + x->rhead_len, p, n);
+    x->rhead_len += n;
 }
 
-static int value_has(const char *v, const char *token) {
-    if (!v)
-        return 0;
-    size_t n = strlen(token), end = strcspn(v, "\r\n");
-    for (size_t i = 0; i + n <= end; i++)
-        if (!strncasecmp(v + i, token, n))
-            return 1;
-    return 0;
+/* Adds p[0..n) to a head an earlier read began, up to the line that ends
+ * it: returns the bytes of p used, with *len what h1p_parse_head said. */
+static size_t gather_head(h1_xfer *x, const char *p, size_t n, h1p_head *h, long *len) {
+    size_t used = 0;
+    do {
+        size_t from = x->rhead_len, room = H1P_MAX_HEAD + 1 - from;
+        const char *lf = memchr(p + used, '\n', n - used);
+        size_t take = lf ? (size_t)(lf - p) + 1 - used : n - used;
+        if (take > room)
+            take = room; /* the parser then says it is too long */
+        rhead_append(x, p + used, take);
+        used += take;
+        *len = h1p_parse_head(x->rhead, x->rhead_len, from, h);
+    } while (*len == H1P_INCOMPLETE && used < n);
+    return used;
 }
 
-/* Reads the whole head in x->rhead (NUL-terminated). Returns 0 when the
- * body follows, 1 for a 1xx head to skip, -1 when it is not HTTP/1.x. */
-static int take_head(h1_xfer *x) {
-    char *h = x->rhead;
-    if (strncmp(h, "HTTP/1.", 7) || !isdigit((unsigned char)h[7]) || h[8] != ' ' ||
-        !isdigit((unsigned char)h[9]) || !isdigit((unsigned char)h[10]) ||
-        !isdigit((unsigned char)h[11]))
-        return -1;
-    x->status = (h[9] - '0') * 100 + (h[10] - '0') * 10 + (h[11] - '0');
-    if (x->status < 100)
-        return -1;
-    if (x->status < 200)
-        return x->status == 101 ? -1 : 1;
-    int http10 = h[7] == '0';
-    const char *conn = head_value(h, "Connection");
-    x->keep_alive = http10 ? value_has(conn, "keep-alive") : !value_has(conn, "close");
-    const char *te = head_value(h, "Transfer-Encoding");
-    const char *cl = head_value(h, "Content-Length");
-    if (x->status == 204 || x->status == 304) {
-        x->rs = R_LENGTH;
-        x->left = 0;
-    } else if (te && value_has(te, "chunked")) {
-        x->rs = R_CHUNKED;
-        x->cs = C_SIZE;
-        x->left = 0;
-        x->size_digits = 0;
-    } else if (cl) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(cl, &end, 10);
-        if (errno || v < 0 || end == cl)
-            return -1;
-        x->rs = R_LENGTH;
-        x->left = v;
+/* The final head: the caller learns of it, the body decoder starts. The
+ * content type is cut in place, in the head's own bytes (its CR, LF or NUL). */
+static void take_final_head(h1_xfer *x, char *head, const h1p_head *h) {
+    char *ct = NULL;
+    if (h->content_type) {
+        ct = head + (h->content_type - head);
+        ct[h->content_type_len] = 0;
+    }
+    x->keep_alive = h->keep_alive;
+    h1p_body_start(&x->decoder, h);
+    x->in_body = 1;
+    x->c->h.head(x->ud, h->status, ct);
+}
+
+/* Takes response-head bytes from p[0..n): returns the bytes used, or -1
+ * when the answer is not HTTP/1.x (or its head is too long). A head whole
+ * in this read is parsed where it lies, else gathered in x->rhead. */
+static long head_bytes(h1_xfer *x, char *p, size_t n) {
+    h1p_head h;
+    char *head = p;
+    long len;
+    size_t used;
+    if (!x->rhead_len) {
+        len = h1p_parse_head(p, n, 0, &h);
+        if (len == H1P_INCOMPLETE)
+            rhead_append(x, p, n);
+        used = len > 0 ? (size_t)len : n;
     } else {
-        x->rs = R_CLOSE;
-        x->keep_alive = 0;
+        head = x->rhead;
+        used = gather_head(x, p, n, &h, &len);
+        if (len != H1P_INCOMPLETE)
+            x->rhead_len = 0;
     }
-    char *ct = head_value(h, "Content-Type");
-    if (ct)
-        ct[strcspn(ct, "\r\n")] = 0;
-    x->c->h.head(x->ud, x->status, ct);
-    return 0;
-}
-
-/* Appends head bytes; returns how many of p were used, with *ready set
- * once "\r\n\r\n" (or "\n\n") closed the head. */
-static size_t head_bytes(h1_xfer *x, const char *p, size_t n, int *ready) {
-    size_t i = 0;
-    *ready = 0;
-    while (i < n) {
-        if (x->rhead_len + 2 > x->rhead_cap) {
-            x->rhead_cap = x->rhead_cap ? x->rhead_cap * 2 : 512;
-            x->rhead = xrealloc(x->rhead, x->rhead_cap);
-        }
-        char ch = p[i++];
-        x->rhead[x->rhead_len++] = ch;
-        if (ch == '\n') {
-            size_t l = x->rhead_len;
-            if ((l >= 2 && x->rhead[l - 2] == '\n') ||
-                (l >= 3 && x->rhead[l - 2] == '\r' && x->rhead[l - 3] == '\n')) {
-                x->rhead[l] = 0;
-                *ready = 1;
-                return i;
-            }
-        }
-        if (x->rhead_len > H1_MAX_HEAD)
-            return i;
-    }
-    return i;
-}
-
-/* Decodes chunked framing; body bytes go to the callback. Returns the bytes
- * used, with *end 1 at the last chunk's end, -1 on bad framing, -2 when the
- * callback aborted. */
-static size_t chunked_bytes(h1_xfer *x, const char *p, size_t n, int *end) {
-    size_t i = 0;
-    *end = 0;
-    while (i < n) {
-        char ch = p[i];
-        switch (x->cs) {
-        case C_SIZE: {
-            int d = isdigit((unsigned char)ch) ? ch - '0'
-                    : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10
-                    : (ch >= 'A' && ch <= 'F') ? ch - 'A' + 10
-                                               : -1;
-            if (d >= 0) {
-                if (x->left > (1LL << 40)) {
-                    *end = -1;
-                    return i;
-                }
-                x->left = x->left * 16 + d;
-                x->size_digits++;
-            } else if (!x->size_digits) {
-                *end = -1;
-                return i;
-            } else if (ch == ';' || ch == ' ' || ch == '\t') {
-                x->cs = C_EXT;
-            } else if (ch == '\r') {
-                x->cs = C_SIZE_LF;
-            } else if (ch == '\n') {
-                x->cs = x->left ? C_DATA : C_TRAILER;
-                x->trailer_line = 0;
-            } else {
-                *end = -1;
-                return i;
-            }
-            i++;
-            break;
-        }
-        case C_EXT:
-        case C_SIZE_LF:
-            if (ch == '\n') {
-                x->cs = x->left ? C_DATA : C_TRAILER;
-                x->trailer_line = 0;
-            } else if (x->cs == C_SIZE_LF) {
-                *end = -1;
-                return i;
-            }
-            i++;
-            break;
-        case C_DATA: {
-            size_t k = n - i < (unsigned long long)x->left ? n - i : (size_t)x->left;
-            if (x->c->h.body(x->ud, p + i, k, x->c->arrived_us) != k) {
-                *end = -2;
-                return i;
-            }
-            i += k;
-            x->left -= (long long)k;
-            if (!x->left)
-                x->cs = C_DATA_CR;
-            break;
-        }
-        case C_DATA_CR:
-        case C_DATA_LF:
-            if (ch == '\n') {
-                x->cs = C_SIZE;
-                x->size_digits = 0;
-            } else if (ch == '\r' && x->cs == C_DATA_CR) {
-                x->cs = C_DATA_LF;
-            } else {
-                *end = -1;
-                return i;
-            }
-            i++;
-            break;
-        case C_TRAILER:
-            i++;
-            if (ch == '\n') {
-                if (x->trailer_line == 0) {
-                    *end = 1;
-                    return i;
-                }
-                x->trailer_line = 0;
-            } else if (ch != '\r') {
-                x->trailer_line++;
-            }
-            break;
-        }
-    }
-    return i;
+    if (len < 0)
+        return -1;
+    if (len > 0 && h.status >= 200)
+        take_final_head(x, head, &h); /* a 1xx head is skipped: the real one follows */
+    return (long)used;
 }
 
 /* Takes n received bytes. Returns 0 to go on reading, or 1 when the
  * transfer was finished (and must not be touched again). */
-static int take_bytes(h1_xfer *x, const char *p, size_t n) {
+static int take_bytes(h1_xfer *x, char *p, size_t n) {
     size_t i = 0;
     x->got += n;
     while (i < n) {
-        if (x->rs == R_HEAD) {
-            int ready;
-            i += head_bytes(x, p + i, n - i, &ready);
-            if (!ready) {
-                if (x->rhead_len > H1_MAX_HEAD) {
-                    finish(x, H1_BROKEN, 0);
-                    return 1;
-                }
-                continue;
-            }
-            int r = take_head(x);
-            x->rhead_len = 0;
-            if (r < 0) {
+        long used;
+        if (!x->in_body) {
+            used = head_bytes(x, p + i, n - i);
+            if (used < 0) {
                 finish(x, H1_BROKEN, 0);
                 return 1;
             }
-            if (r == 1)
-                continue; /* 1xx: the real head follows */
-            if (x->rs == R_LENGTH && x->left == 0) {
-                finish(x, H1_OK, x->keep_alive && i == n);
-                return 1;
-            }
-        } else if (x->rs == R_LENGTH) {
-            size_t k = n - i < (unsigned long long)x->left ? n - i : (size_t)x->left;
-            if (x->c->h.body(x->ud, p + i, k, x->c->arrived_us) != k) {
-                finish(x, H1_ABORTED, 0);
-                return 1;
-            }
-            i += k;
-            x->left -= (long long)k;
-            if (!x->left) {
-                finish(x, H1_OK, x->keep_alive && i == n);
-                return 1;
-            }
-        } else if (x->rs == R_CHUNKED) {
-            int end;
-            i += chunked_bytes(x, p + i, n - i, &end);
-            if (end) {
-                finish(x,
-                       end == 1    ? H1_OK
-                       : end == -2 ? H1_ABORTED
-                                   : H1_BROKEN,
-                       end == 1 && x->keep_alive && i == n);
-                return 1;
-            }
         } else {
-            if (x->c->h.body(x->ud, p + i, n - i, x->c->arrived_us) != n - i) {
+            const char *data;
+            size_t len;
+            used = h1p_body_feed(&x->decoder, p + i, n - i, &data, &len);
+            if (used < 0) {
+                finish(x, H1_BROKEN, 0);
+                return 1;
+            }
+            if (len && x->c->h.body(x->ud, data, len, x->c->arrived_us) != len) {
                 finish(x, H1_ABORTED, 0);
                 return 1;
             }
-            i = n;
+        }
+        i += (size_t)used;
+        if (x->in_body && h1p_body_done(&x->decoder)) {
+            finish(x, H1_OK, x->keep_alive && i == n);
+            return 1;
         }
     }
     return 0;
@@ -797,7 +631,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg) {
         if (n <= 0) {
             if (retry_fresh(x))
                 return;
-            int clean_end = n == 0 && x->rs == R_CLOSE;
+            int clean_end = n == 0 && x->in_body && h1p_body_until_close(&x->decoder);
             finish(x, clean_end ? H1_OK : H1_BROKEN, 0);
             return;
         }
