@@ -12,10 +12,10 @@
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Allocation that cannot fail: out of memory prints a line and aborts. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
+void *xmalloc(size_t n) __attribute__((returns_nonnull, malloc));
+void *xcalloc(size_t n, size_t size) __attribute__((returns_nonnull, malloc));
+void *xrealloc(void *p, size_t n) __attribute__((returns_nonnull));
+char *xstrdup(const char *s) __attribute__((returns_nonnull, malloc));
 
 /* Strict number parsing: the whole string must be a number. Return 0 on
  * success, -1 on error (value untouched). */
