@@ -160,7 +160,7 @@ static void prepare_target(run_ctx *x) {
                              .insecure = o->insecure,
                              .client = x->client,
                              .max_event_bytes = (size_t)o->max_event_bytes,
-                             .progress = !o->quiet && isatty(2),
+                             .progress = o->progress || (!o->quiet && isatty(2)),
                              .metrics_url = o->no_sampling ? NULL : x->metrics_url,
                              .metrics_headers = x->headers,
                              .sample_interval_s = o->metrics_interval_s,

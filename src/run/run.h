@@ -49,6 +49,7 @@ typedef struct run_opts {
     const char *cpus;          /* pin the client to these CPUs; NULL: no pinning */
     int realtime;              /* ask for SCHED_FIFO (common/cpus.h) */
     int quiet;
+    int progress; /* the progress line even when stderr is not a terminal */
     /* not options: how the caller wants it */
     int print_summary; /* the table on stdout */
 } run_opts;

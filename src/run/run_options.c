@@ -252,6 +252,10 @@ const opt_def run_options[] = {
      RUN(realtime),
      .help = "SCHED_FIFO when allowed, else nice -10"},
     {.name = "quiet", .type = OPT_FLAG, RUN(quiet), .help = "no progress line"},
+    {.name = "progress",
+     .type = OPT_FLAG,
+     RUN(progress),
+     .help = "the progress line on stderr even when it is not a terminal"},
 
     {.name = "api-key-env",
      .key = "api_key_env",
