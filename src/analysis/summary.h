@@ -3,7 +3,7 @@
  * finish; `servelab report` fills them from requests.csv. Both then call
  * the same function, so the numbers can never disagree.
  *
- * Definitions (see the contract): the run's duration runs from t=0, the
+ * Definitions (docs/files.md): the run's duration runs from t=0, the
  * first scheduled arrival, to the end of the last request; the arrival
  * window from t=0 to the last scheduled arrival. A request meets the SLO
  * when it succeeded and every stated bound holds; failures count as misses

@@ -1,7 +1,7 @@
 /* session: one `servelab calibrate` from its options to its output: the
  * levels, a scratch directory (or --keep's), the placement, the runs
  * (calibrate.c), then the table and sentence (or JSON) on stdout and the
- * result saved where `servelab run` can find it. */
+ * result saved (~/.cache/servelab/calibration.json by default). */
 #ifndef SERVELAB_SESSION_H
 #define SERVELAB_SESSION_H
 

@@ -1,7 +1,8 @@
 /* cli/calibrate: `servelab calibrate`: how far this machine can be trusted
  * to measure. Prints a table and one sentence, and saves the result
- * (default ~/.cache/servelab/calibration.json) so that `servelab run` can
- * say when a run goes beyond it (calibrate/session.c does the work). */
+ * (default ~/.cache/servelab/calibration.json) to compare a machine with
+ * itself later (calibrate/session.c does the work). A run says on its own
+ * when it went beyond 1 ms (summary.json's client.within_1ms). */
 #include "calibrate/session.h"
 #include "cli/commands.h"
 

@@ -170,6 +170,8 @@ static void prepare_target(run_ctx *x) {
 /* Everything before traffic; -1 means bad input (exit code 2). */
 static int prepare(run_ctx *x, run_result *rr) {
     char err[512];
+    if (run_opts_validate(&x->o, err, sizeof err)) /* a sweep's runs come here unchecked */
+        return fail(rr, "%s", err);
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
