@@ -290,10 +290,13 @@ void opt_args_free(opt_args *a) {
 
 /* ---- printing ---- */
 
-/* "--name ARG", "--name[=ARG]" or "--name". */
+/* "--name ARG", "--name[=ARG]", "--name", or "key: ARG" for a campaign key
+ * that has no flag. */
 static void usage_of(const opt_def *d, char *buf, size_t n) {
     const char *arg = d->arg ? d->arg : d->choices ? d->choices : "VALUE";
-    if (d->type == OPT_FLAG)
+    if (d->key_only)
+        snprintf(buf, n, "%s: %s", d->key, arg);
+    else if (d->type == OPT_FLAG)
         snprintf(buf, n, "--%s", d->name);
     else if (d->bare)
         snprintf(buf, n, "--%s[=%s]", d->name, arg);
@@ -312,7 +315,7 @@ void opt_print_help(FILE *f, const opt_def *table) {
         else
             fprintf(f, "  %-24s %s", use, d->help);
         if (d->def && d->type != OPT_FLAG)
-            fprintf(f, " (%s)", d->def);
+            fprintf(f, " (%s)", *d->def ? d->def : "\"\"");
         fputc('\n', f);
     }
 }
@@ -339,7 +342,7 @@ void opt_print_man(FILE *f, const opt_def *table, const char *key_prefix) {
         opt_roff(f, d->help);
         if (d->def && d->type != OPT_FLAG) {
             fputs(" (default ", f);
-            opt_roff(f, d->def);
+            opt_roff(f, *d->def ? d->def : "\"\"");
             fputs(")", f);
         }
         if (d->key) {
@@ -378,7 +381,7 @@ void opt_print_markdown(FILE *f, const opt_def *table, const char *key_prefix) {
         fputs(" | ", f);
         if (d->def && d->type != OPT_FLAG) {
             fputc('`', f);
-            md_cell(f, d->def);
+            md_cell(f, *d->def ? d->def : "\"\"");
             fputc('`', f);
         }
         fputs(" | ", f);

@@ -60,6 +60,7 @@ typedef struct opt_def {
     double min, max;  /* OPT_INT, OPT_NUMBER, OPT_SECONDS; max 0: the field's limit / none */
     int above;        /* the value must be > min rather than >= min */
     int empty_ok;     /* OPT_STRING may be "" */
+    int key_only;     /* a campaign key with no command-line flag: shown as "key: ARG" */
     const char *choices;
     /* A further check of an OPT_STRING or OPT_LIST value: 0, or -1 with what
      * is wrong in err (e.g. "expected 'Name: value', got 'x'"). */

@@ -180,7 +180,7 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (x->o.cpus && cpus_pin(x->o.cpus, err, sizeof err))
         return fail(rr, "%s", err);
     x->priority = x->o.realtime ? cpus_realtime() : "off";
-    if (prepare_schedule(x, rr) || prepare_out(x, rr) || prepare_headers(x, rr))
+    if (prepare_schedule(x, rr) || prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     prepare_target(x);
     utc_now_iso(x->started, sizeof x->started);

@@ -259,6 +259,7 @@ const opt_def run_options[] = {
 
     {.name = "api-key-env",
      .key = "api_key_env",
+     .meta = "api_key_env",
      .type = OPT_STRING,
      RUN(key_env),
      .arg = "VAR",

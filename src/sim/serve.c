@@ -30,8 +30,10 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     }
     struct event *sigint = evsignal_new(base, SIGINT, on_signal, base);
     struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, base);
+    struct event *sighup = evsignal_new(base, SIGHUP, on_signal, base);
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
+    event_add(sighup, NULL);
     int v6 = strchr(cfg->host, ':') != NULL;
     printf("listening on http://%s%s%s:%d\n", v6 ? "[" : "", cfg->host, v6 ? "]" : "",
            sim_server_port(srv));
@@ -41,6 +43,7 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     sim_server_free(srv);
     event_free(sigint);
     event_free(sigterm);
+    event_free(sighup);
     event_base_free(base);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* serve: runs the simulator until SIGINT or SIGTERM: its event loop, the
+/* serve: runs the simulator until SIGINT, SIGTERM or SIGHUP: its event loop, the
  * first stdout line that says where it listens, and the trace flushed on the
  * way out. What `servelab sim` does once its options are read. */
 #ifndef SERVELAB_SERVE_H
