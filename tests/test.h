@@ -1,22 +1,49 @@
 /* test: servelab's tiny test framework. TEST(name) registers a function at
- * startup; the runner (tests/main.c) forks one child per test so a crash or
- * a hang fails that test alone, and ends with "N passed, N failed". */
+ * startup; the runner (tests/main.c, which says how it works) forks one
+ * child per test, so a crash or a hang fails that test alone, runs several
+ * at a time, and ends with "N passed, N failed".
+ *
+ * Running: `make test` runs everything; `build/test_runner [-j N] [--fast]
+ * [--list] [NAME...]` runs the tests whose names contain a NAME. TEST_JOBS=N (or -j N) says how
+ * many run at once; the default is the number of online cores.
+ *
+ * Marks, for the runner's schedule:
+ *   TEST(name)        runs beside other tests.
+ *   TEST_ALONE(name)  measures time (latencies, lag, a timeout's precision,
+ *                     a wall-clock bound): runs with no other test running,
+ *                     since a neighbour loading the CPUs would move its
+ *                     numbers. Every test asserting a time within a tight
+ *                     bound carries it.
+ *   TEST_SLOW(name)   a minute-long end-to-end run; --fast leaves it out.
+ *   TEST_MARKED(name, TEST_MARK_ALONE | TEST_MARK_SLOW)  both.
+ *
+ * Folders: each test has its own folder, /tmp/servelab-test-NAME-XXXXXX;
+ * the test's stdout and stderr go to the file "output" there. The runner
+ * removes the folder when the test passes and keeps it when it fails: its
+ * path ends the FAIL line, and the test's output is printed below it. */
 #ifndef SERVELAB_TEST_H
 #define SERVELAB_TEST_H
 
 #include <stdio.h>
 #include <stdlib.h>
 
-void test_register(const char *name, void (*fn)(void), const char *file);
+/* A test's marks (bits), as the runner reads them. */
+enum { TEST_MARK_ALONE = 1, TEST_MARK_SLOW = 2 };
+
+void test_register(const char *name, void (*fn)(void), const char *file, int marks);
 _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define TEST(fn)                                                                                   \
+#define TEST_MARKED(fn, marks)                                                                     \
     static void fn(void);                                                                          \
     __attribute__((constructor)) static void register_##fn(void) {                                 \
-        test_register(#fn, fn, __FILE__);                                                          \
+        test_register(#fn, fn, __FILE__, marks);                                                   \
     }                                                                                              \
     static void fn(void)
+
+#define TEST(fn) TEST_MARKED(fn, 0)
+#define TEST_ALONE(fn) TEST_MARKED(fn, TEST_MARK_ALONE)
+#define TEST_SLOW(fn) TEST_MARKED(fn, TEST_MARK_SLOW)
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
