@@ -14,8 +14,11 @@
  * process group, so a simulator or client the test left behind goes too.
  *
  * Folders: each test gets its own folder, /tmp/servelab-test-NAME-XXXXXX
- * ($TMPDIR instead of /tmp when set). The child's stdout and stderr, its
- * simulators' included, go to the file "output" in that folder. A test that passes has its folder
+ * (NAME cut to 32 characters, $TMPDIR instead of /tmp when set), named to the child by
+ * SERVELAB_TEST_DIR (temp_dir() makes its folders inside it) and by TMPDIR
+ * (so whatever else the test's programs create in the temporary directory
+ * lands there too). The child's stdout and stderr, its simulators' included,
+ * go to the file "output" in that folder. A test that passes has its folder
  * removed and its output dropped (TEST_VERBOSE=1 prints it); a test that
  * fails keeps its folder, whose path ends its FAIL line, and its output is
  * printed right below that line, so it never mixes with other tests'.
@@ -182,9 +185,15 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The name is cut to NAME_IN_DIR characters: the folder is the test's
+ * TMPDIR, and a Unix socket made there (Chromium's SingletonSocket, ~46
+ * characters below TMPDIR) must fit in sun_path's 108 bytes. */
+#define NAME_IN_DIR 32
+
 static int make_test_dir(const char *name, char *dir, size_t cap) {
     const char *tmp = getenv("TMPDIR");
-    int n = snprintf(dir, cap, "%s/servelab-test-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    int n = snprintf(dir, cap, "%s/servelab-test-%.*s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+                     NAME_IN_DIR, name);
     if (n < 0 || (size_t)n >= cap || !mkdtemp(dir)) {
         fprintf(stderr, "test_runner: cannot create %s: %s\n", dir, strerror(errno));
         return -1;
@@ -192,7 +201,8 @@ static int make_test_dir(const char *name, char *dir, size_t cap) {
     return 0;
 }
 
-/* In the child: output to the folder's file, a time limit, then the test. */
+/* In the child: output to the folder's file, the folder in the environment,
+ * a time limit, then the test. */
 static _Noreturn void run_child(const test_case *t, const char *dir) {
     sigset_t none;
     sigemptyset(&none);
@@ -206,6 +216,8 @@ static _Noreturn void run_child(const test_case *t, const char *dir) {
     dup2(fd, STDOUT_FILENO);
     dup2(fd, STDERR_FILENO);
     setvbuf(stdout, NULL, _IOLBF, 0); /* its lines and its CHECK messages in order */
+    setenv("SERVELAB_TEST_DIR", dir, 1);
+    setenv("TMPDIR", dir, 1);
     alarm(TEST_TIMEOUT_S);
     t->fn();
     fflush(stdout);

@@ -17,10 +17,12 @@
  *   TEST_SLOW(name)   a minute-long end-to-end run; --fast leaves it out.
  *   TEST_MARKED(name, TEST_MARK_ALONE | TEST_MARK_SLOW)  both.
  *
- * Folders: each test has its own folder, /tmp/servelab-test-NAME-XXXXXX;
- * the test's stdout and stderr go to the file "output" there. The runner
- * removes the folder when the test passes and keeps it when it fails: its
- * path ends the FAIL line, and the test's output is printed below it. */
+ * Folders: each test runs with SERVELAB_TEST_DIR (and TMPDIR) set to its
+ * own folder, /tmp/servelab-test-NAME-XXXXXX; temp_dir() (tests/support.h)
+ * makes its folders inside it, and the test's stdout and stderr go to the
+ * file "output" there. The runner removes the folder when the test passes
+ * and keeps it when it fails: its path ends the FAIL line, and the test's
+ * output is printed below it. */
 #ifndef SERVELAB_TEST_H
 #define SERVELAB_TEST_H
 
