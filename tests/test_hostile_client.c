@@ -201,7 +201,7 @@ static void check_timed_out(const run_outcome *o, int n, const char *status, dou
 }
 
 /* (b) The server accepts and reads the request but never answers. */
-TEST(hostile_client_silent_server_times_out) {
+TEST_ALONE(hostile_client_silent_server_times_out) {
     char *dir = temp_dir();
     hostile_script s = script1(HOSTILE_SILENT);
     hostile_server h = hostile_start(&s);
@@ -212,7 +212,7 @@ TEST(hostile_client_silent_server_times_out) {
 }
 
 /* (c) 200 and 200 header lines, then nothing. */
-TEST(hostile_client_200_headers_then_nothing_times_out) {
+TEST_ALONE(hostile_client_200_headers_then_nothing_times_out) {
     char *dir = temp_dir();
     hostile_script s = script1(HOSTILE_HEADERS_ONLY);
     hostile_server h = hostile_start(&s);
@@ -223,7 +223,7 @@ TEST(hostile_client_200_headers_then_nothing_times_out) {
 
 /* The same without the blank line that ends the head: the status line came,
  * the head never did. */
-TEST(hostile_client_unterminated_headers_time_out) {
+TEST_ALONE(hostile_client_unterminated_headers_time_out) {
     char *dir = temp_dir();
     hostile_script s = script1(HOSTILE_HEADERS_OPEN);
     hostile_server h = hostile_start(&s);
@@ -235,7 +235,7 @@ TEST(hostile_client_unterminated_headers_time_out) {
 /* (d) A valid stream trickled one byte every 100 ms (the contract's "a byte
  * a second", scaled): the request times out at --timeout, having received
  * some bytes but not one whole event. */
-TEST(hostile_client_trickled_stream_times_out) {
+TEST_ALONE(hostile_client_trickled_stream_times_out) {
     char *dir = temp_dir();
     hostile_script s = script1(HOSTILE_TRICKLE);
     s.trickle_ms = 100;
@@ -251,7 +251,7 @@ TEST(hostile_client_trickled_stream_times_out) {
 
 /* A run where every third request hits the trickle: those time out, the
  * others, sent while the trickles are in flight, finish normally. */
-TEST(hostile_client_trickle_leaves_other_requests_unaffected) {
+TEST_ALONE(hostile_client_trickle_leaves_other_requests_unaffected) {
     char *dir = temp_dir();
     hostile_script s = {{HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, 3, 0, 100};
     hostile_server h = hostile_start(&s);

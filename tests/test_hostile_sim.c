@@ -195,7 +195,7 @@ static int slow_poll(slow_conn *s, int n, int wait_ms) {
  * connections while the flood holds every slot (it evicts the connection
  * that has waited longest for its request), and closes each slow connection
  * within --request-timeout-ms of its opening. */
-TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
+TEST_ALONE(hostile_sim_slowloris_bounded_and_real_clients_served) {
     raise_fd_limit_to(SLOW_N + 256);
     char args[128];
     snprintf(args, sizeof args, "--max-connections %d --request-timeout-ms %d", SLOW_LIMIT,
@@ -273,7 +273,7 @@ TEST(hostile_sim_slowloris_bounded_and_real_clients_served) {
 
 /* Connections that connect and send nothing are closed, silently, after the
  * request timeout (not after the 5-minute keep-alive idle timeout). */
-TEST(hostile_sim_silent_connections_closed_after_request_timeout) {
+TEST_ALONE(hostile_sim_silent_connections_closed_after_request_timeout) {
     sim_proc p = sim_start("--max-connections 200 --request-timeout-ms 1000");
     enum { N = 50 };
     static slow_conn s[N];
@@ -302,7 +302,7 @@ TEST(hostile_sim_silent_connections_closed_after_request_timeout) {
 
 /* A request head dripped one byte every 100 ms (it would take 4 s) is cut
  * off with 408 at the request timeout, counted from the connection's start. */
-TEST(hostile_sim_slow_header_drip_gets_408) {
+TEST_ALONE(hostile_sim_slow_header_drip_gets_408) {
     sim_proc p = sim_start("--request-timeout-ms 1000");
     const char *req = "GET /health HTTP/1.1\r\nHost: x\r\nX-Drip: abcdefghij\r\n\r\n";
     double t0 = now_ms();
@@ -695,7 +695,7 @@ TEST(hostile_sim_connection_limit_evicts_longest_waiting_first) {
 
 /* An idle keep-alive connection stays while its requests come within
  * --idle-timeout-ms of each other, and is closed, silently, after that. */
-TEST(hostile_sim_idle_keep_alive_closed_after_idle_timeout) {
+TEST_ALONE(hostile_sim_idle_keep_alive_closed_after_idle_timeout) {
     sim_proc p = sim_start("--idle-timeout-ms 300 --request-timeout-ms 5000");
     int fd = tcp_open(p.port, 1000);
     CHECK(fd >= 0);

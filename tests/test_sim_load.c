@@ -168,12 +168,12 @@ static void thousand_streams(int io_threads) {
     check_trace_in_flight(dir);
 }
 
-TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
+TEST_ALONE(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
     thousand_streams(1);
 }
 
 /* The same with three I/O threads behind the one engine. */
-TEST(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
+TEST_ALONE(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
     thousand_streams(3);
 }
 
@@ -186,7 +186,7 @@ static int cmp_double(const void *a, const void *b) {
  * step and no per-sequence cost get their tokens 20 ms apart, and every
  * token leaves on the step grid (a whole number of steps after the first
  * token, give or take the timers' drift and the write). */
-TEST(sim_threads_keep_the_engine_step_exact) {
+TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     char *dir = temp_dir();
     char args[1024];
     snprintf(args, sizeof args,
