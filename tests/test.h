@@ -15,7 +15,7 @@
  *                     numbers. Every test asserting a time within a tight
  *                     bound carries it.
  *   TEST_SLOW(name)   a minute-long end-to-end run; --fast leaves it out.
- *   TEST_MARKED(name, TEST_MARK_ALONE | TEST_MARK_SLOW)  both.
+ *   TEST_SLOW_ALONE(name)  both.
  *
  * Folders: each test runs with SERVELAB_TEST_DIR (and TMPDIR) set to its
  * own folder, /tmp/servelab-test-NAME-XXXXXX; temp_dir() (tests/support.h)
@@ -46,6 +46,7 @@ _Noreturn void test_fail(const char *file, int line, const char *fmt, ...)
 #define TEST(fn) TEST_MARKED(fn, 0)
 #define TEST_ALONE(fn) TEST_MARKED(fn, TEST_MARK_ALONE)
 #define TEST_SLOW(fn) TEST_MARKED(fn, TEST_MARK_SLOW)
+#define TEST_SLOW_ALONE(fn) TEST_MARKED(fn, TEST_MARK_SLOW | TEST_MARK_ALONE)
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
