@@ -1,33 +1,42 @@
 /* The test runner: runs every registered test (or those whose name contains
  * one of the NAME arguments) in its own child process, several at a time,
- * prints one line per test and ends with "N passed, N failed".
+ * prints one line per test, "ok   NAME   MS ms" or "FAIL NAME ...", in the
+ * order they finish, and ends with "N passed, N failed" as its last line;
+ * its exit status is 1 when any test failed.
  *
  *   build/test_runner [-j N] [--fast] [--list] [NAME...]
+ *   (make test and make test-fast run it with SERVELAB=./servelab)
  *
  * Jobs: as many tests run at once as there are online cores; TEST_JOBS=N in
- * the environment or -j N (which wins) chooses another number, 1 runs them
+ * the environment or -j N (which wins) chooses another number; 1 runs them
  * one after the other.
  *
  * Isolation: each test is a forked child in its own process group, with
  * TEST_TIMEOUT_S to live (SIGALRM in the child; the runner kills it itself
- * if that does not end it). When the child ends, the runner kills its whole
- * process group, so a simulator or client the test left behind goes too.
+ * KILL_GRACE_S later if that did not end it). When the child ends, the
+ * runner kills its whole process group, so a simulator or client the test
+ * left behind goes too.
  *
  * Folders: each test gets its own folder, /tmp/servelab-test-NAME-XXXXXX
- * (NAME cut to 32 characters, $TMPDIR instead of /tmp when set), named to the child by
- * SERVELAB_TEST_DIR (temp_dir() makes its folders inside it) and by TMPDIR
- * (so whatever else the test's programs create in the temporary directory
- * lands there too). The child's stdout and stderr, its simulators' included,
- * go to the file "output" in that folder. A test that passes has its folder
- * removed and its output dropped (TEST_VERBOSE=1 prints it); a test that
- * fails keeps its folder, whose path ends its FAIL line, and its output is
- * printed right below that line, so it never mixes with other tests'.
+ * (NAME cut to 32 characters; $TMPDIR instead of /tmp when set), named to
+ * the child by SERVELAB_TEST_DIR (temp_dir() makes its folders inside it)
+ * and by TMPDIR (so whatever else the test's programs create in the
+ * temporary directory lands there too). The child's stdout and stderr, its
+ * simulators' included, go to the file "output" in that folder. A test that
+ * passes has its folder removed and its output dropped (TEST_VERBOSE=1
+ * prints it below the ok line); a test that fails keeps its folder, whose
+ * path ends its FAIL line, and its output (its CHECK message, what it
+ * printed) is printed right below that line, so it never mixes with other
+ * tests' lines. After a green run no /tmp/servelab-test-* folder is left.
  *
- * Marks (tests/test.h): a TEST_ALONE test measures time (latencies, lag,
- * timeouts within a bound), so it runs with no other test running; the
- * runner starts those first, one by one, then the rest in parallel. A
- * TEST_SLOW test is a minute-long end-to-end run: --fast (make test-fast)
- * leaves those out. Lines come in the order tests finish. */
+ * Marks (tests/test.h): a TEST_ALONE test measures time (latencies, lag, a
+ * timeout's precision, a count raced against the clock), so it runs with no
+ * other test running; the runner starts those first, one by one, then the
+ * rest in parallel, the TEST_SLOW ones first among them so that the long
+ * runs overlap the short ones. A TEST_SLOW test is a minute-long end-to-end
+ * run: --fast (make test-fast) leaves those out and says how many. --list
+ * prints the selected tests, in the order they would start, with their
+ * marks. */
 #include "test.h"
 
 #include <errno.h>
@@ -96,9 +105,9 @@ static int parse_jobs(const char *s, int *jobs) {
     return 0;
 }
 
-static int usage(const char *why) {
-    fprintf(stderr, "test_runner: %s\nusage: test_runner [-j N] [--fast] [--list] [NAME...]\n",
-            why);
+static int usage(const char *why, const char *arg) {
+    fprintf(stderr, "test_runner: %s%s%s\nusage: test_runner [-j N] [--fast] [--list] [NAME...]\n",
+            why, arg ? ": " : "", arg ? arg : "");
     return -1;
 }
 
@@ -108,7 +117,7 @@ static int parse_options(int argc, char **argv, options *o) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = cores > 0 ? (int)(cores < MAX_JOBS ? cores : MAX_JOBS) : 1;
     if (env && *env && parse_jobs(env, &o->jobs))
-        return usage("TEST_JOBS must be a number from 1 to 256");
+        return usage("TEST_JOBS must be a number from 1 to 256", env);
     const char *verbose = getenv("TEST_VERBOSE");
     o->verbose = verbose && *verbose && strcmp(verbose, "0");
     o->names = argv + 1;
@@ -121,9 +130,9 @@ static int parse_options(int argc, char **argv, options *o) {
         } else if (!strncmp(a, "-j", 2)) {
             const char *n = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
             if (parse_jobs(n, &o->jobs))
-                return usage("-j needs a number from 1 to 256");
+                return usage("-j needs a number from 1 to 256", n);
         } else if (a[0] == '-') {
-            return usage("unknown option");
+            return usage("unknown option", a);
         } else {
             o->names[o->n_names++] = argv[i];
         }
