@@ -1,6 +1,7 @@
 # servelab: plain Makefile.
 #   make          build ./servelab (installs Debian build deps first if missing)
 #   make test     build and run the test suite (last line: "N passed, N failed")
+#   make test-fast  the same without the minute-long end-to-end tests (TEST_SLOW)
 #   make demo     run the built-in demo on the simulator
 #   make asan     build and test with AddressSanitizer + UBSan into build-asan/
 #   make install  PREFIX=/usr/local
@@ -26,7 +27,8 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test demo asan valgrind fuzz install clean format format-check check-sizes check-layers docs
+.PHONY: all deps test-deps test test-fast demo asan valgrind fuzz install clean format format-check \
+        check-sizes check-layers docs
 
 all: deps servelab
 
@@ -52,8 +54,12 @@ $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
 test-deps:
 	@sh scripts/deps.sh test
 
+# Tests run in parallel (TEST_JOBS=N to choose how many; tests/test.h).
 test: deps test-deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
+
+test-fast: deps test-deps servelab $(BUILD)/test_runner
+	SERVELAB=./servelab $(BUILD)/test_runner --fast $(TESTS)
 
 demo: deps servelab
 	./servelab demo --out demo-out

@@ -45,7 +45,8 @@ char *run_capture(const char *cmd, int *exit_code);
 int servelab_cmd(const char *subcommand_and_args, char **out);
 /* Read a whole file; NULL if missing. */
 char *read_file(const char *path, size_t *len);
-/* A fresh temporary directory. */
+/* A fresh temporary directory, inside $SERVELAB_TEST_DIR (the test's own
+ * folder, which the runner removes when the test passes) when it is set. */
 char *temp_dir(void);
 /* Sleep ms milliseconds, whatever signals arrive meanwhile. */
 void sleep_ms(int ms);

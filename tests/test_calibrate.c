@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-TEST(calibrate_default_under_60s_and_sentence_matches_table) {
+TEST_SLOW_ALONE(calibrate_default_under_60s_and_sentence_matches_table) {
     char *dir = temp_dir();
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s calibrate --json --save %s/cal.json 2>/dev/null", servelab_bin(),

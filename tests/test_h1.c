@@ -375,7 +375,7 @@ TEST(h1_refused_and_hostless_are_connect_failures_reported_later) {
     }
 }
 
-TEST(h1_silent_server_times_out_on_time) {
+TEST_ALONE(h1_silent_server_times_out_on_time) {
     raw_script s = {{"unused"}, 1, 0, 0, 1};
     raw_server h = raw_start(&s);
     int64_t t0 = mono_us();
@@ -430,7 +430,7 @@ TEST(h1_sends_the_request_head_with_user_headers) {
 /* The second chunk reaches the socket 30 ms after the first, while the
  * client is busy for 200 ms with the first: its time must be the kernel's
  * arrival (about 30 ms later), not the read (about 200 ms later). */
-TEST(h1_arrival_times_are_the_kernels_not_the_reads) {
+TEST_ALONE(h1_arrival_times_are_the_kernels_not_the_reads) {
     char answer[512];
     snprintf(answer, sizeof answer,
              "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n\x01"

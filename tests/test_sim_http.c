@@ -314,7 +314,7 @@ TEST(sim_metrics_consistent_with_requests) {
 }
 
 /* A client that reads a few chunks and hangs up frees its sequence at once. */
-TEST(sim_client_disconnect_frees_sequence) {
+TEST_ALONE(sim_client_disconnect_frees_sequence) {
     sim_proc p = sim_start("--decode-base-ms 20");
     char req[512];
     raw_post(req, sizeof req,
@@ -384,7 +384,7 @@ TEST(sim_fault_malformed_chunk) {
     sim_stop(&p);
 }
 
-TEST(sim_fault_stall_delays_first_token) {
+TEST_ALONE(sim_fault_stall_delays_first_token) {
     sim_proc p = sim_start("--fault stall=1 --stall-ms 400");
     char req[512];
     raw_post(req, sizeof req,

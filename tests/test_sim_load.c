@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+enum { N = 1000 }; /* concurrent streams in one run */
+
 typedef struct stream {
     int chunks_done; /* saw [DONE] */
     size_t bytes;
@@ -40,6 +42,52 @@ static size_t on_metrics(char *p, size_t sz, size_t n, void *ud) {
     return len;
 }
 
+/* The trace agrees: never more than 64 between admission and finish. */
+static void check_trace_in_flight(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[512];
+    static double ev_t[2 * N];
+    static int ev_d[2 * N];
+    int ne = 0, rows = 0;
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    while (fgets(line, sizeof line, f)) {
+        char id[64];
+        double arr, adm, first, fin;
+        if (sscanf(line, "%63[^,],%lf,%lf,%lf,%lf", id, &arr, &adm, &first, &fin) == 5) {
+            ev_t[ne] = adm;
+            ev_d[ne++] = 1;
+            ev_t[ne] = fin;
+            ev_d[ne++] = -1;
+        }
+        rows++;
+    }
+    fclose(f);
+    CHECK_INT(rows, N);
+    /* sort events by time, finishes before admissions at equal times */
+    for (int i = 1; i < ne; i++)
+        for (int j = i;
+             j > 0 && (ev_t[j] < ev_t[j - 1] || (ev_t[j] == ev_t[j - 1] && ev_d[j] < ev_d[j - 1]));
+             j--) {
+            double t = ev_t[j];
+            ev_t[j] = ev_t[j - 1];
+            ev_t[j - 1] = t;
+            int d = ev_d[j];
+            ev_d[j] = ev_d[j - 1];
+            ev_d[j - 1] = d;
+        }
+    int cur = 0, peak = 0;
+    for (int i = 0; i < ne; i++) {
+        cur += ev_d[i];
+        if (cur > peak)
+            peak = cur;
+    }
+    CHECK_MSG(peak <= 64, "trace peak in flight %d", peak);
+    CHECK(peak >= 32);
+}
+
 static void thousand_streams(int io_threads) {
     char *dir = temp_dir();
     char args[512];
@@ -50,7 +98,6 @@ static void thousand_streams(int io_threads) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURLM *m = curl_multi_init();
     curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, 2000L);
-    enum { N = 1000 };
     static stream st[N];
     char url[128], murl[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/completions", p.port);
@@ -118,57 +165,15 @@ static void thousand_streams(int io_threads) {
     CHECK_MSG(peak_running <= 64 && peak_running > 0, "peak running %g", peak_running);
     sim_stop(&p);
 
-    /* The trace agrees: never more than 64 between admission and finish. */
-    char path[600];
-    snprintf(path, sizeof path, "%s/trace.csv", dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
-    char line[512];
-    static double ev_t[2 * N];
-    static int ev_d[2 * N];
-    int ne = 0, rows = 0;
-    CHECK(fgets(line, sizeof line, f) != NULL);
-    while (fgets(line, sizeof line, f)) {
-        char id[64];
-        double arr, adm, first, fin;
-        if (sscanf(line, "%63[^,],%lf,%lf,%lf,%lf", id, &arr, &adm, &first, &fin) == 5) {
-            ev_t[ne] = adm;
-            ev_d[ne++] = 1;
-            ev_t[ne] = fin;
-            ev_d[ne++] = -1;
-        }
-        rows++;
-    }
-    fclose(f);
-    CHECK_INT(rows, N);
-    /* sort events by time, finishes before admissions at equal times */
-    for (int i = 1; i < ne; i++)
-        for (int j = i;
-             j > 0 && (ev_t[j] < ev_t[j - 1] || (ev_t[j] == ev_t[j - 1] && ev_d[j] < ev_d[j - 1]));
-             j--) {
-            double t = ev_t[j];
-            ev_t[j] = ev_t[j - 1];
-            ev_t[j - 1] = t;
-            int d = ev_d[j];
-            ev_d[j] = ev_d[j - 1];
-            ev_d[j - 1] = d;
-        }
-    int cur = 0, peak = 0;
-    for (int i = 0; i < ne; i++) {
-        cur += ev_d[i];
-        if (cur > peak)
-            peak = cur;
-    }
-    CHECK_MSG(peak <= 64, "trace peak in flight %d", peak);
-    CHECK(peak >= 32);
+    check_trace_in_flight(dir);
 }
 
-TEST(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
+TEST_ALONE(sim_1000_concurrent_streams_complete_within_max_num_seqs) {
     thousand_streams(1);
 }
 
 /* The same with three I/O threads behind the one engine. */
-TEST(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
+TEST_ALONE(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
     thousand_streams(3);
 }
 
@@ -181,7 +186,7 @@ static int cmp_double(const void *a, const void *b) {
  * step and no per-sequence cost get their tokens 20 ms apart, and every
  * token leaves on the step grid (a whole number of steps after the first
  * token, give or take the timers' drift and the write). */
-TEST(sim_threads_keep_the_engine_step_exact) {
+TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     char *dir = temp_dir();
     char args[1024];
     snprintf(args, sizeof args,

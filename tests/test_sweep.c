@@ -348,7 +348,7 @@ TEST(env_prints_metadata_json) {
           strstr(out, "\"is_servelab_sim\": true") && strstr(out, "sim-model"));
 }
 
-TEST(demo_finishes_in_two_minutes_and_shows_preemption) {
+TEST_SLOW(demo_finishes_in_two_minutes_and_shows_preemption) {
     char *dir = temp_dir();
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s demo --out %s/d 2>/dev/null", servelab_bin(), dir);

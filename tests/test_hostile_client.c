@@ -1,0 +1,386 @@
+/* test_hostile_client: servelab run against servers that misbehave.
+ *
+ * `servelab run` against the scripted server of hostile_server.c (endless
+ * SSE lines, silence, headers and then nothing, a trickled stream,
+ * truncated chunked frames, HTML errors, a whole JSON answer, error events
+ * mid-stream). Every scheduled request must end as exactly one row with the
+ * right error class, the run must exit 0 within a bounded time, the
+ * client's peak memory must stay bounded, and requests on a well-behaved
+ * path must be unaffected by their misbehaving neighbours.
+ *
+ * The misbehaving clients against servelab sim are in test_hostile_sim.c.
+ * Every loop here is bounded in count and in time. */
+#include "csv_util.h"
+#include "hostile_server.h"
+#include "support.h"
+#include "test.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct run_outcome {
+    int exit_code;   /* -1 when it was still running at its limit (then killed) */
+    long maxrss_kb;  /* the client's peak resident set */
+    double wall_ms;  /* from start to exit */
+    char *log;       /* its stdout and stderr */
+    csv_table *rows; /* requests.csv */
+} run_outcome;
+
+/* `servelab run` against the scripted server: N requests of random:8:4
+ * prompts, no /metrics or GPU sampling, killed if it outlives limit_ms. */
+static run_outcome run_client(const hostile_server *h, const char *dir, int requests,
+                              const char *timeout, const char *extra, int limit_ms) {
+    char cmd[2048], log[1024];
+    snprintf(cmd, sizeof cmd,
+             "exec %s run --quiet --url http://127.0.0.1:%d --model m --no-sampling "
+             "--prompts random:8:4 --requests %d --timeout %s --out %s/run %s",
+             servelab_bin(), h->port, requests, timeout, dir, extra ? extra : "");
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    run_outcome o = {-1, 0, 0, NULL, NULL};
+    double t0 = now_ms();
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct rusage ru;
+    int status = 0;
+    pid_t r = 0;
+    for (int i = 0; i < limit_ms / 5 && r == 0; i++) {
+        r = wait4(pid, &status, WNOHANG, &ru);
+        if (r == 0)
+            sleep_ms(5);
+    }
+    if (r == 0) {
+        kill(pid, SIGKILL);
+        wait4(pid, &status, 0, &ru);
+    } else {
+        o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    o.wall_ms = now_ms() - t0;
+    o.maxrss_kb = ru.ru_maxrss;
+    o.log = read_file(log, NULL);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/run/requests.csv", dir);
+    o.rows = csv_read(path);
+    CHECK_MSG(o.exit_code == 0, "run exit %d after %.0f ms: %s", o.exit_code, o.wall_ms,
+              o.log ? o.log : "");
+    CHECK_MSG(o.rows != NULL, "no %s", path);
+    CHECK_INT(o.rows->n_rows, requests);
+    return o;
+}
+
+/* The row of req-K; exactly one must exist. */
+static int row_of(const csv_table *t, int k) {
+    char id[32];
+    snprintf(id, sizeof id, "req-%d", k);
+    int found = -1;
+    for (int i = 0; i < t->n_rows; i++) {
+        if (!strcmp(csv_get(t, i, "request_id"), id)) {
+            CHECK_MSG(found < 0, "%s has two rows", id);
+            found = i;
+        }
+    }
+    CHECK_MSG(found >= 0, "%s has no row", id);
+    return found;
+}
+
+static void check_row(const csv_table *t, int k, const char *error, const char *status) {
+    int i = row_of(t, k);
+    const char *e = csv_get(t, i, "error"), *s = csv_get(t, i, "http_status");
+    CHECK_MSG(!strcmp(e, error) && !strcmp(s, status),
+              "req-%d: error '%s' http_status '%s', want '%s' '%s' (output_tokens '%s', "
+              "finish_reason '%s')",
+              k, e, s, error, status, csv_get(t, i, "output_tokens"),
+              csv_get(t, i, "finish_reason"));
+}
+
+static double col_ms(const csv_table *t, int k, const char *col) {
+    const char *v = csv_get(t, row_of(t, k), col);
+    CHECK_MSG(*v, "req-%d: %s is empty", k, col);
+    return atof(v);
+}
+
+/* A row of the well-behaved path: whole, all its tokens, on time. */
+static void check_good_row(const csv_table *t, int k, double max_e2e_ms) {
+    check_row(t, k, "", "200");
+    int i = row_of(t, k);
+    CHECK_STR(csv_get(t, i, "output_tokens"), "4");
+    CHECK_STR(csv_get(t, i, "finish_reason"), "length");
+    CHECK_STR(csv_get(t, i, "chunks"), "4");
+    double e2e = col_ms(t, k, "e2e_ms");
+    CHECK_MSG(e2e < max_e2e_ms, "req-%d took %.1f ms", k, e2e);
+}
+
+/* The client's peak-memory bound for a run with two 100 MB answers: a
+ * client that kept them would need over 200 MB; one that stops at
+ * --max-event-bytes needs two 16 MiB buffers beside its own ~10 MB.
+ * AddressSanitizer's shadow memory and quarantine add about 90 MB. */
+static long client_rss_limit_kb(void) {
+    size_t n;
+    char *bin = read_file(servelab_bin(), &n);
+    int asan = bin && memmem(bin, n, "__asan_init", 11) != NULL;
+    free(bin);
+    return (asan ? 180 : 100) * 1024L;
+}
+
+static hostile_script script1(hostile_mode m) {
+    hostile_script s = {{m}, 1, 0, 0};
+    return s;
+}
+
+/* (a) A 100 MB `data:` line with no line end: the request is malformed once
+ * the line passes --max-event-bytes (16 MiB), the client stops reading, and
+ * its memory stays bounded; the well-behaved requests beside it succeed. */
+TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
+    char *dir = temp_dir();
+    hostile_script s = {{HOSTILE_HUGE_LINE, HOSTILE_GOOD}, 2, (size_t)100 << 20, 0};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 4, "30", NULL, 20000);
+    for (int k = 0; k < 4; k += 2)
+        check_row(o.rows, k, "malformed", "200");
+    for (int k = 1; k < 4; k += 2)
+        check_good_row(o.rows, k, 1000);
+    printf("    client peak RSS %.1f MB, server sent %.1f MB of 2 x 100 MB, %.0f ms\n",
+           o.maxrss_kb / 1024.0, hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_LINE]) / 1048576.0,
+           o.wall_ms);
+    fflush(stdout);
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
+    /* the client hung up instead of reading the rest */
+    CHECK(hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_LINE]) < 2 * (60LL << 20));
+    CHECK_MSG(o.wall_ms < 10000, "run took %.0f ms", o.wall_ms);
+    CHECK_INT(hostile_count(&h.stats->completions), 4);
+    hostile_stop(&h);
+}
+
+/* The same budget holds for one event built of many short data lines. */
+TEST(hostile_client_100mb_event_of_short_lines_is_malformed) {
+    char *dir = temp_dir();
+    hostile_script s = {{HOSTILE_HUGE_EVENT}, 1, (size_t)100 << 20, 0};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 2, "30", NULL, 20000);
+    for (int k = 0; k < 2; k++)
+        check_row(o.rows, k, "malformed", "200");
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
+    CHECK(hostile_bytes(&h.stats->bytes_sent[HOSTILE_HUGE_EVENT]) < 2 * (60LL << 20));
+    CHECK_MSG(o.wall_ms < 10000, "run took %.0f ms", o.wall_ms);
+    hostile_stop(&h);
+}
+
+/* Timeouts end at --timeout, measured from when the request was sent;
+ * status NULL: any http_status. */
+static void check_timed_out(const run_outcome *o, int n, const char *status, double timeout_ms) {
+    for (int k = 0; k < n; k++) {
+        if (status) {
+            check_row(o->rows, k, "timeout", status);
+        } else { /* the status line came, the head did not: either way is fair */
+            const char *e = csv_get(o->rows, row_of(o->rows, k), "error");
+            CHECK_MSG(!strcmp(e, "timeout"), "req-%d: error '%s'", k, e);
+        }
+        double e2e = col_ms(o->rows, k, "e2e_ms");
+        CHECK_MSG(e2e >= timeout_ms - 5 && e2e < timeout_ms + 700, "req-%d: e2e %.1f ms", k, e2e);
+        CHECK_STR(csv_get(o->rows, row_of(o->rows, k), "first_token_ms"), "");
+    }
+    CHECK_MSG(o->wall_ms < timeout_ms + 3000, "run took %.0f ms", o->wall_ms);
+}
+
+/* (b) The server accepts and reads the request but never answers. */
+TEST_ALONE(hostile_client_silent_server_times_out) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_SILENT);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "1", NULL, 8000);
+    check_timed_out(&o, 3, "", 1000);
+    CHECK_INT(hostile_count(&h.stats->by_mode[HOSTILE_SILENT]), 3);
+    hostile_stop(&h);
+}
+
+/* (c) 200 and 200 header lines, then nothing. */
+TEST_ALONE(hostile_client_200_headers_then_nothing_times_out) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_HEADERS_ONLY);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "1", NULL, 8000);
+    check_timed_out(&o, 3, "200", 1000);
+    hostile_stop(&h);
+}
+
+/* The same without the blank line that ends the head: the status line came,
+ * the head never did. */
+TEST_ALONE(hostile_client_unterminated_headers_time_out) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_HEADERS_OPEN);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "1", NULL, 8000);
+    check_timed_out(&o, 3, NULL, 1000);
+    hostile_stop(&h);
+}
+
+/* (d) A valid stream trickled one byte every 100 ms (the contract's "a byte
+ * a second", scaled): the request times out at --timeout, having received
+ * some bytes but not one whole event. */
+TEST_ALONE(hostile_client_trickled_stream_times_out) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_TRICKLE);
+    s.trickle_ms = 100;
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 2, "1.5", NULL, 8000);
+    check_timed_out(&o, 2, "200", 1500);
+    for (int k = 0; k < 2; k++)
+        CHECK_STR(csv_get(o.rows, row_of(o.rows, k), "chunks"), "0");
+    long long sent = hostile_bytes(&h.stats->bytes_sent[HOSTILE_TRICKLE]);
+    CHECK_MSG(sent > 100 && sent < 1000, "trickled %lld bytes", sent);
+    hostile_stop(&h);
+}
+
+/* A run where every third request hits the trickle: those time out, the
+ * others, sent while the trickles are in flight, finish normally. */
+TEST_ALONE(hostile_client_trickle_leaves_other_requests_unaffected) {
+    char *dir = temp_dir();
+    hostile_script s = {{HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, 3, 0, 100};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 12, "1.5", "--rate 20 --arrival constant", 10000);
+    for (int k = 0; k < 12; k++) {
+        if (k % 3 == 0) {
+            check_row(o.rows, k, "timeout", "200");
+        } else {
+            check_good_row(o.rows, k, 500);
+            /* sent while the trickle of req-0 was still going */
+            CHECK(col_ms(o.rows, k, "sent_ms") < col_ms(o.rows, 0, "end_ms"));
+        }
+    }
+    CHECK_INT(hostile_count(&h.stats->by_mode[HOSTILE_GOOD]), 8);
+    hostile_stop(&h);
+}
+
+/* (e) A chunked stream that ends inside a chunk frame: FIN, then RST. The
+ * token that arrived whole is kept. */
+static void partial_frame(hostile_mode m) {
+    char *dir = temp_dir();
+    hostile_script s = script1(m);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "5", NULL, 8000);
+    for (int k = 0; k < 3; k++) {
+        check_row(o.rows, k, "disconnect", "200");
+        int i = row_of(o.rows, k);
+        CHECK_STR(csv_get(o.rows, i, "chunks"), "1");
+        CHECK_STR(csv_get(o.rows, i, "output_tokens"), "1");
+        CHECK(col_ms(o.rows, k, "e2e_ms") < 1000);
+    }
+    hostile_stop(&h);
+}
+
+TEST(hostile_client_partial_chunk_then_fin_is_disconnect) {
+    partial_frame(HOSTILE_PARTIAL_FIN);
+}
+
+TEST(hostile_client_partial_chunk_then_rst_is_disconnect) {
+    partial_frame(HOSTILE_PARTIAL_RST);
+}
+
+/* (f) A 500 with an HTML body. */
+TEST(hostile_client_500_html_body_is_http) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_HTML_500);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "5", NULL, 8000);
+    for (int k = 0; k < 3; k++) {
+        check_row(o.rows, k, "http", "500");
+        int i = row_of(o.rows, k);
+        CHECK_STR(csv_get(o.rows, i, "first_token_ms"), "");
+        CHECK_STR(csv_get(o.rows, i, "chunks"), "0");
+    }
+    hostile_stop(&h);
+}
+
+/* A 200 with a whole non-streamed completion (application/json) although
+ * the client asked for a stream. The answer is valid and complete, so the
+ * row is a success: output tokens from its usage, its finish reason, one
+ * chunk whose arrival is both the first and the last token. */
+TEST(hostile_client_whole_json_completion_counts_as_success) {
+    char *dir = temp_dir();
+    hostile_script s = script1(HOSTILE_JSON_WHOLE);
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 3, "5", NULL, 8000);
+    for (int k = 0; k < 3; k++) {
+        check_row(o.rows, k, "", "200");
+        int i = row_of(o.rows, k);
+        CHECK_STR(csv_get(o.rows, i, "output_tokens"), "7");
+        CHECK_STR(csv_get(o.rows, i, "prompt_tokens"), "8");
+        CHECK_STR(csv_get(o.rows, i, "finish_reason"), "length");
+        CHECK(*csv_get(o.rows, i, "first_token_ms"));
+    }
+    hostile_stop(&h);
+}
+
+/* An error mid-stream, as `event: error` and as vLLM's `data: {"error":..}`:
+ * the request is an http error, the two tokens before it are kept, and
+ * nothing after the error is counted. */
+TEST(hostile_client_error_event_mid_stream_is_http) {
+    char *dir = temp_dir();
+    hostile_script s = {{HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA}, 2, 0, 0};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 4, "5", NULL, 8000);
+    for (int k = 0; k < 4; k++) {
+        check_row(o.rows, k, "http", "200");
+        int i = row_of(o.rows, k);
+        CHECK_STR(csv_get(o.rows, i, "chunks"), "2");
+        CHECK_STR(csv_get(o.rows, i, "output_tokens"), "2");
+    }
+    hostile_stop(&h);
+}
+
+/* The same hostile answers through both HTTP clients (our own for plain
+ * http://, libcurl with --http-client libcurl): every request ends in the
+ * same error class, status, chunk count and token count, and meta.json
+ * says which client ran. */
+TEST(hostile_client_both_http_clients_classify_alike) {
+    hostile_script s = {{HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST, HOSTILE_HTML_500,
+                         HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA},
+                        7,
+                        0,
+                        0};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    run_outcome o[2];
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), extra[64], path[1100];
+        snprintf(extra, sizeof extra, "--http-client %s", clients[c]);
+        o[c] = run_client(&h, dir, 14, "5", extra, 15000);
+        snprintf(path, sizeof path, "%s/run/meta.json", dir);
+        char *meta = read_file(path, NULL);
+        char want[64];
+        snprintf(want, sizeof want, "\"http_client\": \"%s\"", clients[c]);
+        CHECK_MSG(meta && strstr(meta, want), "meta.json lacks %s", want);
+        free(meta);
+    }
+    static const char *const expect[7][2] = {
+        {"", "200"}, {"disconnect", "200"}, {"disconnect", "200"}, {"http", "500"},
+        {"", "200"}, {"http", "200"},       {"http", "200"}};
+    for (int k = 0; k < 14; k++) {
+        for (int c = 0; c < 2; c++)
+            check_row(o[c].rows, k, expect[k % 7][0], expect[k % 7][1]);
+        const char *cols[] = {"chunks", "output_tokens", "finish_reason"};
+        for (int j = 0; j < 3; j++)
+            CHECK_MSG(!strcmp(csv_get(o[0].rows, row_of(o[0].rows, k), cols[j]),
+                              csv_get(o[1].rows, row_of(o[1].rows, k), cols[j])),
+                      "req-%d: %s differs between the clients", k, cols[j]);
+    }
+    hostile_stop(&h);
+}
