@@ -20,20 +20,22 @@ const char *servelab_bin(void) {
     return b && *b ? b : "./servelab";
 }
 
+pid_t spawn_sh(const char *cmd, int out_fd, int err_fd) {
+    char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+    proc_spec s = {.argv = argv, .in = PROC_INHERIT, .out = out_fd, .err = err_fd};
+    char err[256];
+    fflush(stdout);
+    pid_t pid = proc_spawn(&s, err, sizeof err);
+    CHECK_MSG(pid > 0, "%s", err);
+    return pid;
+}
+
 sim_proc sim_start(const char *args) {
     int fds[2];
-    CHECK(pipe(fds) == 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        char cmd[4096];
-        snprintf(cmd, sizeof cmd, "exec %s sim --port 0 %s", servelab_bin(), args ? args : "");
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    CHECK(pipe2(fds, O_CLOEXEC) == 0);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s sim --port 0 %s", servelab_bin(), args ? args : "");
+    pid_t pid = spawn_sh(cmd, fds[1], PROC_INHERIT);
     close(fds[1]);
     char line[256];
     size_t n = 0;

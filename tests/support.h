@@ -3,6 +3,8 @@
 #ifndef SERVELAB_TEST_SUPPORT_H
 #define SERVELAB_TEST_SUPPORT_H
 
+#include "common/proc.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -38,6 +40,11 @@ void http_result_free(http_result *r);
 int sse_events(const char *body, char ***out);
 void sse_free(char **ev, int n);
 
+/* `sh -c CMD` in the background through servelab's own spawn (common/proc),
+ * stdout and stderr to out_fd and err_fd (PROC_INHERIT: the test's, or an
+ * fd); fails the test when it cannot start. Start CMD with `exec` for the
+ * pid to be the command's own. */
+pid_t spawn_sh(const char *cmd, int out_fd, int err_fd);
 /* Run a shell command, capture stdout into a malloc'd string. */
 char *run_capture(const char *cmd, int *exit_code);
 /* Run `servelab SUBCOMMAND_AND_ARGS` with stderr joined to stdout; returns

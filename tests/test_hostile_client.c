@@ -49,16 +49,10 @@ static run_outcome run_client(const hostile_server *h, const char *dir, int requ
     snprintf(log, sizeof log, "%s/run.log", dir);
     run_outcome o = {-1, 0, 0, NULL, NULL};
     double t0 = now_ms();
-    fflush(stdout);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHECK(fd >= 0);
+    pid_t pid = spawn_sh(cmd, fd, fd);
+    close(fd);
     struct rusage ru;
     int status = 0;
     pid_t r = 0;

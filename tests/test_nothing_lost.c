@@ -26,15 +26,6 @@ static int free_port(void) {
     return ntohs(sa.sin_port);
 }
 
-static pid_t spawn_sh(const char *cmd) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
 static void fault_matrix(int sim_threads) {
     char *dir = temp_dir();
     int port = free_port();
@@ -45,13 +36,13 @@ static void fault_matrix(int sim_threads) {
              "--requests 5000 --prompts random:8:6 --ignore-eos --timeout 1 --out %s/run "
              ">%s/run.out 2>&1",
              servelab_bin(), port, dir, dir);
-    pid_t run = spawn_sh(cmd);
+    pid_t run = spawn_sh(cmd, PROC_INHERIT, PROC_INHERIT);
     usleep(600000);
     snprintf(cmd, sizeof cmd,
              "exec %s sim --port %d --threads %d --trace %s/trace.csv --stall-ms 3000 --fault "
              "http429=0.04,http500=0.03,disconnect=0.03,malformed=0.02,stall=0.01 >/dev/null",
              servelab_bin(), port, sim_threads, dir);
-    pid_t sim = spawn_sh(cmd);
+    pid_t sim = spawn_sh(cmd, PROC_INHERIT, PROC_INHERIT);
     int st;
     waitpid(run, &st, 0);
     kill(sim, SIGTERM);

@@ -216,14 +216,9 @@ TEST(run_connection_refused_gives_connect_rows) {
 }
 
 static pid_t spawn_run(const char *args) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        char cmd[2048];
-        snprintf(cmd, sizeof cmd, "exec %s run --quiet %s >/dev/null 2>&1", servelab_bin(), args);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec %s run --quiet %s", servelab_bin(), args);
+    return spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
 }
 
 TEST(run_sigkill_leaves_parseable_rows) {

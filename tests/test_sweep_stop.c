@@ -3,7 +3,6 @@
  * interrupted with every request a row, campaign.json and the report
  * written, exit 128 + signal); and whatever the end, SIGKILL included, no
  * process it started is left running. */
-#include "common/proc.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"
@@ -66,17 +65,14 @@ static int wait_none_with(const char *marker, int ms) {
     return n;
 }
 
-/* `servelab sweep --quiet ARGS` in the background, its output in LOG. */
+/* `servelab sweep --quiet CFG --out OUT` in the background, its output in LOG. */
 static pid_t start_sweep(const char *cfg, const char *out, const char *log) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     CHECK(fd >= 0);
-    char *argv[] = {
-        (char *)servelab_bin(), "sweep", "--quiet", (char *)cfg, "--out", (char *)out, NULL};
-    proc_spec s = {.argv = argv, .in = PROC_DEVNULL, .out = fd, .err = fd};
-    char err[256];
-    pid_t pid = proc_spawn(&s, err, sizeof err);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s sweep --quiet %s --out %s", servelab_bin(), cfg, out);
+    pid_t pid = spawn_sh(cmd, fd, fd);
     close(fd);
-    CHECK_MSG(pid > 0, "%s", err);
     return pid;
 }
 
