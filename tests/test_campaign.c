@@ -47,7 +47,7 @@ static void expect_file_error(const char *path, const char *prefix) {
 
 /* ---- good files ---- */
 
-TEST(campaign_contract_example_resolves) {
+TEST(campaign_reference_example_resolves) {
     campaign c;
     char err[512] = "";
     CHECK_MSG(campaign_load(DATA "gpu-load.yaml", &c, err, sizeof err) == 0, "%s", err);

@@ -226,9 +226,9 @@ TEST_ALONE(hostile_client_unterminated_headers_time_out) {
     hostile_stop(&h);
 }
 
-/* (d) A valid stream trickled one byte every 100 ms (the contract's "a byte
- * a second", scaled): the request times out at --timeout, having received
- * some bytes but not one whole event. */
+/* (d) A valid stream trickled one byte every 100 ms (a byte a second,
+ * scaled down): the request times out at --timeout, having received some
+ * bytes but not one whole event. */
 TEST_ALONE(hostile_client_trickled_stream_times_out) {
     char *dir = temp_dir();
     hostile_script s = script1(HOSTILE_TRICKLE);
