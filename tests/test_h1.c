@@ -9,9 +9,9 @@
 #include "hostile_server.h"
 #include "support.h"
 #include "test.h"
+#include "transcripts.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <netinet/in.h>
@@ -464,76 +464,32 @@ TEST(h1_usable_only_for_plain_http_without_credentials_or_proxy) {
     unsetenv("http_proxy");
 }
 
+typedef struct replay_count {
+    int replayed, chunked;
+} replay_count;
+
+static void replay(const transcript *t, void *arg) {
+    replay_count *c = arg;
+    raw_script s = {{t->answer}, 1, 0, 0, 0};
+    raw_server h = raw_start(&s);
+    outcome o = one(&h, NULL, 5);
+    CHECK_MSG(o.result == H1_OK, "%s: result %d", t->stem, o.result);
+    CHECK_MSG(o.status == t->status, "%s: status %d, want %d", t->stem, o.status, t->status);
+    size_t kept = t->body_len < sizeof o.body - 1 ? t->body_len : sizeof o.body - 1; /* o keeps */
+    CHECK_MSG(o.body_len == kept && !memcmp(o.body, t->body, kept),
+              "%s: body differs (%zu of %zu bytes)", t->stem, o.body_len, t->body_len);
+    raw_stop(&h);
+    c->replayed++;
+    c->chunked += t->chunked;
+}
+
 /* Every llama.cpp exchange in tests/data/transcripts, replayed as the server
- * sent it (its recorded head; the body chunked again when the head says
- * chunked, in pieces of up to 100 bytes, else with its Content-Length set
- * to the body's length): the client reads each whole, with the recorded
- * status and the body byte for byte. */
+ * sent it (tests/transcripts.h): the client reads each whole, with the
+ * recorded status and the body byte for byte. */
 TEST(h1_replays_every_llamacpp_transcript) {
-    const char *dirp = "tests/data/transcripts/llama.cpp-server/";
-    DIR *d = opendir(dirp);
-    CHECK_MSG(d != NULL, "no %s", dirp);
-    struct dirent *e;
-    int replayed = 0, chunked = 0;
-    while ((e = readdir(d))) {
-        size_t nl = strlen(e->d_name);
-        if (nl < 13 || strcmp(e->d_name + nl - 12, ".headers.txt"))
-            continue;
-        char path[1024], stem[512];
-        snprintf(stem, sizeof stem, "%.*s", (int)(nl - 12), e->d_name);
-        snprintf(path, sizeof path, "%s%s.headers.txt", dirp, stem);
-        char *head = read_file(path, NULL);
-        snprintf(path, sizeof path, "%s%s.body.txt", dirp, stem);
-        size_t blen = 0;
-        char *body = read_file(path, &blen);
-        CHECK(head && body);
-        int status = atoi(head + 9);
-        int is_chunked = strcasestr(head, "\r\nTransfer-Encoding: chunked\r\n") != NULL;
-        size_t cap = strlen(head) + blen * 2 + 4096;
-        char *answer = malloc(cap), *w = answer;
-        /* the head without its blank line, Content-Length made true */
-        char *end = strstr(head, "\r\n\r\n");
-        CHECK(end != NULL);
-        end[2] = 0;
-        for (char *line = head; *line;) {
-            char *nlp = strstr(line, "\r\n");
-            size_t ll = (size_t)(nlp - line) + 2;
-            if (strncasecmp(line, "Content-Length:", 15))
-                w += sprintf(w, "%.*s", (int)ll, line);
-            line += ll;
-        }
-        if (is_chunked) {
-            w += sprintf(w, "\r\n");
-            for (size_t off = 0; off < blen; off += 100) {
-                size_t k = blen - off < 100 ? blen - off : 100;
-                w += sprintf(w, "%zx\r\n", k);
-                memcpy(w, body + off, k);
-                w += k;
-                w += sprintf(w, "\r\n");
-            }
-            w += sprintf(w, "0\r\n\r\n");
-            chunked++;
-        } else {
-            w += sprintf(w, "Content-Length: %zu\r\n\r\n", blen);
-            memcpy(w, body, blen);
-            w += blen;
-        }
-        *w = 0;
-        raw_script s = {{answer}, 1, 0, 0, 0};
-        raw_server h = raw_start(&s);
-        outcome o = one(&h, NULL, 5);
-        CHECK_MSG(o.result == H1_OK, "%s: result %d", stem, o.result);
-        CHECK_MSG(o.status == status, "%s: status %d, want %d", stem, o.status, status);
-        size_t kept = blen < sizeof o.body - 1 ? blen : sizeof o.body - 1; /* what o keeps */
-        CHECK_MSG(o.body_len == kept && !memcmp(o.body, body, kept),
-                  "%s: body differs (%zu of %zu bytes)", stem, o.body_len, blen);
-        raw_stop(&h);
-        free(answer);
-        free(head);
-        free(body);
-        replayed++;
-    }
-    closedir(d);
+    replay_count c = {0, 0};
+    transcripts_each(replay, &c);
+    int replayed = c.replayed, chunked = c.chunked;
     printf("    %d exchanges replayed, %d of them chunked\n", replayed, chunked);
     CHECK(replayed >= 40 && chunked >= 5);
 }

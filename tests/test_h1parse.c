@@ -14,8 +14,8 @@
 #include "client/h1parse.h"
 #include "support.h"
 #include "test.h"
+#include "transcripts.h"
 
-#include <dirent.h>
 #include <string.h>
 #include <strings.h>
 
@@ -482,81 +482,37 @@ TEST(h1parse_head_returns_its_length_incomplete_or_error) {
 
 /* ---- the llama.cpp transcripts ---- */
 
-/* The answer as the server sent it (as tests/test_h1.c replays it): the
- * recorded head, the body chunked again in pieces of up to 100 bytes when
- * the head says chunked, else with its Content-Length set to its length. */
-static char *transcript_answer(char *head, const char *body, size_t blen, size_t *len,
-                               int *chunked) {
-    char *answer = malloc(strlen(head) + blen * 2 + 4096), *w = answer;
-    *chunked = strcasestr(head, "\r\nTransfer-Encoding: chunked\r\n") != NULL;
-    char *end = strstr(head, "\r\n\r\n");
-    CHECK(end != NULL);
-    end[2] = 0;
-    for (char *line = head; *line;) {
-        size_t ll = (size_t)(strstr(line, "\r\n") - line) + 2;
-        if (strncasecmp(line, "Content-Length:", 15))
-            w += sprintf(w, "%.*s", (int)ll, line);
-        line += ll;
-    }
-    if (*chunked) {
-        w += sprintf(w, "\r\n");
-        for (size_t off = 0; off < blen; off += 100) {
-            size_t k = blen - off < 100 ? blen - off : 100;
-            w += sprintf(w, "%zx\r\n", k);
-            memcpy(w, body + off, k);
-            w += k;
-            w += sprintf(w, "\r\n");
-        }
-        w += sprintf(w, "0\r\n\r\n");
-    } else {
-        w += sprintf(w, "Content-Length: %zu\r\n\r\n", blen);
-        memcpy(w, body, blen);
-        w += blen;
-    }
-    *len = (size_t)(w - answer);
-    return answer;
+typedef struct parse_count {
+    int parsed, chunked;
+    parsed *whole, *bytes;
+} parse_count;
+
+static void parse_transcript(const transcript *t, void *arg) {
+    parse_count *c = arg;
+    parse_whole(t->answer, t->answer_len, c->whole);
+    parse_bytewise(t->answer, t->answer_len, c->bytes);
+    const parsed *whole = c->whole;
+    CHECK_MSG(whole->result == P_OK && whole->used == t->answer_len, "%s: result %d, %zu of %zu",
+              t->stem, whole->result, whole->used, t->answer_len);
+    CHECK_MSG(whole->status == t->status, "%s: status %d, want %d", t->stem, whole->status,
+              t->status);
+    CHECK_INT(whole->framing, t->chunked ? H1P_CHUNKED : H1P_LENGTH);
+    CHECK_MSG(whole->body_len == t->body_len && !memcmp(whole->body, t->body, t->body_len),
+              "%s: body differs", t->stem);
+    const char *diff = differs(whole, c->bytes);
+    CHECK_MSG(!diff, "%s: byte by byte, the %s differs", t->stem, diff);
+    c->parsed++;
+    c->chunked += t->chunked;
 }
 
+/* Every llama.cpp exchange as the server sent it (tests/transcripts.h), whole
+ * and byte by byte. */
 TEST(h1parse_every_llamacpp_transcript_byte_by_byte) {
-    const char *dirp = "tests/data/transcripts/llama.cpp-server/";
-    DIR *d = opendir(dirp);
-    CHECK_MSG(d != NULL, "no %s", dirp);
-    struct dirent *e;
-    int parsed_n = 0, chunked_n = 0;
-    parsed *whole = malloc(sizeof *whole), *bytes = malloc(sizeof *bytes);
-    while ((e = readdir(d))) {
-        size_t nl = strlen(e->d_name);
-        if (nl < 13 || strcmp(e->d_name + nl - 12, ".headers.txt"))
-            continue;
-        char path[1024], stem[512];
-        snprintf(stem, sizeof stem, "%.*s", (int)(nl - 12), e->d_name);
-        snprintf(path, sizeof path, "%s%s.headers.txt", dirp, stem);
-        char *head = read_file(path, NULL);
-        snprintf(path, sizeof path, "%s%s.body.txt", dirp, stem);
-        size_t blen = 0, len;
-        char *body = read_file(path, &blen);
-        CHECK(head && body);
-        int status = atoi(head + 9), chunked;
-        char *answer = transcript_answer(head, body, blen, &len, &chunked);
-        parse_whole(answer, len, whole);
-        parse_bytewise(answer, len, bytes);
-        CHECK_MSG(whole->result == P_OK && whole->used == len, "%s: result %d, %zu of %zu", stem,
-                  whole->result, whole->used, len);
-        CHECK_MSG(whole->status == status, "%s: status %d, want %d", stem, whole->status, status);
-        CHECK_INT(whole->framing, chunked ? H1P_CHUNKED : H1P_LENGTH);
-        CHECK_MSG(whole->body_len == blen && !memcmp(whole->body, body, blen), "%s: body differs",
-                  stem);
-        const char *diff = differs(whole, bytes);
-        CHECK_MSG(!diff, "%s: byte by byte, the %s differs", stem, diff);
-        free(answer);
-        free(head);
-        free(body);
-        parsed_n++;
-        chunked_n += chunked;
-    }
-    closedir(d);
-    free(whole);
-    free(bytes);
+    parse_count c = {0, 0, malloc(sizeof(parsed)), malloc(sizeof(parsed))};
+    transcripts_each(parse_transcript, &c);
+    int parsed_n = c.parsed, chunked_n = c.chunked;
+    free(c.whole);
+    free(c.bytes);
     printf("    %d exchanges parsed byte by byte, %d of them chunked\n", parsed_n, chunked_n);
     CHECK(parsed_n >= 40 && chunked_n >= 5);
 }

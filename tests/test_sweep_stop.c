@@ -146,32 +146,45 @@ TEST(sweep_failed_run_is_recorded_and_the_campaign_goes_on) {
     CHECK_INT(wait_none_with(marker, 2000), 0);
 }
 
+/* A long campaign's sweep, under way: its folders, the marker its server's
+ * command line carries, and its pid. */
+typedef struct long_sweep {
+    char marker[64], out[1200], log[1200], rows[1400];
+    pid_t pid;
+} long_sweep;
+
+static void long_sweep_start(long_sweep *ls, const char *what, int managed) {
+    char *dir = temp_dir();
+    snprintf(ls->marker, sizeof ls->marker, "mark-%s-%d-%d", what, managed, (int)getpid());
+    char *cfg = long_campaign(dir, ls->marker, managed);
+    snprintf(ls->out, sizeof ls->out, "%s/o", dir);
+    snprintf(ls->log, sizeof ls->log, "%s/sweep.log", dir);
+    snprintf(ls->rows, sizeof ls->rows, "%s/long/rep-1/requests.csv", ls->out);
+    ls->pid = start_sweep(cfg, ls->out, ls->log);
+    wait_mid_run(ls->rows, ls->pid);
+    CHECK(processes_with(ls->marker) >= 1);
+}
+
 /* A stop signal mid-run: the run interrupted, every request a row, the
  * rest skipped, campaign.json and the report written, the server stopped. */
 static void stopped_by(int sig, int managed) {
-    char *dir = temp_dir();
-    char marker[64], out[1200], log[1200], rows[1400], p[1400];
-    snprintf(marker, sizeof marker, "mark-sig%d-%d-%d", sig, managed, (int)getpid());
-    char *cfg = long_campaign(dir, marker, managed);
-    snprintf(out, sizeof out, "%s/o", dir);
-    snprintf(log, sizeof log, "%s/sweep.log", dir);
-    snprintf(rows, sizeof rows, "%s/long/rep-1/requests.csv", out);
-    pid_t sw = start_sweep(cfg, out, log);
-    wait_mid_run(rows, sw);
-    CHECK(processes_with(marker) >= 1);
-    kill(sw, sig);
-    int st = wait_exit(sw, 20000);
+    long_sweep ls;
+    char what[16], p[1400];
+    snprintf(what, sizeof what, "sig%d", sig);
+    long_sweep_start(&ls, what, managed);
+    kill(ls.pid, sig);
+    int st = wait_exit(ls.pid, 20000);
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig, "status %d: %s", st,
-              read_file(log, NULL));
-    CHECK_INT(csv_read(rows)->n_rows, 400);
-    snprintf(p, sizeof p, "%s/campaign.json", out);
+              read_file(ls.log, NULL));
+    CHECK_INT(csv_read(ls.rows)->n_rows, 400);
+    snprintf(p, sizeof p, "%s/campaign.json", ls.out);
     char *cj = read_file(p, NULL);
     CHECK_MSG(strstr(cj, "\"status\": \"interrupted\"") && strstr(cj, "\"interrupted\": true") &&
                   strstr(cj, "\"finished_utc\"") && !strstr(cj, "\"run\": \"never\""),
               "%s", cj);
-    snprintf(p, sizeof p, "%s/report/summary.csv", out);
+    snprintf(p, sizeof p, "%s/report/summary.csv", ls.out);
     CHECK_MSG(read_file(p, NULL) != NULL, "no report");
-    CHECK_INT(wait_none_with(marker, 2000), 0);
+    CHECK_INT(wait_none_with(ls.marker, 2000), 0);
 }
 
 TEST(sweep_sigterm_stops_run_and_server_and_writes_everything) {
@@ -189,21 +202,13 @@ TEST(sweep_sigint_stops_the_simulator_it_started) {
 /* SIGKILL can be neither caught nor handled: the watchdog kills the
  * server's process group once the sweep is gone, and then ends itself. */
 static void killed(int managed) {
-    char *dir = temp_dir();
-    char marker[64], out[1200], log[1200], rows[1400];
-    snprintf(marker, sizeof marker, "mark-kill-%d-%d", managed, (int)getpid());
-    char *cfg = long_campaign(dir, marker, managed);
-    snprintf(out, sizeof out, "%s/o", dir);
-    snprintf(log, sizeof log, "%s/sweep.log", dir);
-    snprintf(rows, sizeof rows, "%s/long/rep-1/requests.csv", out);
-    pid_t sw = start_sweep(cfg, out, log);
-    wait_mid_run(rows, sw);
-    CHECK(processes_with(marker) >= 1);
-    kill(sw, SIGKILL);
-    wait_exit(sw, 5000);
-    CHECK_MSG(wait_none_with(marker, 5000) == 0, "a server outlived the sweep");
+    long_sweep ls;
+    long_sweep_start(&ls, "kill", managed);
+    kill(ls.pid, SIGKILL);
+    wait_exit(ls.pid, 5000);
+    CHECK_MSG(wait_none_with(ls.marker, 5000) == 0, "a server outlived the sweep");
     /* rows written before the kill are whole */
-    csv_table *t = csv_read(rows);
+    csv_table *t = csv_read(ls.rows);
     CHECK(t && t->n_rows > 0 && t->n_rows < 400);
 }
 
