@@ -119,6 +119,13 @@ static report_run *run_for_key(report *r, char **keys, const char *key, const ch
     return rr;
 }
 
+static void dir_list_free(dir_list *l) {
+    for (int i = 0; i < l->n; i++)
+        free(l->d[i]);
+    free(l->d);
+    memset(l, 0, sizeof *l);
+}
+
 int discover_runs(char *const *paths, int n_paths, report *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
     dir_list dirs = {0};
@@ -126,6 +133,7 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
         struct stat st;
         if (stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "report: %s: not a directory", paths[i]);
+            dir_list_free(&dirs);
             return -1;
         }
         find_runs(paths[i], &dirs, 0);
@@ -133,6 +141,7 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
     if (dirs.n == 0) {
         snprintf(err, errlen, "report: no run directories (with requests.csv) under %s%s", paths[0],
                  n_paths > 1 ? " and the other paths" : "");
+        dir_list_free(&dirs);
         return -1;
     }
     char **keys = xcalloc((size_t)dirs.n, sizeof *keys);

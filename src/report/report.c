@@ -23,8 +23,10 @@ int report_build(char *const *paths, int n_paths, const report_opts *o, report *
     if (discover_runs(paths, n_paths, r, err, errlen))
         return -1;
     for (int k = 0; k < r->n_runs; k++)
-        if (pool_run(&r->runs[k], o, err, errlen))
+        if (pool_run(&r->runs[k], o, err, errlen)) {
+            report_free(r); /* what was built before the error */
             return -1;
+        }
     qsort(r->runs, (size_t)r->n_runs, sizeof *r->runs, cmp_runs);
     return 0;
 }

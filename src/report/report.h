@@ -45,6 +45,8 @@ typedef struct out_file {
     strbuf body;
 } out_file;
 
+/* 0, or -1 with a message naming the file and line; r then holds nothing
+ * to free. */
 int report_build(char *const *paths, int n_paths, const report_opts *o, report *r, char *err,
                  int errlen);
 void report_render(const report *r, out_file **files, int *n_files);

@@ -245,7 +245,7 @@ static int one_line(int rc, char *err) {
     return rc;
 }
 
-int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen) {
+static int load(workload *w, const char *spec, const char *mix, char *err, int errlen) {
     memset(w, 0, sizeof *w);
     snprintf(w->source, sizeof w->source, "%s", spec);
     int rc = 0;
@@ -290,6 +290,13 @@ int workload_load(workload *w, const char *spec, const char *mix, char *err, int
         }
     }
     return one_line(rc, err);
+}
+
+int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen) {
+    int rc = load(w, spec, mix, err, errlen);
+    if (rc)
+        workload_free(w); /* what was read before the error */
+    return rc;
 }
 
 static int mix_in_use(const workload *w) {

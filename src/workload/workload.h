@@ -47,7 +47,8 @@ typedef struct body_opts {
 
 /* Load `spec` (builtin | FILE.jsonl | sharegpt:FILE.json | random:IN:OUT)
  * and the optional mix ("short=0.5,..."). On error returns -1 with a
- * one-line message (file:line when it applies) in err. */
+ * one-line message (file:line when it applies) in err, and w holds nothing
+ * to free. */
 int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen);
 /* Assign prompts to n requests with the seed. */
 void workload_assign(workload *w, size_t n, uint64_t seed);
