@@ -18,6 +18,7 @@
 #include "client/h1.h"
 #include "client/h1parse.h"
 #include "common/clock.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -162,25 +163,21 @@ h1_client *h1_client_new(struct event_base *base, const char *url, const char *c
         const char *name, *value;
     } ours[] = {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
     int user_host = 0;
-    size_t cap = strlen(path) + strlen(host) + 256;
-    for (const char *const *u = headers; u && *u; u++) {
-        cap += strlen(*u) + 2;
+    for (const char *const *u = headers; u && *u; u++)
         user_host |= header_is(*u, "Host");
-    }
-    c->head_start = xmalloc(cap);
-    char *w = c->head_start;
-    w += sprintf(w, "POST %s HTTP/1.1\r\n", path);
+    strbuf b = {0};
+    sb_printf(&b, "POST %s HTTP/1.1\r\n", path);
     if (!user_host) {
         int v6 = strchr(host, ':') != NULL;
-        w += sprintf(w, "Host: %s%s%s%s%s\r\n", v6 ? "[" : "", host, v6 ? "]" : "",
-                     strcmp(port, "80") ? ":" : "", strcmp(port, "80") ? port : "");
+        sb_printf(&b, "Host: %s%s%s%s%s\r\n", v6 ? "[" : "", host, v6 ? "]" : "",
+                  strcmp(port, "80") ? ":" : "", strcmp(port, "80") ? port : "");
     }
     for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
         int replaced = 0;
         for (const char *const *u = headers; u && *u; u++)
             replaced |= header_is(*u, ours[i].name);
         if (!replaced)
-            w += sprintf(w, "%s: %s\r\n", ours[i].name, ours[i].value);
+            sb_printf(&b, "%s: %s\r\n", ours[i].name, ours[i].value);
     }
     for (const char *const *u = headers; u && *u; u++) {
         const char *colon = strchr(*u, ':');
@@ -191,9 +188,10 @@ h1_client *h1_client_new(struct event_base *base, const char *url, const char *c
             v++;
         if (!*v)
             continue; /* removes the header */
-        w += sprintf(w, "%s\r\n", *u);
+        sb_printf(&b, "%s\r\n", *u);
     }
-    c->head_start_len = (size_t)(w - c->head_start);
+    c->head_start = b.s;
+    c->head_start_len = b.n;
     return c;
 }
 
