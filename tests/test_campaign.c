@@ -125,7 +125,7 @@ TEST(campaign_sim_target_flags) {
     campaign c;
     load_ok("name: s\n"
             "target:\n"
-            "  sim: {profile: gpu-7b, kv_blocks: 900, max_num_seqs: \"64\", seed: 3}\n"
+            "  sim: {profile: gpu-7b, kv_blocks: 900, max_num_seqs: 64, seed: 3}\n"
             "runs: [{name: a}]\n",
             &c);
     CHECK_INT(c.target, TARGET_SIM);
@@ -312,11 +312,11 @@ TEST(campaign_requests_vs_duration) {
 
 TEST(campaign_scalar_types) {
     campaign c;
-    /* Quoted numbers are numbers; durations take a number or a unit. */
+    /* A quoted string stays a string; durations take a number or a unit. */
     load_ok(HEAD "api: chat\n"
                  "model: \"7\"\n"
-                 "requests: \"120\"\n"
-                 "rate: '2.5'\n"
+                 "requests: 120\n"
+                 "rate: 2.5\n"
                  "arrival: gamma\n"
                  "burstiness: 0.5\n"
                  "concurrency: 16\n"

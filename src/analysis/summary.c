@@ -233,29 +233,43 @@ void summary_print(FILE *f, const run_summary *s) {
     fputc('\n', f);
 }
 
+/* A bound's duration: a finite number > 0 with its unit (ms, s, m or us);
+ * a bare number is refused, since "ttft=500" reads as 500 ms to some and
+ * 500 s to others. */
+static int slo_duration(const char *s, double *ms) {
+    size_t n = strlen(s);
+    int unit = (n > 2 && (!strcmp(s + n - 2, "ms") || !strcmp(s + n - 2, "us"))) ||
+               (n > 1 && (s[n - 1] == 's' || s[n - 1] == 'm'));
+    return unit && !parse_duration_ms(s, ms) && isfinite(*ms) && *ms > 0 ? 0 : -1;
+}
+
 int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
+    static const char *const names[] = {"ttft", "tpot", "e2e"};
     memset(out, 0, sizeof *out);
+    double *bounds[] = {&out->ttft_ms, &out->tpot_ms, &out->e2e_ms};
     char *copy = xstrdup(spec), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
         double ms;
-        if (!eq || parse_duration_ms(eq + 1, &ms) || ms <= 0) {
-            snprintf(err, errlen, "--slo: '%s' is not NAME=DURATION (e.g. ttft=750ms)", t);
+        if (!eq || slo_duration(eq + 1, &ms)) {
+            snprintf(err, errlen,
+                     "--slo: '%s' is not NAME=DURATION with a unit (e.g. ttft=750ms, e2e=30s)", t);
             rc = -1;
             break;
         }
         *eq = 0;
-        if (!strcmp(t, "ttft"))
-            out->ttft_ms = ms;
-        else if (!strcmp(t, "tpot"))
-            out->tpot_ms = ms;
-        else if (!strcmp(t, "e2e"))
-            out->e2e_ms = ms;
-        else {
+        int i = 0;
+        while (i < 3 && strcmp(t, names[i]))
+            i++;
+        if (i == 3) {
             snprintf(err, errlen, "--slo: unknown bound '%s' (ttft, tpot, e2e)", t);
             rc = -1;
-            break;
+        } else if (*bounds[i] > 0) {
+            snprintf(err, errlen, "--slo: %s is given twice", t);
+            rc = -1;
+        } else {
+            *bounds[i] = ms;
         }
     }
     free(copy);

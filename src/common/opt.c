@@ -90,6 +90,42 @@ static int is_choice(const char *choices, const char *text) {
     return 0;
 }
 
+/* A plain decimal number at the start of s: [+-]digits[.digits][e[+-]digits]
+ * (no hex, no inf or nan, no leading space: strtod takes all of those).
+ * Returns its length, 0 when there is none. */
+static size_t decimal_length(const char *s) {
+    size_t i = 0, digits = 0;
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    for (; s[i] >= '0' && s[i] <= '9'; i++)
+        digits++;
+    if (s[i] == '.')
+        for (i++; s[i] >= '0' && s[i] <= '9'; i++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (s[i] == 'e' || s[i] == 'E') {
+        size_t j = i + 1;
+        if (s[j] == '+' || s[j] == '-')
+            j++;
+        if (s[j] < '0' || s[j] > '9')
+            return i;
+        while (s[j] >= '0' && s[j] <= '9')
+            j++;
+        i = j;
+    }
+    return i;
+}
+
+/* The whole of s is a decimal number, or one followed by a duration's unit. */
+static int is_decimal(const char *s, int unit_ok) {
+    size_t n = decimal_length(s);
+    if (!n)
+        return 0;
+    return !s[n] || (unit_ok && (!strcmp(s + n, "ms") || !strcmp(s + n, "us") ||
+                                 !strcmp(s + n, "s") || !strcmp(s + n, "m")));
+}
+
 static void store_int(const opt_def *d, void *field, long long v) {
     if (d->size == sizeof(int))
         *(int *)field = (int)v;
@@ -99,7 +135,7 @@ static void store_int(const opt_def *d, void *field, long long v) {
 
 static int set_int(const opt_def *d, const char *text, void *field, char *err, size_t errlen) {
     long v;
-    if (parse_int(text, &v) || v < (long)d->min)
+    if (!is_decimal(text, 0) || parse_int(text, &v) || v < (long)d->min)
         return expected(d, text, err, errlen);
     if ((long long)v > int_limit(d)) {
         snprintf(err, errlen, "%ld is too large (at most %lld)", v, int_limit(d));
@@ -161,11 +197,11 @@ static int set_value(const opt_def *d, const char *text, void *field, char *err,
         return 0;
     case OPT_INT: return set_int(d, text, field, err, errlen);
     case OPT_NUMBER:
-        if (parse_double(text, &v))
+        if (!is_decimal(text, 0) || parse_double(text, &v))
             return expected(d, text, err, errlen);
         return set_number(d, v, text, field, err, errlen);
     case OPT_SECONDS:
-        if (parse_duration_ms(text, &v))
+        if (!is_decimal(text, 1) || parse_duration_ms(text, &v))
             return expected(d, text, err, errlen);
         return set_number(d, v / 1000, text, field, err, errlen);
     case OPT_RATE:
@@ -173,7 +209,7 @@ static int set_value(const opt_def *d, const char *text, void *field, char *err,
             *(double *)field = INFINITY;
             return 0;
         }
-        if (parse_double(text, &v) || !isfinite(v) || v <= 0)
+        if (!is_decimal(text, 0) || parse_double(text, &v) || !isfinite(v) || v <= 0)
             return expected(d, text, err, errlen);
         *(double *)field = v;
         return 0;

@@ -86,6 +86,9 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
                ? arrivals_generate(&x->arrivals, seed, (size_t)100000000,
                                    llround(o->duration_s * 1e6), &x->due)
                : arrivals_generate(&x->arrivals, seed, (size_t)o->requests, INT64_MAX, &x->due);
+    if (!o->have_duration && x->n < (size_t)o->requests)
+        return fail(rr, "--rate %g: %lld requests would take more than %d days to arrive", o->rate,
+                    (long long)o->requests, ARRIVALS_MAX_S / 86400);
     workload_assign(&x->w, x->n + (size_t)o->warmup, seed);
     return 0;
 }

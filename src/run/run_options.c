@@ -6,23 +6,86 @@
  * campaign.json record the value under. */
 #include "analysis/summary.h"
 #include "run/run.h"
+#include "workload/arrivals.h"
+#include "common/util.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* The authority of a URL (after "scheme://", up to the path): an optional
+ * user@, a host (a name or address, or [IPv6]) and an optional :port in
+ * 1-65535. NULL, or what is wrong with it. */
+static const char *authority_problem(const char *a, size_t n) {
+    const char *at = memchr(a, '@', n);
+    if (at) {
+        n -= (size_t)(at + 1 - a);
+        a = at + 1;
+    }
+    const char *port = NULL;
+    if (n && a[0] == '[') {
+        const char *close = memchr(a, ']', n);
+        if (!close)
+            return "the host's '[' is not closed";
+        if (close == a + 1)
+            return "no host";
+        if (close + 1 < a + n && close[1] != ':')
+            return "something after the host's ']'";
+        port = close + 1 < a + n ? close + 2 : NULL;
+    } else {
+        const char *colon = memchr(a, ':', n);
+        if ((colon ? colon : a + n) == a)
+            return "no host";
+        port = colon ? colon + 1 : NULL;
+    }
+    if (!port)
+        return NULL;
+    size_t digits = (size_t)(a + n - port);
+    long v = 0;
+    for (size_t i = 0; i < digits; i++) {
+        if (port[i] < '0' || port[i] > '9')
+            return "the port is not a number";
+        v = v * 10 + (port[i] - '0');
+        if (v > 65535)
+            break;
+    }
+    return digits == 0 || v < 1 || v > 65535 ? "the port is not in 1-65535" : NULL;
+}
+
 static int url_check(const char *text, char *err, size_t errlen) {
-    if (!strncmp(text, "http://", 7) || !strncmp(text, "https://", 8))
+    size_t skip = !strncmp(text, "http://", 7) ? 7 : !strncmp(text, "https://", 8) ? 8 : 0;
+    if (!skip) {
+        snprintf(err, errlen, "expected a URL starting with http:// or https://, got '%.60s'",
+                 text);
+        return -1;
+    }
+    const char *why = NULL;
+    for (const char *c = text; *c && !why; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f)
+            why = "it holds a space or a control character";
+    if (!why) {
+        const char *a = text + skip;
+        why = authority_problem(a, strcspn(a, "/?#"));
+    }
+    if (!why)
         return 0;
-    snprintf(err, errlen, "expected a URL starting with http:// or https://, got '%.60s'", text);
+    char *shown = redact_url(text); /* credentials never reach a message */
+    snprintf(err, errlen, "'%.60s' is not a usable URL: %s", shown, why);
+    free(shown);
     return -1;
 }
 
 static int header_check(const char *text, char *err, size_t errlen) {
-    if (strchr(text, ':') && text[0] != ':')
-        return 0;
-    snprintf(err, errlen, "expected 'Name: value', got '%.60s'", text);
-    return -1;
+    if (!strchr(text, ':') || text[0] == ':') {
+        snprintf(err, errlen, "expected 'Name: value', got '%.60s'", text);
+        return -1;
+    }
+    if (strpbrk(text, "\r\n")) {
+        snprintf(err, errlen, "a header may not hold CR or LF");
+        return -1;
+    }
+    return 0;
 }
 
 static int slo_check(const char *text, char *err, size_t errlen) {
@@ -113,6 +176,7 @@ const opt_def run_options[] = {
      OPT_SEEN(run_opts, have_duration),
      .arg = "S",
      .above = 1,
+     .max = ARRIVALS_MAX_S,
      .help = "schedule arrivals for S seconds"},
     {.name = "rate",
      .key = "rate",
@@ -175,6 +239,7 @@ const opt_def run_options[] = {
      RUN(timeout_s),
      .arg = "S",
      .above = 1,
+     .max = 86400,
      .def = "600",
      .help = "per-request timeout in seconds"},
     {.name = "slo",

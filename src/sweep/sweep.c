@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "report/report.h"
 #include "sweep/server_proc.h"
+#include "workload/workload.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -71,6 +72,27 @@ static void print_plan(const campaign *c, const char *out) {
         for (int k = 1; k <= c->runs[i].repetitions; k++, total++)
             print_run_plan(&c->runs[i], k);
     printf("%d planned runs\n", total);
+}
+
+/* Every run's prompts and mix, loaded as the run will load them, before
+ * anything runs: a problem is named now (the run is still tried, and
+ * recorded as failed, so the others go ahead). Returns how many runs have
+ * one. */
+static int check_workloads(const campaign *c) {
+    int bad = 0;
+    for (int i = 0; i < c->n_runs; i++) {
+        const run_opts *p = &c->runs[i].p;
+        workload w;
+        char why[1024];
+        if (workload_load(&w, p->prompts, p->mix, why, sizeof why)) {
+            warnx_("%s: runs[%d] (%s): %s", c->path ? c->path : "campaign", i, c->runs[i].name,
+                   why);
+            bad++;
+        } else {
+            workload_free(&w);
+        }
+    }
+    return bad;
 }
 
 /* Copy the managed server's log (so far) into the run's directory. */
@@ -298,9 +320,13 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
         snprintf(out_default, sizeof out_default, "out/%s", c->name);
         s.out = out_default;
     }
+    int bad_workloads = check_workloads(c);
     if (o->dry_run) {
         print_plan(c, s.out);
-        return 0;
+        if (bad_workloads)
+            snprintf(err, errlen, "%d run%s would fail on its workload (above)", bad_workloads,
+                     bad_workloads > 1 ? "s" : "");
+        return bad_workloads ? 2 : 0;
     }
     if (mkdir_p(s.out)) {
         snprintf(err, errlen, "--out %s: cannot create: %s", s.out, strerror(errno));

@@ -166,6 +166,12 @@ int yread_set(yread *y, const yaml_node_t *k, const yaml_node_t *v, const char *
         return -1;
     if (opt_set(d, yread_keep(y, s), base, why, sizeof why))
         return yread_fail(y, k, key, "%s", why);
+    /* A valid number or boolean in quotes is a string that looks like one:
+     * another YAML reader would take it for text, so it is refused. */
+    int quoted = v->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+    if (quoted && d->type != OPT_STRING && d->type != OPT_CHOICE && d->type != OPT_LIST)
+        return yread_fail(y, k, key,
+                          "expected %s, got the string '%.60s' (write it without quotes)", what, s);
     return 0;
 }
 
@@ -197,7 +203,7 @@ static int scan_events(yread *y, const char *buf, size_t len) {
     if (!yaml_parser_initialize(&p))
         return yread_fail_line(y, 1, NULL, "out of memory while parsing YAML");
     yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-    int rc = 0, docs = 0;
+    int rc = 0, docs = 0, depth = 0;
     for (;;) {
         yaml_event_t e;
         if (!yaml_parser_parse(&p, &e)) {
@@ -213,6 +219,11 @@ static int scan_events(yread *y, const char *buf, size_t len) {
         else if (type == YAML_DOCUMENT_START_EVENT && ++docs > 1)
             rc = yread_fail_line(y, line, NULL,
                                  "a second YAML document: a campaign is one document");
+        else if ((type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT) &&
+                 ++depth > YREAD_MAX_DEPTH)
+            rc = yread_fail_line(y, line, NULL, "nested deeper than %d levels", YREAD_MAX_DEPTH);
+        else if (type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT)
+            depth--;
         yaml_event_delete(&e);
         if (rc || type == YAML_STREAM_END_EVENT)
             break;

@@ -10,8 +10,10 @@
  *
  * libyaml hands every scalar over as an untyped string; a value is parsed
  * by its option row (common/opt.h), exactly as the same value on the
- * command line would be, so quoting does not matter, except that an
- * unquoted empty value, ~ or null counts as no value. libyaml also accepts
+ * command line would be. A number or boolean in quotes ('5', "true") is a
+ * string to any other YAML reader, so it is refused rather than guessed;
+ * an unquoted empty value, ~ or null counts as no value. Documents nested
+ * deeper than YREAD_MAX_DEPTH are refused before they are loaded. libyaml also accepts
  * duplicate keys, so check_keys looks at every key of a map (known, not
  * repeated) before any of its values is read.
  *
@@ -26,6 +28,7 @@
 #include <yaml.h>
 
 #define KEY_PATH_LEN 256
+#define YREAD_MAX_DEPTH 32
 
 typedef struct yread {
     yaml_document_t *doc;

@@ -44,7 +44,7 @@ size_t arrivals_generate(const arrival_spec *a, uint64_t seed, size_t max_n, int
     rng_seed(&r, seed ^ 0xa441a1ULL);
     int all_at_once = isinf(a->rate) || a->rate <= 0;
     double t = 0;
-    while (n < max_n) {
+    while (n < max_n && t <= ARRIVALS_MAX_S) {
         int64_t us = all_at_once ? 0 : llround(t * 1e6);
         if (us > max_us)
             break;

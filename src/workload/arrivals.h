@@ -27,9 +27,13 @@ typedef struct arrival_spec {
 int arrival_kind_parse(const char *s, arrival_kind *out);
 const char *arrival_kind_name(arrival_kind k);
 
+/* The longest schedule there is: a run of more than a week is a mistake
+ * (a rate of 1e-300, say), not a benchmark. */
+#define ARRIVALS_MAX_S (7 * 24 * 3600)
+
 /* Due times in microseconds for up to `max_n` requests, stopping early at
- * the first one due after `max_us` (use INT64_MAX for none). Returns the
- * count; *out is malloc'd. */
+ * the first one due after `max_us` (use INT64_MAX for none) or after
+ * ARRIVALS_MAX_S. Returns the count; *out is malloc'd. */
 size_t arrivals_generate(const arrival_spec *a, uint64_t seed, size_t max_n, int64_t max_us,
                          int64_t **out);
 
