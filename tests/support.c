@@ -235,10 +235,12 @@ char *run_capture(const char *cmd, int *exit_code) {
 }
 
 int servelab_cmd(const char *subcommand_and_args, char **out) {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", servelab_bin(), subcommand_and_args);
+    size_t n = strlen(servelab_bin()) + strlen(subcommand_and_args) + 16;
+    char *cmd = malloc(n); /* never cut short: a test may pass a very long path */
+    snprintf(cmd, n, "%s %s 2>&1", servelab_bin(), subcommand_and_args);
     int code;
     char *o = run_capture(cmd, &code);
+    free(cmd);
     if (out)
         *out = o;
     else

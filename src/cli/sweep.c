@@ -17,6 +17,14 @@ static const opt_def sweep_options[] = {
      SWEEP(dry_run),
      .help = "print the resolved plan and exit"},
     {.name = "quiet", .type = OPT_FLAG, SWEEP(quiet), .help = "no progress on stderr"},
+    {.name = "force",
+     .type = OPT_FLAG,
+     SWEEP(force),
+     .help = "replace what an earlier campaign left in --out"},
+    {.name = "resume",
+     .type = OPT_FLAG,
+     SWEEP(resume),
+     .help = "keep the earlier campaign's finished runs that this one repeats exactly"},
     {0}};
 
 static int sweep_main(int argc, char **argv) {
@@ -48,7 +56,7 @@ static int sweep_main(int argc, char **argv) {
 const command cmd_sweep = {
     .name = "sweep",
     .run = sweep_main,
-    .usage = "sweep CONFIG.yaml [--out DIR] [--dry-run]",
+    .usage = "sweep CONFIG.yaml [--out DIR] [--dry-run] [--force | --resume]",
     .about = "a campaign: runs x repetitions, warmup, server restarts",
     .text = "Runs a campaign: every run x repetition, with warmup, server restarts when a run's\n"
             "server_args change, server metrics and GPU samples, then the report. A failed run\n"

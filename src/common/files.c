@@ -3,10 +3,14 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int mkdir_p(const char *path) {
     char *p = xstrdup(path);
@@ -44,4 +48,37 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 
 int remove_tree(const char *path) {
     return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int dir_lock(const char *dir, int *fd, char *err, size_t errlen) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.servelab.lock", dir);
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) {
+        snprintf(err, errlen, "%s: cannot create its lock file: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (flock(f, LOCK_EX | LOCK_NB)) {
+        char pid[32] = "";
+        ssize_t n = pread(f, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        snprintf(err, errlen, "%s is in use by servelab pid %s", dir, *pid ? pid : "(unknown)");
+        close(f);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(f, 0) || pwrite(f, pid, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "%s: cannot write its lock file: %s", dir, strerror(errno));
+        close(f);
+        return -1;
+    }
+    *fd = f;
+    return 0;
+}
+
+void dir_unlock(int fd) {
+    if (fd >= 0)
+        close(fd);
 }

@@ -12,6 +12,18 @@ int mkdir_p(const char *path);
 /* DIR/NAME from obj, indented and with sorted keys; 0 or -1 with errno. */
 int write_json_atomic(const char *dir, const char *name, json_t *obj);
 
+/* The longest output directory servelab takes: file names are added to it
+ * in buffers of PATH_MAX (4096) bytes, so a longer one would be cut short
+ * instead of refused. */
+#define OUT_DIR_MAX 3000
+
+/* An exclusive lock on directory `dir` (the file DIR/.servelab.lock, which
+ * holds the PID of its holder), held until dir_unlock or the end of the
+ * process, however it ends. Two runs never write one directory at once.
+ * 0 with *fd set, or -1 with why in err ("in use by servelab pid N"). */
+int dir_lock(const char *dir, int *fd, char *err, size_t errlen);
+void dir_unlock(int fd);
+
 /* rm -r: the directory and everything under it (symbolic links are removed,
  * never followed); 0 or -1 with errno. */
 int remove_tree(const char *path);

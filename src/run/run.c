@@ -93,6 +93,8 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
     return 0;
 }
 
+/* --out: made, locked for this run, and holding no earlier run's files (or
+ * cleared of them with --force), so two runs' rows never mix. */
 static int prepare_out(run_ctx *x, run_result *rr) {
     if (!x->o.out) {
         char ts[40];
@@ -103,8 +105,24 @@ static int prepare_out(run_ctx *x, run_result *rr) {
         snprintf(x->out_default, sizeof x->out_default, "out/run-%s", ts);
         x->o.out = x->out_default;
     }
-    if (mkdir_p(x->o.out))
-        return fail(rr, "--out %s: cannot create directory: %s", x->o.out, strerror(errno));
+    const char *out = x->o.out;
+    char err[4400], names[256];
+    if (strlen(out) > OUT_DIR_MAX)
+        return fail(rr, "--out: the path has %zu characters (at most %d)", strlen(out),
+                    OUT_DIR_MAX);
+    if (mkdir_p(out))
+        return fail(rr, "--out %s: cannot create directory: %s", out, strerror(errno));
+    if (dir_lock(out, &x->lock_fd, err, sizeof err))
+        return fail(rr, "--out %s", err);
+    int held = run_dir_holds(out, names, sizeof names);
+    if (held && !x->o.force)
+        return fail(rr,
+                    "--out %s already holds a run (%s): add --force to replace it, or give "
+                    "another --out",
+                    out, names);
+    if (held && run_dir_clear(out))
+        return fail(rr, "--out %s: cannot remove the earlier run's files: %s", out,
+                    strerror(errno));
     return 0;
 }
 
@@ -250,12 +268,14 @@ static void release(run_ctx *x) {
         workload_free(&x->w);
     free(x->due);
     free(x->base);
+    dir_unlock(x->lock_fd);
 }
 
 int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_result *rr) {
     memset(rr, 0, sizeof *rr);
     run_ctx *x = xcalloc(1, sizeof *x);
     x->o = *opts;
+    x->lock_fd = -1;
     if (prepare(x, rr)) {
         rr->code = 2;
     } else if (warmup(x)) {

@@ -49,6 +49,7 @@ typedef struct run_opts {
     const char *cpus;          /* pin the client to these CPUs; NULL: no pinning */
     int realtime;              /* ask for SCHED_FIFO (common/cpus.h) */
     int quiet;
+    int force;    /* replace what an earlier run left in --out */
     int progress; /* the progress line even when stderr is not a terminal */
     /* not options: how the caller wants it */
     int print_summary; /* the table on stdout */
@@ -77,6 +78,15 @@ int run_opts_validate(const run_opts *o, char *err, int errlen);
  * (stolen) goes into meta.json as is; `extra_meta` (stolen, may be NULL) is
  * merged into meta.json. */
 int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run_result *res);
+/* The files a run writes in its directory, NULL-ended. A run refuses a
+ * directory that holds any of them (unless --force), so two runs' rows are
+ * never mixed. */
+extern const char *const run_file_names[];
+/* Which of them `dir` holds, "requests.csv, meta.json" into names; their
+ * count. */
+int run_dir_holds(const char *dir, char *names, size_t n);
+/* Removes them and their temporary files: 0, or -1 with errno. */
+int run_dir_clear(const char *dir);
 /* meta.json's command line with --header values and URL credentials
  * redacted. */
 json_t *run_command_line_json(int argc, char **argv);

@@ -17,6 +17,7 @@
 typedef struct run_ctx {
     run_opts o;            /* the options, with out resolved */
     char out_default[128]; /* --out's default, when it was not given */
+    int lock_fd;           /* the lock on --out, held for the run; -1: none */
     const char *priority;  /* what --realtime got: fifo, nice or off */
     workload w;            /* loaded; w_loaded says so */
     int w_loaded;

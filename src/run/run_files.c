@@ -17,6 +17,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+const char *const run_file_names[] = {
+    "requests.csv",       "chunks.csv", "meta.json",  "summary.json",
+    "server_metrics.csv", "gpu.csv",    "errors.csv", NULL};
+
+int run_dir_holds(const char *dir, char *names, size_t n) {
+    int count = 0;
+    size_t used = 0;
+    if (n)
+        names[0] = 0;
+    for (const char *const *f = run_file_names; *f; f++) {
+        char path[4800];
+        snprintf(path, sizeof path, "%s/%s", dir, *f);
+        if (access(path, F_OK))
+            continue;
+        if (used < n)
+            used += (size_t)snprintf(names + used, n - used, "%s%s", count ? ", " : "", *f);
+        count++;
+    }
+    return count;
+}
+
+int run_dir_clear(const char *dir) {
+    int rc = 0;
+    for (const char *const *f = run_file_names; *f; f++) {
+        char path[4800], tmp[4800];
+        snprintf(path, sizeof path, "%s/%s", dir, *f);
+        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, *f);
+        if (unlink(path) && errno != ENOENT)
+            rc = -1;
+        unlink(tmp);
+    }
+    return rc;
+}
 
 /* Header names only: values (keys, tokens) never reach a file. */
 static json_t *redacted_headers(const opt_list *h) {

@@ -10,6 +10,7 @@
 #include "common/stop.h"
 #include "common/util.h"
 #include "report/report.h"
+#include "sweep/outdir.h"
 #include "sweep/server_proc.h"
 #include "workload/workload.h"
 
@@ -26,6 +27,8 @@ typedef struct sweep {
     const char *out;
     json_t *doc, *status; /* campaign.json and its status array */
     server_proc managed;  /* TARGET_SERVER: the server now running */
+    json_t *kept;         /* repetitions kept from an earlier campaign (--resume) */
+    int lock_fd;          /* the lock on out, held for the sweep */
     int n_servers;
     int total, done, failures;
 } sweep;
@@ -97,7 +100,7 @@ static int check_workloads(const campaign *c) {
 
 /* Copy the managed server's log (so far) into the run's directory. */
 static void copy_log(const char *from, const char *dir) {
-    char to[4096];
+    char to[4200];
     snprintf(to, sizeof to, "%s/server.log", dir);
     FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
     if (in && out) {
@@ -170,7 +173,7 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
                                              : "server_args changed");
         server_proc_stop(&s->managed, c->stop_grace_s);
     }
-    char dir[600], log[700];
+    char dir[4096], log[4200];
     snprintf(dir, sizeof dir, "%s/servers", s->out);
     mkdir_p(dir);
     snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
@@ -182,7 +185,7 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
 /* A fresh simulator per run: clean metrics, its own trace in `dir`. */
 static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
                      int errlen) {
-    char tmpl[4096], log[1200];
+    char tmpl[8192], log[4200];
     snprintf(tmpl, sizeof tmpl,
              "%s sim --port {port} --profile %s --trace %s/trace.csv %s {server_args}", s->o->self,
              s->c->sim_profile, dir, s->c->sim_args);
@@ -239,9 +242,28 @@ static void run_options_for(const campaign_run *cr, int k, const char *url, cons
     ro->seed = (int64_t)((uint64_t)cr->p.seed + (uint64_t)(k - 1)); /* each repetition its own */
 }
 
+/* A repetition kept from the earlier campaign (--resume): recorded again,
+ * marked kept, and not run. */
+static int keep_repetition(sweep *s, const campaign_run *cr, int k) {
+    json_t *e = outdir_kept(s->kept, cr->name, k);
+    if (!e)
+        return 0;
+    json_t *copy = json_deep_copy(e);
+    json_object_set_new(copy, "kept", json_true());
+    json_array_append_new(s->status, copy);
+    write_campaign_json(s);
+    s->done++;
+    if (!s->o->quiet)
+        fprintf(stderr, "sweep: [%d/%d] %s rep-%d kept from the earlier campaign\n", s->done,
+                s->total, cr->name, k);
+    return 1;
+}
+
 static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     const campaign *c = s->c;
-    char dir[1024], err[1400] = "";
+    char dir[4096], err[4600] = "";
+    if (keep_repetition(s, cr, k))
+        return;
     snprintf(dir, sizeof dir, "%s/%s/rep-%d", s->out, cr->name, k);
     const char *args = cr->server_args;
     run_result rr = {0};
@@ -282,7 +304,7 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
 
 /* The report of whatever ran, and its table on stdout. 0, or -1. */
 static int write_report(const sweep *s) {
-    char rep_out[700], err[1024];
+    char rep_out[4096], err[1024];
     snprintf(rep_out, sizeof rep_out, "%s/report", s->out);
     report r;
     char *paths[1] = {(char *)s->out};
@@ -313,9 +335,30 @@ static int write_report(const sweep *s) {
     return 0;
 }
 
+/* The output directory: short enough for every file name under it, made,
+ * and locked for the sweep. 0, or -1 with err. */
+static int prepare_out(sweep *s, char *err, int errlen) {
+    size_t room = OUT_DIR_MAX - 300; /* a run's name and rep-K fit under it */
+    if (strlen(s->out) > room) {
+        snprintf(err, errlen, "--out: the path has %zu characters (at most %zu)", strlen(s->out),
+                 room);
+        return -1;
+    }
+    if (mkdir_p(s->out)) {
+        snprintf(err, errlen, "--out %s: cannot create: %s", s->out, strerror(errno));
+        return -1;
+    }
+    char why[4400];
+    if (dir_lock(s->out, &s->lock_fd, why, sizeof why)) {
+        snprintf(err, errlen, "--out %s", why);
+        return -1;
+    }
+    return 0;
+}
+
 int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
     char out_default[512];
-    sweep s = {.c = c, .o = o, .out = o->out};
+    sweep s = {.c = c, .o = o, .out = o->out, .lock_fd = -1};
     if (!s.out) {
         snprintf(out_default, sizeof out_default, "out/%s", c->name);
         s.out = out_default;
@@ -328,13 +371,20 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
                      bad_workloads > 1 ? "s" : "");
         return bad_workloads ? 2 : 0;
     }
-    if (mkdir_p(s.out)) {
-        snprintf(err, errlen, "--out %s: cannot create: %s", s.out, strerror(errno));
+    if (prepare_out(&s, err, errlen))
         return 2;
-    }
     stop_install();
     s.status = json_array();
     s.doc = campaign_doc(c, s.status);
+    if (outdir_prepare(s.out, json_object_get(s.doc, "runs"), json_object_get(s.doc, "target"),
+                       o->force, o->resume, &s.kept, err, (size_t)errlen)) {
+        json_decref(s.doc);
+        json_decref(s.kept);
+        dir_unlock(s.lock_fd);
+        return 2;
+    }
+    json_object_set_new(s.doc, "kept_from_earlier",
+                        json_integer((json_int_t)json_array_size(s.kept)));
     write_campaign_json(&s);
     for (int i = 0; i < c->n_runs; i++)
         s.total += c->runs[i].repetitions;
@@ -349,7 +399,9 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     json_object_set_new(s.doc, "interrupted", json_boolean(stop_signal() != 0));
     write_campaign_json(&s);
     json_decref(s.doc);
+    json_decref(s.kept);
     int report_rc = write_report(&s);
+    dir_unlock(s.lock_fd);
     if (stop_signal())
         return stop_exit_code(stop_signal());
     return s.failures || report_rc ? 1 : 0;
