@@ -46,7 +46,7 @@ static const opt_def demo_options[] = {{.name = "out",
                                        {0}};
 
 static int demo_main(int argc, char **argv) {
-    sweep_opts so = {0};
+    sweep_opts so = {.force = 1}; /* the demo replaces its own earlier output */
     opt_defaults(demo_options, &so);
     int rc = cli_parse(&cmd_demo, argc, argv, &so, 0, NULL);
     if (rc)
@@ -68,7 +68,8 @@ const command cmd_demo = {
     .run = demo_main,
     .usage = "demo [--out DIR] [--dry-run]",
     .about = "embedded simulator + small sweep + report, no setup",
-    .text = "The simulator (gpu-7b), a built-in campaign and its report; no setup.",
+    .text = "The simulator (gpu-7b), a built-in campaign and its report; no setup. It replaces\n"
+            "what an earlier demo left in --out.",
     .options = demo_options,
     .notes = "The campaign:\n\n" DEMO_CAMPAIGN,
 };
