@@ -30,9 +30,10 @@ static int sim_main(int argc, char **argv) {
         return cli_fail(&cmd_sim, "%s", err);
     if (o.realtime)
         cpus_realtime();
-    if (sim_serve(&o.cfg, err, sizeof err))
-        return cli_fail(&cmd_sim, "%s", err);
-    return 0;
+    int code = sim_serve(&o.cfg, err, sizeof err);
+    if (code)
+        cli_fail(&cmd_sim, "%s", err);
+    return code;
 }
 
 const command cmd_sim = {

@@ -212,6 +212,10 @@ void sim_server_flush(sim_server *s) {
     trace_flush(s);
 }
 
+const char *sim_server_trace_error(const sim_server *s) {
+    return trace_error(s);
+}
+
 void sim_server_free(sim_server *s) {
     if (!s)
         return;

@@ -36,6 +36,9 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
 int sim_server_port(const sim_server *s);
 /* Flush the trace (also done periodically). */
 void sim_server_flush(sim_server *s);
+/* The first failed write of a trace file (said on stderr when it
+ * happened), or NULL when every row reached its file. */
+const char *sim_server_trace_error(const sim_server *s);
 void sim_server_free(sim_server *s);
 
 #endif

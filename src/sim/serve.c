@@ -26,7 +26,7 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     sim_server *srv = sim_server_start(base, cfg, err, errlen);
     if (!srv) {
         event_base_free(base);
-        return -1;
+        return 2;
     }
     struct event *sigint = evsignal_new(base, SIGINT, on_signal, base);
     struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, base);
@@ -40,10 +40,16 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     fflush(stdout);
     event_base_dispatch(base);
     sim_server_flush(srv);
+    const char *trace_err = sim_server_trace_error(srv);
+    int rc = 0;
+    if (trace_err) {
+        snprintf(err, errlen, "%s", trace_err);
+        rc = 1;
+    }
     sim_server_free(srv);
     event_free(sigint);
     event_free(sigterm);
     event_free(sighup);
     event_base_free(base);
-    return 0;
+    return rc;
 }

@@ -6,8 +6,9 @@
 
 #include "sim/api.h"
 
-/* Returns 0 after a clean stop, or -1 with a message in err when it could
- * not start (e.g. the port is taken). */
+/* Returns the exit code: 0 after a clean stop; 2 with a message in err when
+ * it could not start (e.g. the port is taken); 1 when a trace file could not
+ * be written whole (its rows are then incomplete). */
 int sim_serve(const sim_config *cfg, char *err, int errlen);
 
 #endif

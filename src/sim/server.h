@@ -57,7 +57,8 @@ struct sim_server {
     sim_metrics metrics;
     FILE *trace;
     FILE *token_trace;
-    char *model_json; /* model id as a JSON string literal, quotes included */
+    char trace_error[512]; /* the first failed write of a trace file ("" when none) */
+    char *model_json;      /* model id as a JSON string literal, quotes included */
     uint64_t counter;
 };
 

@@ -6,6 +6,10 @@
  * flushes every 100 ms and on exit. */
 #include "sim/trace.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 static void put_ms(FILE *f, int64_t us) {
     if (us >= 0)
         fprintf(f, "%.3f", us / 1000.0);
@@ -77,19 +81,45 @@ void trace_token(sim_server *s, const sim_request *r, int index, int64_t wrote_u
     out_unlock(s);
 }
 
-void trace_flush(sim_server *s) {
+/* The first write that failed (a full disk, say) is kept, said at once on
+ * stderr, and makes the simulator exit non-zero: ground truth is complete
+ * or says it is not. Called with out_mu held. */
+static void note(sim_server *s, int failed, const char *flag, const char *path) {
+    if (!failed || s->trace_error[0])
+        return;
+    snprintf(s->trace_error, sizeof s->trace_error,
+             "%s %s: writing failed: %s (the trace is incomplete)", flag, path,
+             strerror(errno ? errno : EIO));
+    fprintf(stderr, "servelab: sim: %s\n", s->trace_error);
+}
+
+/* Flushes f (and closes it when `close`): nonzero when a write failed. */
+static int flush_file(FILE *f, int close) {
+    int failed = fflush(f) != 0 || ferror(f);
+    if (close)
+        failed |= fclose(f) != 0;
+    return failed;
+}
+
+static void finish(sim_server *s, int close) {
     out_lock(s);
     if (s->trace)
-        fflush(s->trace);
+        note(s, flush_file(s->trace, close), "--trace", s->cfg.trace_path);
     if (s->token_trace)
-        fflush(s->token_trace);
+        note(s, flush_file(s->token_trace, close), "--trace-tokens", s->cfg.token_trace_path);
+    if (close)
+        s->trace = s->token_trace = NULL;
     out_unlock(s);
 }
 
+void trace_flush(sim_server *s) {
+    finish(s, 0);
+}
+
 void trace_close(sim_server *s) {
-    if (s->trace)
-        fclose(s->trace);
-    if (s->token_trace)
-        fclose(s->token_trace);
-    s->trace = s->token_trace = NULL;
+    finish(s, 1);
+}
+
+const char *trace_error(const sim_server *s) {
+    return s->trace_error[0] ? s->trace_error : NULL;
 }
