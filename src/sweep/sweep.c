@@ -194,12 +194,9 @@ static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *ar
 }
 
 /* What became of a repetition, for campaign.json. */
-static const char *run_status(sweep *s, int server_ok, const run_result *rr, char *err,
-                              int errlen) {
+static const char *run_status(sweep *s, const run_result *rr, char *err, int errlen) {
     if (rr->interrupted || stop_signal())
         return "interrupted";
-    if (!server_ok)
-        return "server_start_failed";
     if (s->c->target == TARGET_SERVER && !server_proc_alive(&s->managed)) {
         snprintf(err, errlen, "the server exited during the run: see %s",
                  s->managed.log_path ? s->managed.log_path : "its log");
@@ -229,6 +226,37 @@ static void record(sweep *s, const campaign_run *cr, int k, const char *dir, con
     if (!s->o->quiet)
         fprintf(stderr, "sweep:        %s: %zu/%zu completed in %.1f s%s%s\n", status,
                 rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
+}
+
+/* The last `n` lines of a log on stderr, indented. */
+static void print_tail(const char *path, int n) {
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f)
+        return;
+    char lines[16][512];
+    int count = 0;
+    while (fgets(lines[count % 16], sizeof lines[0], f))
+        count++;
+    fclose(f);
+    for (int i = count > n ? count - n : 0; i < count; i++) {
+        char *l = lines[i % 16];
+        fprintf(stderr, "    %s%s", l, l[strlen(l) - 1] == '\n' ? "" : "\n");
+    }
+}
+
+/* A server that did not start fails its run at once: the reason and the end
+ * of the server's log are said, the log kept with the run, and nothing is
+ * sent. */
+static void server_failed(sweep *s, const campaign_run *cr, int k, const char *dir,
+                          const char *args, server_proc *sp, const char *err) {
+    fprintf(stderr, "servelab: sweep: %s rep-%d: %s; the end of its log:\n", cr->name, k, err);
+    print_tail(sp->log_path, 10);
+    if (sp == &s->managed && sp->log_path)
+        copy_log(sp->log_path, dir);
+    run_result rr = {.code = 1};
+    record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, err);
+    if (sp != &s->managed)
+        server_proc_stop(sp, 5);
 }
 
 /* The run's options as `servelab run` would take them for repetition k. */
@@ -285,8 +313,11 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     }
     if (!s->o->quiet)
         fprintf(stderr, "sweep: [%d/%d] %s rep-%d%s ...\n", s->done + 1, s->total, cr->name, k,
-                restarted && c->target == TARGET_SERVER ? " (server started)" : "");
-    /* Even without a server the run goes ahead: every request becomes a row. */
+                restarted && server_ok && c->target == TARGET_SERVER ? " (server started)" : "");
+    if (!server_ok) { /* no schedule is sent to a server that is not there */
+        server_failed(s, cr, k, dir, args, c->target == TARGET_SIM ? &sim : &s->managed, err);
+        return;
+    }
     run_opts ro;
     run_options_for(cr, k, url, dir, &ro);
     json_t *extra =
@@ -294,7 +325,7 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
                   "repetition", k, "server_args", args, "server_restarted", restarted);
     json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
     run_execute(&ro, cmdline, extra, &rr);
-    const char *status = run_status(s, server_ok, &rr, err, sizeof err);
+    const char *status = run_status(s, &rr, err, sizeof err);
     if (c->target == TARGET_SERVER && s->managed.log_path)
         copy_log(s->managed.log_path, dir);
     if (c->target == TARGET_SIM)

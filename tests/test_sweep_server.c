@@ -1,0 +1,44 @@
+/* A managed server that does not start fails its run at once: nothing is
+ * sent to its port, the end of its log is shown, "(server started)" is not
+ * said, and the campaign goes on to the next run. */
+#include "support.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+TEST(sweep_server_that_does_not_start_fails_its_run_at_once) {
+    char *dir = temp_dir(), cfg[1024], cmd[2400], p[1400], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fputs("name: t\ntarget:\n  server:\n"
+          "    command: \"sh -c 'echo starting on {port}; echo oops: no such model >&2; exit 3'\"\n"
+          "    ready_timeout_s: 5\n"
+          "workload: {prompts: \"random:8:4\"}\nrequests: 10\nrate: 100\n"
+          "runs: [{name: a}, {name: b}]\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep %s --out %s/o", cfg, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 1, "exit %d: %s", code, out);
+    CHECK_MSG(strstr(out, "oops: no such model") && !strstr(out, "(server started)"), "%s", out);
+    snprintf(p, sizeof p, "%s/o/campaign.json", dir);
+    char *cj = read_file(p, NULL);
+    CHECK_INT(count_of(cj, "\"status\": \"server_start_failed\""), 2);
+    CHECK_INT(count_of(cj, "\"requests\": 0"), 2);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/o/a/rep-1/requests.csv", dir);
+    CHECK_MSG(stat(p, &st) != 0, "a schedule was sent to a server that did not start");
+    snprintf(p, sizeof p, "%s/o/a/rep-1/server.log", dir);
+    char *log = read_file(p, NULL);
+    CHECK(log && strstr(log, "oops: no such model"));
+}
