@@ -7,26 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double delta(const series_set *m, const char *a, const char *b) {
-    const series *s = series_find(m, a);
-    if (!s && b)
-        s = series_find(m, b);
-    if (!s || s->n < 1)
-        return NAN;
-    return s->v[s->n - 1] - s->v[0];
+/* The first of the NULL-ended names the server has: servers name the same
+ * figure differently (vLLM's gauges were renamed; llama.cpp has its own). */
+static const series *first_of(const series_set *m, const char *const *names) {
+    for (; *names; names++) {
+        const series *s = series_find(m, *names);
+        if (s && s->n > 0)
+            return s;
+    }
+    return NULL;
 }
 
-static double peak(const series_set *m, const char *a, const char *b) {
-    const series *s = series_find(m, a);
-    if (!s && b)
-        s = series_find(m, b);
-    if (!s || s->n < 1)
+static double delta(const series_set *m, const char *const *names) {
+    const series *s = first_of(m, names);
+    return s ? s->v[s->n - 1] - s->v[0] : NAN;
+}
+
+static double peak(const series_set *m, const char *const *names) {
+    const series *s = first_of(m, names);
+    if (!s)
         return NAN;
     double p = s->v[0];
     for (size_t i = 1; i < s->n; i++)
         p = fmax(p, s->v[i]);
     return p;
 }
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 void server_stats_compute(const series_set *metrics, const series_set *gpu, server_stats *o) {
     memset(o, 0, sizeof *o);
@@ -37,17 +44,20 @@ void server_stats_compute(const series_set *metrics, const series_set *gpu, serv
     o->preemptions = o->prompt_tokens = o->generation_tokens = NAN;
     o->peak_running = o->peak_waiting = o->peak_kv_usage = NAN;
     if (o->has_metrics) {
-        o->preemptions = delta(metrics, "vllm:num_preemptions_total", NULL);
+        o->preemptions = delta(metrics, NAMES("vllm:num_preemptions_total"));
         o->prompt_tokens =
-            delta(metrics, "vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total");
-        o->generation_tokens =
-            delta(metrics, "vllm:generation_tokens_total", "llamacpp:tokens_predicted_total");
+            delta(metrics, NAMES("vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total"));
+        o->generation_tokens = delta(
+            metrics, NAMES("vllm:generation_tokens_total", "llamacpp:tokens_predicted_total"));
         o->peak_running =
-            peak(metrics, "vllm:num_requests_running", "llamacpp:requests_processing");
-        o->peak_waiting = peak(metrics, "vllm:num_requests_waiting", "llamacpp:requests_deferred");
-        o->peak_kv_usage = peak(metrics, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc");
-        o->queue_time_s = delta(metrics, "vllm:request_queue_time_seconds_sum", NULL);
-        o->ttft_time_s = delta(metrics, "vllm:time_to_first_token_seconds_sum", NULL);
+            peak(metrics, NAMES("vllm:num_requests_running", "llamacpp:requests_processing"));
+        o->peak_waiting =
+            peak(metrics, NAMES("vllm:num_requests_waiting", "llamacpp:requests_deferred"));
+        o->peak_kv_usage =
+            peak(metrics, NAMES("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+                                "llamacpp:kv_cache_usage_ratio"));
+        o->queue_time_s = delta(metrics, NAMES("vllm:request_queue_time_seconds_sum"));
+        o->ttft_time_s = delta(metrics, NAMES("vllm:time_to_first_token_seconds_sum"));
         if (isfinite(o->queue_time_s) && isfinite(o->ttft_time_s) && o->ttft_time_s > 0)
             o->queue_share_of_ttft = o->queue_time_s / o->ttft_time_s;
     }
@@ -114,4 +124,27 @@ json_t *server_stats_json(const server_stats *s, double output_tokens) {
                      jnum(s->queue_share_of_ttft), "gpu_sampled", s->has_gpu, "gpu_energy_j",
                      jnum(s->gpu_energy_j), "gpu_energy_j_per_output_token", jnum(per_tok),
                      "gpu_util_mean_pct", jnum(s->gpu_util_mean_pct));
+}
+
+/* ", NAME" after the first, when v is a number. */
+static void figure(char *buf, size_t n, size_t *used, const char *fmt, double v) {
+    if (!isfinite(v) || *used >= n)
+        return;
+    if (*used)
+        *used += (size_t)snprintf(buf + *used, n - *used, ", ");
+    if (*used < n)
+        *used += (size_t)snprintf(buf + *used, n - *used, fmt, v);
+}
+
+size_t server_stats_line(const server_stats *s, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    if (!s->has_metrics)
+        return 0;
+    figure(buf, n, &used, "peak %.0f running", s->peak_running);
+    figure(buf, n, &used, "%.0f waiting", s->peak_waiting);
+    figure(buf, n, &used, "KV %.0f%%", 100 * s->peak_kv_usage);
+    figure(buf, n, &used, "%.0f preemptions", s->preemptions);
+    figure(buf, n, &used, "%.0f%% of TTFT queued", 100 * s->queue_share_of_ttft);
+    return used < n ? used : n - 1;
 }

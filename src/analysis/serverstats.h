@@ -27,6 +27,11 @@ typedef struct server_stats {
 void server_stats_compute(const series_set *metrics, const series_set *gpu, server_stats *out);
 /* Pool repetitions: deltas and energy add up, peaks take the maximum. */
 void server_stats_pool(server_stats *into, const server_stats *add);
+/* The run table's line about the server ("peak 12 running, 3 waiting, KV
+ * 64%, 0 preemptions, 40% of TTFT queued"), of the figures the server gave:
+ * one it did not give is left out, never printed as nan. Returns its
+ * length (0: the server gave none). */
+size_t server_stats_line(const server_stats *s, char *buf, size_t n);
 /* The "server" object of summary.json; energy per token needs the run's
  * output tokens. */
 json_t *server_stats_json(const server_stats *s, double output_tokens);

@@ -170,6 +170,11 @@ json_t *summary_json(const run_summary *s) {
     return o;
 }
 
+/* A rate of a run that took no time is 0, not nan. */
+static double finite_or_0(double v) {
+    return isfinite(v) ? v : 0;
+}
+
 static void dist_line(FILE *f, const char *name, const dist *d) {
     if (d->n == 0) {
         fprintf(f, "  %-22s %10s\n", name, "-");
@@ -199,12 +204,18 @@ void summary_print(FILE *f, const run_summary *s) {
     else
         fprintf(f, "offered rate    %.2f req/s asked, %.2f req/s realized by the schedule\n",
                 s->offered_rps, s->realized_offered_rps);
-    fprintf(f, "achieved rate   %.2f req/s over the run, %.2f req/s in the arrival window\n",
-            s->achieved_rps, s->achieved_rps_window);
-    fprintf(f, "throughput      %.1f output tok/s (%.1f in the arrival window), %.1f total tok/s\n",
-            s->output_tokens_per_s, s->output_tokens_per_s_window, s->total_tokens_per_s);
-    fprintf(f, "\n  %-22s %10s %10s %10s %10s %10s\n", "latency (ms)", "mean", "p50", "p90", "p95",
-            "p99");
+    /* Rates over a window of no length (every arrival at t=0, or a run
+     * that took no time) are not numbers: they are left out, never "nan". */
+    int window = s->arrival_window_s > 0 && isfinite(s->achieved_rps_window);
+    fprintf(f, "achieved rate   %.2f req/s over the run", finite_or_0(s->achieved_rps));
+    if (window)
+        fprintf(f, ", %.2f req/s in the arrival window", s->achieved_rps_window);
+    fprintf(f, "\nthroughput      %.1f output tok/s", finite_or_0(s->output_tokens_per_s));
+    if (window && isfinite(s->output_tokens_per_s_window))
+        fprintf(f, " (%.1f in the arrival window)", s->output_tokens_per_s_window);
+    fprintf(f, ", %.1f total tok/s\n", finite_or_0(s->total_tokens_per_s));
+    fprintf(f, "\n  %-22s %10s %10s %10s %10s %10s\n", "latency (ms)", "mean ms", "p50 ms",
+            "p90 ms", "p95 ms", "p99 ms");
     dist_line(f, "TTFT", &s->ttft);
     dist_line(f, "TTFT from scheduled", &s->ttft_sched);
     dist_line(f, "TPOT", &s->tpot);

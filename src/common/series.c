@@ -17,6 +17,7 @@ static const char *wanted[] = {"vllm:num_requests_running",
                                "vllm:time_to_first_token_seconds_sum",
                                "llamacpp:requests_processing",
                                "llamacpp:requests_deferred",
+                               "llamacpp:kv_cache_usage_ratio",
                                "llamacpp:prompt_tokens_total",
                                "llamacpp:tokens_predicted_total"};
 

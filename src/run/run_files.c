@@ -190,12 +190,9 @@ static void client_json(json_t *sj, const run_summary *s, double cpu_s, int thre
 
 static void print_table(const run_summary *s, const server_stats *ss, const char *out) {
     summary_print(stdout, s);
-    if (ss->has_metrics)
-        printf("server          peak %.0f running, %.0f waiting, KV %.0f%%, %.0f preemptions"
-               "%s%.0f%% of TTFT queued\n",
-               ss->peak_running, ss->peak_waiting, 100 * ss->peak_kv_usage, ss->preemptions,
-               isfinite(ss->queue_share_of_ttft) ? ", " : "",
-               isfinite(ss->queue_share_of_ttft) ? 100 * ss->queue_share_of_ttft : 0.0);
+    char line[256];
+    if (server_stats_line(ss, line, sizeof line))
+        printf("server          %s\n", line);
     if (ss->has_gpu && s->output_tokens > 0)
         printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
                ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
