@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct sweep {
     const campaign *c;
@@ -61,8 +62,19 @@ static void print_run_plan(const campaign_run *r, int k) {
     printf("\n");
 }
 
+/* How long a repetition's arrivals take, in seconds (its warmup's too);
+ * NAN when all arrive at once (their length is the server's). */
+static double arrivals_s(const run_opts *p) {
+    if (p->duration_s > 0)
+        return p->duration_s + (p->warmup > 1 ? (double)(p->warmup - 1) / p->rate : 0);
+    if (isinf(p->rate))
+        return NAN;
+    return (double)(p->requests - 1 + (p->warmup > 1 ? p->warmup - 1 : 0)) / p->rate;
+}
+
 static void print_plan(const campaign *c, const char *out) {
-    int total = 0;
+    int total = 0, unknown = 0;
+    double requests = 0, seconds = 0;
     printf("campaign %s (%s), target %s", c->name, c->path ? c->path : "-", target_name(c->target));
     if (c->target == TARGET_URL)
         printf(" %s", c->url);
@@ -72,9 +84,62 @@ static void print_plan(const campaign *c, const char *out) {
         printf(" (%s)", c->server_command);
     printf(", output %s\n", out);
     for (int i = 0; i < c->n_runs; i++)
-        for (int k = 1; k <= c->runs[i].repetitions; k++, total++)
+        for (int k = 1; k <= c->runs[i].repetitions; k++, total++) {
+            const run_opts *p = &c->runs[i].p;
             print_run_plan(&c->runs[i], k);
-    printf("%d planned runs\n", total);
+            double s = arrivals_s(p);
+            requests += p->duration_s > 0 ? p->duration_s * p->rate : (double)p->requests;
+            if (isnan(s))
+                unknown++;
+            else
+                seconds += s;
+        }
+    printf("%d planned runs, about %.0f requests; arrivals take %.0f s (%.1f h)", total, requests,
+           seconds, seconds / 3600);
+    if (unknown)
+        printf(" plus the runs whose requests all arrive at once (%d)", unknown);
+    printf(", plus the time the last answers and the server starts take\n");
+}
+
+/* The program a managed server's command starts (after any VAR=value words)
+ * is here: a path that can be run, or a name on PATH. A shell builtin at the
+ * start (cd, exec, ...) is not checked. 0, or -1 with why. */
+static int check_program(const char *command, char *err, int errlen) {
+    const char *p = command;
+    char word[512];
+    for (;;) {
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, " \t;&|");
+        if (n == 0 || n >= sizeof word)
+            return 0;
+        memcpy(word, p, n);
+        word[n] = 0;
+        p += n;
+        if (!strchr(word, '=') || word[0] == '=')
+            break;
+    }
+    static const char *const builtins[] = {"cd",   "exec", "export", ".",     "env", "eval",
+                                           "exit", "set",  "ulimit", "umask", NULL};
+    for (const char *const *b = builtins; *b; b++)
+        if (!strcmp(word, *b))
+            return 0;
+    if (strchr(word, '/')) {
+        if (access(word, X_OK) == 0)
+            return 0;
+    } else {
+        const char *path = getenv("PATH");
+        for (const char *d = path ? path : ""; *d;) {
+            size_t dn = strcspn(d, ":");
+            char full[4700];
+            snprintf(full, sizeof full, "%.*s/%s", (int)dn, d, word);
+            if (dn && access(full, X_OK) == 0)
+                return 0;
+            d += dn + (d[dn] == ':');
+        }
+    }
+    snprintf(err, errlen, "target.server.command: '%s' %s", word,
+             strchr(word, '/') ? "cannot be run" : "is not on PATH");
+    return -1;
 }
 
 /* Every run's prompts and mix, loaded as the run will load them, before
@@ -394,13 +459,16 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
         snprintf(out_default, sizeof out_default, "out/%s", c->name);
         s.out = out_default;
     }
+    int no_program = c->target == TARGET_SERVER && check_program(c->server_command, err, errlen);
+    if (no_program && !o->dry_run)
+        return 2;
     int bad_workloads = check_workloads(c);
     if (o->dry_run) {
         print_plan(c, s.out);
-        if (bad_workloads)
+        if (bad_workloads && !no_program)
             snprintf(err, errlen, "%d run%s would fail on its workload (above)", bad_workloads,
                      bad_workloads > 1 ? "s" : "");
-        return bad_workloads ? 2 : 0;
+        return bad_workloads || no_program ? 2 : 0;
     }
     if (prepare_out(&s, err, errlen))
         return 2;
