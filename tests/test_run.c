@@ -207,7 +207,7 @@ TEST(run_connection_refused_gives_connect_rows) {
     snprintf(args, sizeof args,
              "--url http://127.0.0.1:%d --model m --rate 100 --requests 20 --out %s/run", port,
              dir);
-    CHECK_INT(run_cmd(args, NULL), 0);
+    CHECK_INT(run_cmd(args, NULL), 1); /* every request failed: the run did */
     snprintf(args, sizeof args, "%s/run", dir);
     csv_table *t = rows_of(args);
     CHECK_INT(t->n_rows, 20);

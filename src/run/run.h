@@ -39,7 +39,8 @@ typedef struct run_opts {
     const char *slo; /* "ttft=750ms,tpot=100ms[,e2e=30s]"; NULL: none */
     int fail_on_slo;
     double fail_fraction;
-    double cost_per_hour; /* 0: no cost */
+    double max_error_rate; /* exit 1 when more than this fraction failed (or all did) */
+    double cost_per_hour;  /* 0: no cost */
     const char *out;
     int64_t max_event_bytes;
     double metrics_interval_s; /* sampling of /metrics and GPUs */

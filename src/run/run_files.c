@@ -239,6 +239,14 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
                  strerror(x->res.write_error ? x->res.write_error : errno));
         code = 1;
     }
+    /* A run whose every request failed measured nothing: that is a failure
+     * whatever the figures say, and so is one past --max-error-rate. */
+    if (s.requests &&
+        (s.failed == s.requests || (double)s.failed > o->max_error_rate * (double)s.requests)) {
+        fprintf(stderr, "servelab: run: %zu of %zu requests failed%s\n", s.failed, s.requests,
+                s.failed == s.requests ? "" : " (more than --max-error-rate)");
+        code = 1;
+    }
     if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {
         fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
                 100 * s.goodput_fraction, 100 * o->fail_fraction);
