@@ -286,3 +286,9 @@ int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
     free(copy);
     return rc;
 }
+
+int client_cpu_saturated(double duration_s, double cpu_s, int threads) {
+    if (!(duration_s >= 1.0))
+        return 0;
+    return 100 * cpu_s / duration_s > 90.0 * (threads > 0 ? threads : 1);
+}

@@ -58,4 +58,9 @@ void summary_print(FILE *f, const run_summary *s);
 
 int slo_parse(const char *spec, slo_spec *out, char *err, int errlen);
 
+/* Did the client use all its CPU (over 90% of each of its threads) during
+ * a run long enough to tell? A run shorter than a second is mostly
+ * start-up and is never called saturated. */
+int client_cpu_saturated(double duration_s, double cpu_s, int threads);
+
 #endif

@@ -83,7 +83,7 @@ static int save(json_t *doc, const char *path) {
         *slash = 0;
         mkdir_p(dir);
     }
-    return json_dump_file(doc, path, JSON_INDENT(2)) == 0;
+    return json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) == 0;
 }
 
 static void output(const calib_session *s, const calib_result *res, json_t *doc,
@@ -95,7 +95,7 @@ static void output(const calib_session *s, const calib_result *res, json_t *doc,
         default_save_path(path, sizeof path);
     int saved = save(doc, path);
     if (s->json) {
-        char *text = json_dumps(doc, JSON_INDENT(2));
+        char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
         puts(text);
         free(text);
     } else {

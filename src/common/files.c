@@ -30,7 +30,7 @@ int write_json_atomic(const char *dir, const char *name, json_t *obj) {
     char tmp[4200], path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    if (json_dump_file(obj, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
+    if (json_dump_file(obj, tmp, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12)) != 0) {
         if (!errno)
             errno = EIO;
         remove(tmp);

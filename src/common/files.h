@@ -9,7 +9,9 @@
 
 /* mkdir -p; 0 or -1 with errno. */
 int mkdir_p(const char *path);
-/* DIR/NAME from obj, indented and with sorted keys; 0 or -1 with errno. */
+/* DIR/NAME from obj, indented, with sorted keys and numbers to 12
+ * significant digits (241.812, not 241.81200000000172: no figure servelab
+ * measures means more); 0 or -1 with errno. */
 int write_json_atomic(const char *dir, const char *name, json_t *obj);
 
 /* The longest output directory servelab takes: file names are added to it

@@ -175,7 +175,7 @@ static void client_json(json_t *sj, const run_summary *s, double cpu_s, int thre
                         int *cpu_over) {
     double cpu_pct = s->duration_s > 0 ? 100 * cpu_s / s->duration_s : 0;
     *lag_over = s->lag.n && s->lag.p99 > 1.0;
-    *cpu_over = cpu_pct > 90.0 * threads;
+    *cpu_over = client_cpu_saturated(s->duration_s, cpu_s, threads);
     json_t *client = json_object_get(sj, "client");
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
@@ -200,16 +200,26 @@ static void print_table(const run_summary *s, const server_stats *ss, const char
     fflush(stdout);
 }
 
+/* One warning, with the advice that fits the cause: a client that used all
+ * its CPU needs more threads; one that was late without using it was held
+ * off the CPU by something else, which more threads do not cure. */
 static void warn_client(const run_summary *s, int lag_over, int cpu_over) {
-    if (s->lag.n && s->lag.p99 > 5.0)
-        warnx_("the client's schedule lag p99 is %.1f ms (> 5 ms): this machine could not keep "
-               "the schedule; latencies include the client's own delay",
-               s->lag.p99);
-    else if (lag_over || cpu_over)
-        warnx_("this run went beyond what the client measures within 1 ms (%s%s%s); see "
-               "`servelab calibrate` for this machine's limits, or add --threads",
-               lag_over ? "schedule lag p99 over 1 ms" : "", lag_over && cpu_over ? ", " : "",
-               cpu_over ? "client CPU saturated" : "");
+    if (!lag_over && !cpu_over)
+        return;
+    char what[128];
+    if (lag_over)
+        snprintf(what, sizeof what, "the client's schedule lag p99 was %.2f ms", s->lag.p99);
+    else
+        snprintf(what, sizeof what, "the client used all of its CPU");
+    const char *advice = cpu_over ? "its CPU was saturated: add --threads, or spread the load over "
+                                    "more machines"
+                                  : "it was held off the CPU by other work on this machine: pin it "
+                                    "apart with --cpus and --realtime, or quiet the machine "
+                                    "(--threads will not help)";
+    warnx_("%s, beyond what it measures within 1 ms: %s%s (servelab calibrate tells this "
+           "machine's limits)",
+           what, advice,
+           s->lag.n && s->lag.p99 > 5.0 ? "; latencies include the client's own delay" : "");
 }
 
 int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
