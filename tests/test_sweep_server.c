@@ -42,3 +42,21 @@ TEST(sweep_server_that_does_not_start_fails_its_run_at_once) {
     char *log = read_file(p, NULL);
     CHECK(log && strstr(log, "oops: no such model"));
 }
+
+/* The sweep's table has units in its headers and says "-", never nan, for
+ * a run that has no figure (every request failed). */
+TEST(sweep_table_units_and_no_nan) {
+    char *dir = temp_dir(), cfg[1024], cmd[2400], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fputs("name: t\ntarget: {url: http://127.0.0.1:1}\nno_sampling: true\n"
+          "workload: {prompts: \"random:8:4\"}\nrequests: 5\nrate: 100\nruns: [{name: dead}]\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep --quiet %s --out %s/o", cfg, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 1, "exit %d: %s", code, out);
+    CHECK_MSG(strstr(out, "TTFT p50 ms") && strstr(out, "offered rps"), "%s", out);
+    const char *row = strstr(out, "\ndead ");
+    CHECK_MSG(row && !strstr(row, "nan") && strstr(row, " - "), "%s", out);
+}

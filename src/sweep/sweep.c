@@ -398,6 +398,16 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     record(s, cr, k, dir, status, args, restarted, &rr, err);
 }
 
+/* A table cell: the number, "inf", or "-" when there is none. */
+static void cell(char *buf, double v, int precision) {
+    if (isnan(v))
+        snprintf(buf, 32, "-");
+    else if (isinf(v))
+        snprintf(buf, 32, "inf");
+    else
+        snprintf(buf, 32, "%.*f", precision, v);
+}
+
 /* The report of whatever ran, and its table on stdout. 0, or -1. */
 static int write_report(const sweep *s) {
     char rep_out[4096], err[1024];
@@ -414,15 +424,22 @@ static int write_report(const sweep *s) {
     report_render(&r, &files, &nf);
     if (report_write(rep_out, files, nf, err, sizeof err))
         fprintf(stderr, "servelab: sweep: report: %s\n", err);
-    /* the summary table, as in summary.md */
-    printf("%-24s %9s %9s %8s %7s %10s %10s %10s %10s %11s %9s\n", "run", "offered", "realized",
-           "requests", "failed", "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "out tok/s",
-           "preempt");
+    /* the summary table, as in summary.md; "-" where a run has no figure */
+    printf("%-24s %11s %12s %8s %7s %11s %11s %11s %11s %11s %9s\n", "run", "offered rps",
+           "realized rps", "requests", "failed", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms",
+           "TPOT p95 ms", "out tok/s", "preempt");
     for (int k = 0; k < r.n_runs; k++) {
         const run_summary *rs = &r.runs[k].pooled;
-        printf("%-24s %9.2f %9.2f %8zu %7zu %10.1f %10.1f %10.2f %10.2f %11.1f %9.0f\n",
-               r.runs[k].name, rs->offered_rps, rs->realized_offered_rps, rs->requests, rs->failed,
-               rs->ttft.p50, rs->ttft.p95, rs->tpot.p50, rs->tpot.p95, rs->output_tokens_per_s,
+        char c[7][32];
+        cell(c[0], rs->offered_rps, 2);
+        cell(c[1], rs->realized_offered_rps, 2);
+        cell(c[2], rs->ttft.p50, 1);
+        cell(c[3], rs->ttft.p95, 1);
+        cell(c[4], rs->tpot.p50, 2);
+        cell(c[5], rs->tpot.p95, 2);
+        cell(c[6], rs->output_tokens_per_s, 1);
+        printf("%-24s %11s %12s %8zu %7zu %11s %11s %11s %11s %11s %9.0f\n", r.runs[k].name, c[0],
+               c[1], rs->requests, rs->failed, c[2], c[3], c[4], c[5], c[6],
                isnan(r.runs[k].server.preemptions) ? 0 : r.runs[k].server.preemptions);
     }
     printf("report: %s/report.html\n", rep_out);
