@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
 }
 
 int request_id_format(char *buf, size_t cap, uint32_t index) {
-    return snprintf(buf, cap, "req-%u", index);
+    return snprintf(buf, cap, "req-%u", index); /* at most 14 bytes: callers give 32 */
 }
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
@@ -57,7 +58,10 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     pthread_mutex_init(&w->lock, NULL);
     w->shared = &w->lock;
     char path[4096];
-    snprintf(path, sizeof path, "%s/requests.csv", dir);
+    if (snprintf(path, sizeof path, "%s/requests.csv", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "--out %s: path too long", dir);
+        return -1;
+    }
     w->req_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (w->req_fd < 0) {
         snprintf(err, errlen, "--out %s: cannot create requests.csv: %s", dir, strerror(errno));
@@ -81,47 +85,105 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     return 0;
 }
 
-/* Appends "%.3f" of us/1000 or nothing, then a comma. */
-static char *put_ms(char *p, int64_t us) {
-    if (us >= 0)
-        p += sprintf(p, "%lld.%03lld", (long long)(us / 1000), (long long)(us % 1000));
-    *p++ = ',';
-    return p;
+/* A row being built in buf[0, cap). Every append is bounded; one that does
+ * not fit marks the row as overflowed and the row is not written. */
+typedef struct row_line {
+    char *buf;
+    size_t n, cap;
+    int overflow;
+} row_line;
+
+static void put_fmt(row_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put_fmt(row_line *l, const char *fmt, ...) {
+    if (l->overflow)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(l->buf + l->n, l->cap - l->n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= l->cap - l->n)
+        l->overflow = 1;
+    else
+        l->n += (size_t)k;
 }
 
-static char *put_int(char *p, long v) {
+static void put_bytes(row_line *l, const char *s, size_t n) {
+    if (l->overflow || n >= l->cap - l->n) {
+        l->overflow = 1;
+        return;
+    }
+    memcpy(l->buf + l->n, s, n);
+    l->n += n;
+}
+
+/* "%.3f" of us/1000 (exactly, from the integer) or nothing when unset,
+ * then a comma. */
+static void put_ms(row_line *l, int64_t us) {
+    if (us >= 0)
+        put_fmt(l, "%lld.%03lld", (long long)(us / 1000), (long long)(us % 1000));
+    put_bytes(l, ",", 1);
+}
+
+static void put_count(row_line *l, long v) {
     if (v >= 0)
-        p += sprintf(p, "%ld", v);
-    *p++ = ',';
-    return p;
+        put_fmt(l, "%ld", v);
+    put_bytes(l, ",", 1);
+}
+
+static void put_text(row_line *l, const char *s) {
+    if (s)
+        put_bytes(l, s, strlen(s));
+    put_bytes(l, ",", 1);
+}
+
+/* Room for every field but the two texts: 17 fields of at most 24 bytes. */
+#define ROW_FIXED_BYTES 512
+
+static void format_request(row_line *l, const request_row *r) {
+    char id[32];
+    request_id_format(id, sizeof id, r->index);
+    put_text(l, id);
+    put_text(l, r->cls);
+    put_ms(l, r->scheduled_us);
+    put_ms(l, r->sent_us);
+    put_ms(l, r->first_us);
+    put_ms(l, r->last_us);
+    put_ms(l, r->end_us);
+    put_count(l, r->prompt_tokens);
+    put_count(l, r->output_tokens);
+    put_ms(l, r->first_us >= 0 && r->sent_us >= 0 ? r->first_us - r->sent_us : -1);
+    if (r->output_tokens >= 2 && r->first_us >= 0 && r->last_us >= 0)
+        put_fmt(l, "%.3f", (double)(r->last_us - r->first_us) / 1000.0 / (r->output_tokens - 1));
+    put_bytes(l, ",", 1);
+    put_ms(l, r->end_us >= 0 && r->sent_us >= 0 ? r->end_us - r->sent_us : -1);
+    put_text(l, r->finish_reason);
+    if (r->http_status > 0)
+        put_fmt(l, "%d", r->http_status);
+    put_bytes(l, ",", 1);
+    put_text(l, err_class_name(r->error));
+    put_count(l, r->chunks);
+    put_ms(l, r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1);
+    if (!l->overflow)
+        l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }
 
 void row_writer_request(row_writer *w, const request_row *r) {
-    char line[512], *p = line;
-    p += request_id_format(p, 32, r->index);
-    *p++ = ',';
-    p += snprintf(p, 64, "%s,", r->cls);
-    p = put_ms(p, r->scheduled_us);
-    p = put_ms(p, r->sent_us);
-    p = put_ms(p, r->first_us);
-    p = put_ms(p, r->last_us);
-    p = put_ms(p, r->end_us);
-    p = put_int(p, r->prompt_tokens);
-    p = put_int(p, r->output_tokens);
-    p = put_ms(p, r->first_us >= 0 && r->sent_us >= 0 ? r->first_us - r->sent_us : -1);
-    if (r->output_tokens >= 2 && r->first_us >= 0 && r->last_us >= 0)
-        p += sprintf(p, "%.3f",
-                     (double)(r->last_us - r->first_us) / 1000.0 / (r->output_tokens - 1));
-    *p++ = ',';
-    p = put_ms(p, r->end_us >= 0 && r->sent_us >= 0 ? r->end_us - r->sent_us : -1);
-    p += snprintf(p, 32, "%s,", r->finish_reason ? r->finish_reason : "");
-    if (r->http_status > 0)
-        p += sprintf(p, "%d", r->http_status);
-    *p++ = ',';
-    p += snprintf(p, 32, "%s,%d,", err_class_name(r->error), r->chunks);
-    p = put_ms(p, r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1);
-    p[-1] = '\n';
-    write_all(w, w->req_fd, line, (size_t)(p - line));
+    char stack[2 * ROW_FIXED_BYTES];
+    size_t need = ROW_FIXED_BYTES + (r->cls ? strlen(r->cls) : 0) +
+                  (r->finish_reason ? strlen(r->finish_reason) : 0);
+    row_line l = {stack, 0, sizeof stack, 0};
+    if (need > sizeof stack)
+        l.buf = xmalloc(l.cap = need);
+    format_request(&l, r);
+    if (l.overflow) {
+        if (!w->write_error)
+            w->write_error = EOVERFLOW; /* cannot happen with the room above; never a torn row */
+    } else {
+        write_all(w, w->req_fd, l.buf, l.n);
+    }
+    if (l.buf != stack)
+        free(l.buf);
 }
 
 static void flush_chunks(row_writer *w) {
@@ -130,16 +192,25 @@ static void flush_chunks(row_writer *w) {
     w->n = 0;
 }
 
+/* One chunk row: at most 14 + 11 + 24 + 11 bytes and four separators. */
+#define CHUNK_ROW_BYTES 128
+
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
                        int n) {
     char id[32];
     request_id_format(id, sizeof id, index);
     for (int i = 0; i < n; i++) {
-        if (w->n + 128 > w->cap)
+        if (w->n + CHUNK_ROW_BYTES > w->cap)
             flush_chunks(w);
-        w->n += (size_t)sprintf(w->buf + w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
-                                (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000),
-                                tokens ? tokens[i] : 1);
+        int64_t t = t_us[i] < 0 ? 0 : t_us[i]; /* times run from the start: never negative */
+        int k = snprintf(w->buf + w->n, w->cap - w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
+                         (long long)(t / 1000), (long long)(t % 1000), tokens ? tokens[i] : 1);
+        if (k < 0 || (size_t)k >= w->cap - w->n) {
+            if (!w->write_error)
+                w->write_error = EOVERFLOW; /* cannot happen: the row is bounded above */
+            return;
+        }
+        w->n += (size_t)k;
     }
     if (w->n >= CHUNK_FLUSH_BYTES)
         flush_chunks(w);

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A number macro as a string literal, for messages that state a limit. */
+#define NUMBER_TEXT_(x) #x
+#define NUMBER_TEXT(x) NUMBER_TEXT_(x)
+
 static int class_index(workload *w, const char *name) {
     for (int i = 0; i < w->n_classes; i++)
         if (!strcmp(w->class_names[i], name))
@@ -117,6 +121,10 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
             why = "\"max_tokens\" must be a positive integer";
         else if (cls && !json_is_string(cls))
             why = "\"class\" must be a string";
+        else if (cls && json_string_length(cls) > WORKLOAD_MAX_CLASS_BYTES)
+            why =
+                "\"class\" is longer than " NUMBER_TEXT(WORKLOAD_MAX_CLASS_BYTES) " bytes (a class "
+                                                                                  "is a name)";
         int ci = why ? 0 : class_index(w, cls ? json_string_value(cls) : "file");
         if (!why && ci < 0)
             why = "too many distinct classes (at most 32)";
