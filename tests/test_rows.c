@@ -87,3 +87,38 @@ TEST(rows_long_class_gives_whole_rows) {
         free(dir);
     }
 }
+
+/* The request's chunk rows are on disk when its request row is: the row
+ * writer holds nothing back that a SIGKILL could lose once a request row
+ * is written (the files are read here before the writer is closed). */
+TEST(rows_chunk_rows_are_on_disk_with_their_request_row) {
+    char *dir = temp_dir();
+    row_writer w;
+    char err[256];
+    CHECK_MSG(row_writer_open(&w, dir, err, sizeof err) == 0, "%s", err);
+    int64_t t[3] = {5100, 7100, 9100};
+    int32_t tok[3] = {1, 2, 1};
+    char req[1200], chunks[1200];
+    snprintf(req, sizeof req, "%s/requests.csv", dir);
+    snprintf(chunks, sizeof chunks, "%s/chunks.csv", dir);
+    for (int i = 0; i < 3; i++) {
+        request_row r = sample_row((uint32_t)i, "short");
+        row_writer_request(&w, &r);
+        row_writer_chunks(&w, (uint32_t)i, t, tok, 3);
+        size_t rn, cn;
+        char *rs = read_file(req, &rn), *cs = read_file(chunks, &cn);
+        CHECK_INT(count_lines(rs, rn), 2 + i);
+        CHECK_MSG(count_lines(cs, cn) == 1 + 3 * (size_t)(i + 1), "after request %d:\n%s", i, cs);
+        free(rs);
+        free(cs);
+    }
+    CHECK_INT(row_writer_close(&w), 0);
+    size_t cn;
+    char *cs = read_file(chunks, &cn);
+    CHECK_STR(cs, "request_id,index,t_ms,tokens\n"
+                  "req-0,0,5.100,1\nreq-0,1,7.100,2\nreq-0,2,9.100,1\n"
+                  "req-1,0,5.100,1\nreq-1,1,7.100,2\nreq-1,2,9.100,1\n"
+                  "req-2,0,5.100,1\nreq-2,1,7.100,2\nreq-2,2,9.100,1\n");
+    free(cs);
+    free(dir);
+}

@@ -1,5 +1,8 @@
 /* rowwriter: CSV rows of requests and chunks, written so that nothing that
- * finished is lost and no partial line is ever on disk. */
+ * finished is lost and no partial line is ever on disk. A finished request
+ * costs one lock and two write() calls, its chunk rows then its request row,
+ * however many chunks it had: no write per chunk on the hot path, and no
+ * chunk row held back once its request row is on disk. */
 #include "client/rowwriter.h"
 #include "common/record.h"
 #include "common/util.h"
@@ -13,13 +16,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CHUNK_FLUSH_BYTES (256 * 1024)
+/* Where a finished request's rows wait for its two writes: each buffer
+ * starts with the room most requests need and grows for one that needs
+ * more; one grown past its _KEEP size is given back after the write. */
+#define CHUNK_BUF_BYTES (16 * 1024)
+#define CHUNK_BUF_KEEP (4 * 1024 * 1024)
+#define ROW_BUF_BYTES 1024
+#define ROW_BUF_KEEP (64 * 1024)
 
-/* Write whole lines or nothing: when the disk fills (or any write fails)
- * halfway, the file is cut back to where it was, so every line on disk
- * stays complete. After a failure nothing more is written. */
-static int write_locked(row_writer *w, int fd, const char *p, size_t n);
+/* Write whole lines or nothing, under the shared lock (so that another
+ * thread's lines are never cut back): when the disk fills (or any write
+ * fails) halfway, what this call wrote is cut off again, so every line on
+ * disk stays complete. The file's end is known without asking for it
+ * before each write: every write to it goes through this lock, appending. */
+static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, p + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->write_error = k < 0 ? errno : EIO;
+            struct stat st;
+            if (done > 0 && (fstat(fd, &st) != 0 || ftruncate(fd, st.st_size - (off_t)done) != 0))
+                w->write_error = errno ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    return 0;
+}
 
+/* After a failure nothing more is written. */
 static int write_all(row_writer *w, int fd, const char *p, size_t n) {
     if (w->write_error)
         return -1;
@@ -29,24 +57,39 @@ static int write_all(row_writer *w, int fd, const char *p, size_t n) {
     return rc;
 }
 
-/* Under the lock, so that another thread's lines are never cut back. */
-static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
-    struct stat st;
-    off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            w->write_error = k < 0 ? errno : EIO;
-            if (before >= 0 && ftruncate(fd, before) != 0)
-                w->write_error = errno ? errno : EIO;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
+/* The pending rows to disk: the chunk rows first, then the request row, so
+ * that a request row on disk always has its chunk rows before it. A request
+ * row whose chunk rows could not be written is not written either. */
+static void flush_pending(row_writer *w) {
+    if ((w->n || w->row_n) && !w->write_error) {
+        pthread_mutex_lock(w->shared);
+        if (!w->n || write_locked(w, w->chunk_fd, w->buf, w->n) == 0)
+            if (w->row_n)
+                write_locked(w, w->req_fd, w->row, w->row_n);
+        pthread_mutex_unlock(w->shared);
     }
-    return 0;
+    w->n = w->row_n = 0;
+    if (w->cap > CHUNK_BUF_KEEP) {
+        free(w->buf);
+        w->buf = xmalloc(w->cap = CHUNK_BUF_BYTES);
+    }
+    if (w->row_cap > ROW_BUF_KEEP) {
+        free(w->row);
+        w->row = xmalloc(w->row_cap = ROW_BUF_BYTES);
+    }
+}
+
+static void buffers_init(row_writer *w) {
+    w->buf = xmalloc(w->cap = CHUNK_BUF_BYTES);
+    w->row = xmalloc(w->row_cap = ROW_BUF_BYTES);
+    w->n = w->row_n = 0;
+}
+
+static void buffers_free(row_writer *w) {
+    free(w->buf);
+    free(w->row);
+    w->buf = w->row = NULL;
+    w->cap = w->row_cap = 0;
 }
 
 int request_id_format(char *buf, size_t cap, uint32_t index) {
@@ -75,11 +118,13 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
         return -1;
     }
     w->owns_fds = 1;
-    w->cap = CHUNK_FLUSH_BYTES + 4096;
-    w->buf = xmalloc(w->cap);
+    buffers_init(w);
     if (write_all(w, w->req_fd, REQUESTS_CSV_HEADER, strlen(REQUESTS_CSV_HEADER)) ||
         write_all(w, w->chunk_fd, CHUNKS_CSV_HEADER, strlen(CHUNKS_CSV_HEADER))) {
         snprintf(err, errlen, "--out %s: cannot write: %s", dir, strerror(w->write_error));
+        close(w->req_fd);
+        close(w->chunk_fd);
+        buffers_free(w);
         return -1;
     }
     return 0;
@@ -169,27 +214,21 @@ static void format_request(row_line *l, const request_row *r) {
 }
 
 void row_writer_request(row_writer *w, const request_row *r) {
-    char stack[2 * ROW_FIXED_BYTES];
+    flush_pending(w); /* a row whose chunks never came goes now, alone */
     size_t need = ROW_FIXED_BYTES + (r->cls ? strlen(r->cls) : 0) +
                   (r->finish_reason ? strlen(r->finish_reason) : 0);
-    row_line l = {stack, 0, sizeof stack, 0};
-    if (need > sizeof stack)
-        l.buf = xmalloc(l.cap = need);
+    if (need > w->row_cap) {
+        free(w->row);
+        w->row = xmalloc(w->row_cap = need);
+    }
+    row_line l = {w->row, 0, w->row_cap, 0};
     format_request(&l, r);
     if (l.overflow) {
         if (!w->write_error)
             w->write_error = EOVERFLOW; /* cannot happen with the room above; never a torn row */
-    } else {
-        write_all(w, w->req_fd, l.buf, l.n);
+        return;
     }
-    if (l.buf != stack)
-        free(l.buf);
-}
-
-static void flush_chunks(row_writer *w) {
-    if (w->n)
-        write_all(w, w->chunk_fd, w->buf, w->n);
-    w->n = 0;
+    w->row_n = l.n;
 }
 
 /* One chunk row: at most 14 + 11 + 24 + 11 bytes and four separators. */
@@ -201,19 +240,19 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
     request_id_format(id, sizeof id, index);
     for (int i = 0; i < n; i++) {
         if (w->n + CHUNK_ROW_BYTES > w->cap)
-            flush_chunks(w);
-        int64_t t = t_us[i] < 0 ? 0 : t_us[i]; /* times run from the start: never negative */
+            w->buf = xrealloc(w->buf, w->cap *= 2); /* one request's rows stay one write */
+        int64_t t = t_us[i] < 0 ? 0 : t_us[i];      /* times run from the start: never negative */
         int k = snprintf(w->buf + w->n, w->cap - w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
                          (long long)(t / 1000), (long long)(t % 1000), tokens ? tokens[i] : 1);
         if (k < 0 || (size_t)k >= w->cap - w->n) {
             if (!w->write_error)
                 w->write_error = EOVERFLOW; /* cannot happen: the row is bounded above */
+            w->n = w->row_n = 0;
             return;
         }
         w->n += (size_t)k;
     }
-    if (w->n >= CHUNK_FLUSH_BYTES)
-        flush_chunks(w);
+    flush_pending(w);
 }
 
 void row_writer_clone(const row_writer *owner, row_writer *w) {
@@ -221,17 +260,14 @@ void row_writer_clone(const row_writer *owner, row_writer *w) {
     w->req_fd = owner->req_fd;
     w->chunk_fd = owner->chunk_fd;
     w->shared = owner->shared;
-    w->cap = CHUNK_FLUSH_BYTES + 4096;
-    w->buf = xmalloc(w->cap);
+    buffers_init(w);
 }
 
 int row_writer_close(row_writer *w) {
-    flush_chunks(w);
-    if (!w->owns_fds) {
-        free(w->buf);
-        w->buf = NULL;
+    flush_pending(w);
+    buffers_free(w);
+    if (!w->owns_fds)
         return w->write_error;
-    }
     if (w->req_fd >= 0 && fsync(w->req_fd) < 0 && errno != EINVAL && !w->write_error)
         w->write_error = errno;
     if (w->req_fd >= 0)
@@ -239,7 +275,5 @@ int row_writer_close(row_writer *w) {
     if (w->chunk_fd >= 0)
         close(w->chunk_fd);
     w->req_fd = w->chunk_fd = -1;
-    free(w->buf);
-    w->buf = NULL;
     return w->write_error;
 }
