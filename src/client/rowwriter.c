@@ -4,6 +4,7 @@
  * however many chunks it had: no write per chunk on the hot path, and no
  * chunk row held back once its request row is on disk. */
 #include "client/rowwriter.h"
+#include "common/csv.h"
 #include "common/record.h"
 #include "common/util.h"
 
@@ -176,13 +177,18 @@ static void put_count(row_line *l, long v) {
     put_bytes(l, ",", 1);
 }
 
+/* A text field, quoted when it holds a comma, a quote, CR or LF. */
 static void put_text(row_line *l, const char *s) {
-    if (s)
-        put_bytes(l, s, strlen(s));
+    size_t n = s ? strlen(s) : 0;
+    if (!l->overflow && csv_field_bytes(s, n) < l->cap - l->n)
+        l->n = (size_t)(csv_put_field(l->buf + l->n, s, n) - l->buf);
+    else
+        l->overflow = 1;
     put_bytes(l, ",", 1);
 }
 
-/* Room for every field but the two texts: 17 fields of at most 24 bytes. */
+/* Room for every field but the two texts (class and finish_reason, which
+ * are sized as written): 17 fields of at most 24 bytes. */
 #define ROW_FIXED_BYTES 512
 
 static void format_request(row_line *l, const request_row *r) {
@@ -215,8 +221,9 @@ static void format_request(row_line *l, const request_row *r) {
 
 void row_writer_request(row_writer *w, const request_row *r) {
     flush_pending(w); /* a row whose chunks never came goes now, alone */
-    size_t need = ROW_FIXED_BYTES + (r->cls ? strlen(r->cls) : 0) +
-                  (r->finish_reason ? strlen(r->finish_reason) : 0);
+    size_t need =
+        ROW_FIXED_BYTES + csv_field_bytes(r->cls, r->cls ? strlen(r->cls) : 0) +
+        csv_field_bytes(r->finish_reason, r->finish_reason ? strlen(r->finish_reason) : 0);
     if (need > w->row_cap) {
         free(w->row);
         w->row = xmalloc(w->row_cap = need);

@@ -109,6 +109,11 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
             }
             continue;
         }
+        if (row.error) {
+            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
+            rc = -1;
+            break;
+        }
         if (csv_row_blank(&row))
             continue;
         if (row.n != ncols) {
@@ -177,6 +182,11 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         if (c.line == 1 || csv_row_blank(&row))
             continue;
         double t, tok;
+        if (row.error) {
+            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
+            rc = -1;
+            break;
+        }
         if (row.n != 4 || csv_number(&row, 2, &t) || !isfinite(t) || csv_number(&row, 3, &tok) ||
             !chunk_tokens_ok(tok)) {
             snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens", path, c.line);
@@ -210,7 +220,7 @@ static void load_metrics(const char *path, run_files *rf) {
         /* The value is the last field (the labels may hold commas); a line
          * with more fields than a row keeps has no last field to read. */
         int n = row.n;
-        if (c.line == 1 || n < 4 || n > CSV_MAX_FIELDS)
+        if (c.line == 1 || row.error || n < 4 || n > CSV_MAX_FIELDS)
             continue;
         double t, v;
         if (csv_number(&row, 0, &t) || csv_number(&row, n - 1, &v) || isnan(t))
@@ -233,7 +243,7 @@ static void load_gpu(const char *path, run_files *rf) {
         return;
     csv_row row;
     while (csv_next(&c, &row)) {
-        if (c.line == 1 || row.n < 5)
+        if (c.line == 1 || row.error || row.n < 5)
             continue;
         double t, util, power;
         if (csv_number(&row, 0, &t) || csv_number(&row, 2, &util) || csv_number(&row, 4, &power))
