@@ -85,3 +85,42 @@ TEST(prompts_run_with_a_long_class_stops_before_sending) {
     free(path);
     free(dir);
 }
+
+/* A UTF-8 byte order mark before the first line (some editors write one)
+ * is skipped; anywhere else it is the bad JSON it always was. */
+TEST(prompts_utf8_bom_at_the_start_is_accepted) {
+    char *dir = temp_dir();
+    static const char bom[] =
+        "\xEF\xBB\xBF{\"prompt\":\"hi\",\"class\":\"a\"}\n{\"prompt\":\"yo\"}\n";
+    char *path = prompt_file(dir, "bom.jsonl", bom, sizeof bom - 1);
+    workload w;
+    char err[512] = "";
+    CHECK_MSG(workload_load(&w, path, NULL, err, sizeof err) == 0, "err: %s", err);
+    CHECK_INT(w.n_items, 2);
+    CHECK_STR(w.class_names[0], "a");
+    CHECK_STR(w.items[0].text, "hi");
+    workload_free(&w);
+    free(path);
+
+    static const char bom_crlf[] = "\xEF\xBB\xBF{\"prompt\":\"hi\"}\r\n";
+    path = prompt_file(dir, "bom_crlf.jsonl", bom_crlf, sizeof bom_crlf - 1);
+    CHECK_MSG(workload_load(&w, path, NULL, err, sizeof err) == 0, "err: %s", err);
+    CHECK_INT(w.n_items, 1);
+    workload_free(&w);
+    free(path);
+
+    static const char only_bom[] = "\xEF\xBB\xBF\n";
+    path = prompt_file(dir, "only.jsonl", only_bom, sizeof only_bom - 1);
+    CHECK_INT(workload_load(&w, path, NULL, err, sizeof err), -1);
+    CHECK_MSG(strstr(err, "no prompts") != NULL, "err: %s", err);
+    workload_free(&w);
+    free(path);
+
+    static const char late[] = "{\"prompt\":\"hi\"}\n\xEF\xBB\xBF{\"prompt\":\"yo\"}\n";
+    path = prompt_file(dir, "late.jsonl", late, sizeof late - 1);
+    CHECK_INT(workload_load(&w, path, NULL, err, sizeof err), -1);
+    CHECK_MSG(strstr(err, "late.jsonl:2:") != NULL, "err: %s", err);
+    workload_free(&w);
+    free(path);
+    free(dir);
+}

@@ -99,6 +99,8 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
     int lineno = 0, rc = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (lineno == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) /* a UTF-8 BOM */
+            memmove(line, line + 3, (size_t)(len -= 3) + 1);
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = 0;
         if (strspn(line, " \t") == (size_t)len)
