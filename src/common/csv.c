@@ -157,12 +157,14 @@ static const char *quoted_row(csv_file *c, csv_row *row, int n, const char *p, i
     const char *e = c->end;
     for (;; n++) {
         if (p < e && *p == '"') {
-            p = quoted_field(c, row, n, p, lines);
-            if (!p) {
+            const char *after = quoted_field(c, row, n, p, lines);
+            if (!after) {
+                keep_field(row, n, p, (size_t)(e - p)); /* as it is: every field is set */
                 row->error = "a quoted field is not closed";
                 row->n = n + 1;
                 return e;
             }
+            p = after;
             if (p < e && *p == ',') {
                 p++;
                 continue;

@@ -1,8 +1,8 @@
 /* csv: a strict, fast reader for the comma-separated files servelab writes
  * and reads back (requests.csv, chunks.csv, server_metrics.csv, gpu.csv,
- * the simulator's traces). The file is mapped and read in place: a row's
- * fields point into the mapping and nothing is copied, which keeps files of
- * millions of rows quick to read.
+ * the simulator's traces), and the quoting its writers use. The file is
+ * mapped and read in place: an unquoted field points into the mapping and
+ * nothing is copied, which keeps files of millions of rows quick to read.
  *
  * The format is RFC 4180, as servelab writes it:
  * - a row is a line ending in LF; a CR just before the LF is dropped, so a
