@@ -120,15 +120,14 @@ static const char *read_times(const csv_row *row, const int *col, req_rec *r) {
 }
 
 /* One row's times, token counts and error class into *r (its part and
- * class left to the caller); NULL, or the first column whose value is bad
- * (*why then says how when it is more than the value itself). */
+ * class left to the caller); NULL, or the first column whose value is bad,
+ * in column order, and only then the first time out of order (*why then
+ * names the column it comes before). */
 static const char *parse_request(const csv_row *row, const int *col, req_rec *r, const char **why) {
     double ptok, otok;
     const char *bad = read_times(row, col, r), *after = NULL;
     *why = NULL;
-    if (!bad && (bad = out_of_order(r, &after)))
-        *why = after;
-    else if (!bad && (csv_number(row, col[C_PTOK], &ptok) || !count_ok(ptok)))
+    if (!bad && (csv_number(row, col[C_PTOK], &ptok) || !count_ok(ptok)))
         bad = "prompt_tokens";
     else if (!bad && (csv_number(row, col[C_OTOK], &otok) || !count_ok(otok)))
         bad = "output_tokens";
@@ -139,6 +138,8 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r,
     int e = err_class_parse(ebuf);
     if (!bad && e < 0)
         bad = "error";
+    if (!bad && (bad = out_of_order(r, &after))) /* every value reads: are they in order? */
+        *why = after;
     if (bad)
         return bad;
     r->prompt_tokens = isnan(ptok) ? -1 : (int32_t)ptok;
