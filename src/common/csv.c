@@ -2,10 +2,11 @@
  * split in place, at commas up to its LF, as long as no field starts with a
  * quote; the first field that does hands the rest of the row to the quoted
  * reader, which finds the row's end itself (a quoted field may hold LF) and
- * unquotes into blocks that never move, so that every field stays valid to
- * csv_close. Numbers have a fast path for the fixed decimals servelab writes
- * (most fields of a row file), read straight from the mapping; only other
- * forms are copied out, NUL-terminated, for strtod. */
+ * unquotes into blocks that do not move while the row is read (the next
+ * row reuses them, so they hold one row, never the file). Numbers have a
+ * fast path for the fixed decimals servelab writes (most fields of a row
+ * file), read straight from the mapping; only other forms are copied out,
+ * NUL-terminated, for strtod. */
 #include "common/csv.h"
 #include "common/util.h"
 
@@ -27,7 +28,7 @@ struct csv_block {
     char data[];
 };
 
-/* n bytes that stay put until csv_close. */
+/* n bytes that stay put until the next row is read. */
 static char *block_take(csv_file *c, size_t n) {
     csv_block *b = c->blocks;
     if (!b || b->cap - b->used < n) {
@@ -192,7 +193,22 @@ static const char *quoted_row(csv_file *c, csv_row *row, int n, const char *p, i
     }
 }
 
+/* The last row's unquoted fields are done with: keep one block for the
+ * next, so that the memory held is that of the largest row, not the file. */
+static void blocks_reset(csv_file *c) {
+    csv_block *b = c->blocks;
+    if (!b)
+        return;
+    while (b->next) {
+        csv_block *rest = b->next->next;
+        free(b->next);
+        b->next = rest;
+    }
+    b->used = 0;
+}
+
 int csv_next(csv_file *c, csv_row *row) {
+    blocks_reset(c);
     if (c->p >= c->end)
         return 0;
     c->line = c->next_line;

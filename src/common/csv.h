@@ -14,9 +14,10 @@
  *   row after the closing quote, or a quote that is never closed, makes the
  *   row bad (row->error says which). A quote inside a field that does not
  *   start with one is just a character;
- * - unquoted fields are read in place (the fast path, and most fields);
- *   a quoted field is unquoted into memory the reader keeps until
- *   csv_close, NUL-terminated there;
+ * - unquoted fields are read in place (the fast path, and most fields)
+ *   and stay valid until csv_close; a quoted field is unquoted into memory
+ *   the reader reuses for the next row (NUL-terminated there), so it stays
+ *   valid only until the next csv_next: copy what must outlive the row;
  * - a row keeps its first CSV_MAX_FIELDS fields but counts them all, so a
  *   row that is too wide is seen as such;
  * - a number is plain decimal ("-12.5"), or anything else strtod reads in
@@ -56,8 +57,8 @@ typedef struct csv_row {
  * says which); only an open file needs csv_close. An empty file opens and
  * has no rows. */
 int csv_open(csv_file *c, const char *path);
-/* The next row into *row: 1, or 0 at the end of the file. The fields stay
- * valid until csv_close. */
+/* The next row into *row: 1, or 0 at the end of the file. Its unquoted
+ * fields stay valid until csv_close, its quoted ones until the next call. */
 int csv_next(csv_file *c, csv_row *row);
 /* An empty line: one empty field. */
 int csv_row_blank(const csv_row *row);

@@ -235,8 +235,9 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         return -1;
     }
     csv_row row;
-    const char *prev_id = NULL;
-    size_t prev_len = 0;
+    char *prev_id = NULL; /* a copy: a quoted field lasts only until the next row */
+    size_t prev_len = 0, prev_cap = 0;
+    int have_prev = 0;
     double prev_t = 0;
     rc = 0;
     while (csv_next(&c, &row)) {
@@ -256,16 +257,21 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         }
         if (t <= last_sched)
             rows->window_output_tokens += tok;
-        int same = prev_id && prev_len == row.len[0] && !memcmp(prev_id, row.f[0], row.len[0]);
+        int same = have_prev && prev_len == row.len[0] && !memcmp(prev_id, row.f[0], row.len[0]);
         if (same && tok >= 1) {
             float gap = to_float((t - prev_t) / tok);
             for (int k = 0; k < (int)tok; k++)
                 rows_add_itl(rows, gap);
         }
-        prev_id = row.f[0];
+        if (row.len[0] > prev_cap)
+            prev_id = xrealloc(prev_id, prev_cap = row.len[0] * 2);
+        if (row.len[0])
+            memcpy(prev_id, row.f[0], row.len[0]);
         prev_len = row.len[0];
+        have_prev = 1;
         prev_t = t;
     }
+    free(prev_id);
     csv_close(&c);
     return rc;
 }
