@@ -2,7 +2,7 @@
 # fuzz: coverage-guided fuzzing of every parser that reads outside input,
 # with libFuzzer, AddressSanitizer and UBSan (clang).
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-# Targets (tests/fuzz/fuzz_NAME.c): sse chunk prompts campaign prom csv httpd h1 h1parse
+# Targets (tests/fuzz/fuzz_NAME.c): sse chunk prompts campaign prom csv httpd h1 h1parse rows
 # (default: all, one after another; FUZZ_JOBS=2 runs two at a time).
 #
 # Builds the library objects with the fuzzer flags into build-fuzz/obj (via
@@ -23,7 +23,7 @@ secs=60
 case "${1:-}" in
 [0-9]*) secs=$1; shift ;;
 esac
-all="sse chunk prompts campaign prom csv httpd h1 h1parse"
+all="sse chunk prompts campaign prom csv httpd h1 h1parse rows"
 targets=${*:-$all}
 jobs=${FUZZ_JOBS:-1}
 out=build-fuzz

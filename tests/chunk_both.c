@@ -44,6 +44,7 @@ void parse_both(const char *data, size_t len, chunk_info *c) {
               c->f, r.f, show(data, len))
     SAME_INT(done);
     SAME_INT(malformed);
+    SAME_INT(bad_count);
     SAME_INT(error);
     SAME_STR(error_message);
     SAME_INT(has_output);

@@ -597,24 +597,35 @@ TEST(chunk_numbers_out_of_range) {
               &c);
     CHECK(!c.malformed && c.has_output);
 
+    /* A count that cannot be true makes the chunk malformed (see also
+     * test_chunk_counts.c); a usage that is not an object, or a null count,
+     * is no usage. */
     const char *bad_usage[] = {
         "{\"usage\":{\"completion_tokens\":100000000000000000000}}",
         "{\"usage\":{\"completion_tokens\":-1}}",
         "{\"usage\":{\"completion_tokens\":1.5}}",
         "{\"usage\":{\"completion_tokens\":\"16\"}}",
+        "{\"usage\":{\"completion_tokens\":9007199254740992,\"prompt_tokens\":1e3}}",
+        "{\"usage\":{\"completion_tokens\":16.0,\"prompt_tokens\":-3}}",
+    };
+    for (size_t i = 0; i < sizeof bad_usage / sizeof bad_usage[0]; i++) {
+        parse_str(bad_usage[i], &c);
+        CHECK_MSG(c.malformed && c.bad_count && !c.has_usage, "'%s'", bad_usage[i]);
+    }
+    const char *no_usage[] = {
         "{\"usage\":{\"completion_tokens\":null}}",
         "{\"usage\":[16]}",
         "{\"usage\":16}",
     };
-    for (size_t i = 0; i < sizeof bad_usage / sizeof bad_usage[0]; i++) {
-        parse_str(bad_usage[i], &c);
-        CHECK_MSG(!c.malformed && !c.has_usage, "'%s'", bad_usage[i]);
+    for (size_t i = 0; i < sizeof no_usage / sizeof no_usage[0]; i++) {
+        parse_str(no_usage[i], &c);
+        CHECK_MSG(!c.malformed && !c.has_usage, "'%s'", no_usage[i]);
     }
-    parse_str("{\"usage\":{\"completion_tokens\":9007199254740992,\"prompt_tokens\":1e3}}", &c);
+    parse_str("{\"usage\":{\"completion_tokens\":2147483647,\"prompt_tokens\":1e3}}", &c);
     CHECK(c.has_usage);
-    CHECK_INT(c.completion_tokens, 9007199254740992LL);
+    CHECK_INT(c.completion_tokens, 2147483647);
     CHECK_INT(c.prompt_tokens, 1000);
-    parse_str("{\"usage\":{\"completion_tokens\":16.0,\"prompt_tokens\":-3}}", &c);
+    parse_str("{\"usage\":{\"completion_tokens\":16.0,\"prompt_tokens\":null}}", &c);
     CHECK(c.has_usage);
     CHECK_INT(c.completion_tokens, 16);
     CHECK_INT(c.prompt_tokens, 0);

@@ -160,7 +160,7 @@ TEST(chunk_fast_json_edge_cases) {
     parse_str("{\"error\":{\"message\":\"x\"},\"error\":null,\"choices\":[{\"text\":\"a\"}]}", &c);
     CHECK(!c.error && c.has_output);
     parse_str("{\"usage\":{\"completion_tokens\":3,\"completion_tokens\":\"3\"}}", &c);
-    CHECK(!c.has_usage);
+    CHECK(!c.has_usage && c.malformed); /* the last one, a string, is no count */
     parse_str("{\"content\":\"a\",\"tokens\":[1],\"content\":null}", &c);
     CHECK(!c.has_output && c.output_tokens == 0);
 
@@ -222,15 +222,22 @@ TEST(chunk_fast_numbers_at_the_edge_of_a_double) {
     parse_str("{\"a\":-1e309}", &c);
     CHECK(c.malformed);
 
-    /* Token counts: what a double makes of the number decides. */
+    /* Token counts: what a double makes of the number decides; one that
+     * cannot be a count (past 2^31 - 1, negative, a fraction) is malformed. */
     parse_str("{\"usage\":{\"completion_tokens\":9007199254740993,\"prompt_tokens\":-0}}", &c);
-    CHECK(c.has_usage && c.completion_tokens == 9007199254740992LL && c.prompt_tokens == 0);
+    CHECK(c.malformed && c.bad_count && !c.has_usage);
+    parse_str("{\"usage\":{\"completion_tokens\":2147483647,\"prompt_tokens\":-0}}", &c);
+    CHECK(c.has_usage && c.completion_tokens == 2147483647 && c.prompt_tokens == 0);
     parse_str("{\"usage\":{\"completion_tokens\":9007199254740995}}", &c);
-    CHECK(!c.has_usage);
+    CHECK(c.malformed && !c.has_usage);
+    parse_str("{\"usage\":{\"completion_tokens\":2147483647.0000000001}}", &c);
+    CHECK(c.has_usage && c.completion_tokens == 2147483647);
     parse_str("{\"usage\":{\"completion_tokens\":16.000000000000001,\"prompt_tokens\":2E1}}", &c);
     CHECK(c.has_usage && c.completion_tokens == 16 && c.prompt_tokens == 20);
-    parse_str("{\"usage\":{\"completion_tokens\":-1e-400,\"prompt_tokens\":0.5}}", &c);
+    parse_str("{\"usage\":{\"completion_tokens\":-1e-400,\"prompt_tokens\":0}}", &c);
     CHECK(c.has_usage && c.completion_tokens == 0 && c.prompt_tokens == 0);
+    parse_str("{\"usage\":{\"completion_tokens\":-1e-400,\"prompt_tokens\":0.5}}", &c);
+    CHECK(c.malformed && !c.has_usage);
     parse_str(
         "{\"usage\":{\"completion_tokens\":4.00000000000000000000000000000000000000000000000000"
         "000000000000000000000000000000000000000000000000000000000000000000000000000}}",

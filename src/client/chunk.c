@@ -18,14 +18,17 @@
  *
  * Numbers are read as doubles (JSON_DECODE_INT_AS_REAL) so that a huge
  * integer anywhere in an otherwise good chunk (a seed, a timestamp) does not
- * make the chunk malformed; token counts are then accepted when they are
- * whole, non-negative and exact in a double. Where a key repeats, the last
- * one counts, as in jansson. */
+ * make the chunk malformed. A usage token count is another matter: it is a
+ * measurement, so one that cannot be true (not a whole number in
+ * [0, COUNT_MAX], what a row's count holds) makes the chunk malformed
+ * rather than being cut to fit or ignored; null counts as absent. Where a
+ * key repeats, the last one counts, as in jansson. */
 #include "client/chunk.h"
 #include "client/jscan.h"
 
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,17 +66,29 @@ static int nonempty_string(const json_t *v) {
     return json_is_string(v) && json_string_length(v) > 0;
 }
 
-/* A token count: a whole number in [0, 2^53] (and in a long). */
-static int get_count(const json_t *v, long *out) {
-    if (!json_is_number(v))
-        return 0;
-    double d = json_number_value(v);
-    if (!(d >= 0 && d <= 9007199254740992.0 && d <= (double)LONG_MAX))
-        return 0;
-    if ((double)(long)d != d)
-        return 0;
+/* The largest token count there can be: what requests.csv and the records
+ * hold (int32_t). */
+#define COUNT_MAX INT32_MAX
+
+/* What a usage count key held: nothing (absent or null), a count, or a
+ * value no count can be. */
+enum count_state { COUNT_ABSENT, COUNT_OK, COUNT_BAD };
+
+/* A count as a double (how jansson reads every number here): a whole
+ * number in [0, COUNT_MAX]; -0 is 0. */
+static enum count_state count_of_double(double d, long *out) {
+    if (!(d >= 0 && d <= COUNT_MAX) || (double)(long)d != d)
+        return COUNT_BAD;
     *out = (long)d;
-    return 1;
+    return COUNT_OK;
+}
+
+static enum count_state get_count(const json_t *v, long *out) {
+    if (!v || json_is_null(v))
+        return COUNT_ABSENT;
+    if (!json_is_number(v))
+        return COUNT_BAD;
+    return count_of_double(json_number_value(v), out);
 }
 
 /* The human-readable part of an error object: its message, else its type,
@@ -165,16 +180,30 @@ static void read_native(const json_t *root, chunk_info *out) {
     }
 }
 
-static void read_usage(const json_t *root, chunk_info *out) {
+/* usage's counts into *out; -1 when one of them cannot be true. */
+static int read_usage(const json_t *root, chunk_info *out) {
     const json_t *usage = json_object_get(root, "usage");
-    long completion, prompt;
-    if (!json_is_object(usage) ||
-        !get_count(json_object_get(usage, "completion_tokens"), &completion))
-        return;
-    out->has_usage = 1;
-    out->completion_tokens = completion;
-    if (get_count(json_object_get(usage, "prompt_tokens"), &prompt))
-        out->prompt_tokens = prompt;
+    long completion = 0, prompt = 0;
+    if (!json_is_object(usage))
+        return 0;
+    enum count_state c = get_count(json_object_get(usage, "completion_tokens"), &completion);
+    enum count_state p = get_count(json_object_get(usage, "prompt_tokens"), &prompt);
+    if (c == COUNT_BAD || p == COUNT_BAD)
+        return -1;
+    if (c == COUNT_OK) {
+        out->has_usage = 1;
+        out->completion_tokens = completion;
+        if (p == COUNT_OK)
+            out->prompt_tokens = prompt;
+    }
+    return 0;
+}
+
+/* A chunk whose usage cannot be true: malformed, and nothing else. */
+static void bad_count(chunk_info *out) {
+    memset(out, 0, sizeof *out);
+    out->malformed = 1;
+    out->bad_count = 1;
 }
 
 /* Not in chunk.h: the tests and bench/chunk_parse.c declare it. */
@@ -197,7 +226,8 @@ void chunk_parse_reference(const char *data, size_t len, chunk_info *out) {
     if (!read_error(root, out)) {
         read_choices(root, out);
         read_native(root, out);
-        read_usage(root, out);
+        if (read_usage(root, out) < 0)
+            bad_count(out);
     }
     json_decref(root);
 }
@@ -308,7 +338,7 @@ typedef struct scanned {
     size_t tokens;
     int stop; /* "stop": true */
     int usage_is_object;
-    int completion_ok, prompt_ok;
+    enum count_state completion_state, prompt_state;
     long completion, prompt;
     int need_reference; /* a value only jansson's reading can turn into a field */
 } scanned;
@@ -327,35 +357,33 @@ static int scan_nonempty(jscan *s, int depth) {
     return r == 1 ? str.len > 0 : r;
 }
 
-/* get_count's rule: a whole number in [0, 2^53] (and in a long). */
-static int count_of(const jscan_num *num, long *out, int *need_reference) {
+/* get_count's rule, read from the number's text. */
+static enum count_state count_of(const jscan_num *num, long *out, int *need_reference) {
     if (num->is_int && !num->negative) {
+        if (num->magnitude > COUNT_MAX)
+            return COUNT_BAD;
         *out = num->magnitude;
-        return 1;
+        return COUNT_OK;
     }
     double d;
     if (jscan_num_double(num, &d) < 0) {
         *need_reference = 1;
-        return 0;
+        return COUNT_ABSENT;
     }
-    if (!(d >= 0 && d <= 9007199254740992.0 && d <= (double)LONG_MAX))
-        return 0;
-    if ((double)(long)d != d)
-        return 0;
-    *out = (long)d;
-    return 1;
+    return count_of_double(d, out);
 }
 
-static int scan_count(jscan *s, int depth, int *ok, long *value, int *need_reference) {
+static int scan_count(jscan *s, int depth, enum count_state *state, long *value,
+                      int *need_reference) {
     int c = jscan_peek(s);
-    *ok = 0;
     if (c == '-' || (c >= '0' && c <= '9')) {
         jscan_num num;
         if (jscan_number(s, &num) < 0)
             return -1;
-        *ok = count_of(&num, value, need_reference);
+        *state = count_of(&num, value, need_reference);
         return 0;
     }
+    *state = c == 'n' ? COUNT_ABSENT : COUNT_BAD; /* null, or a value no count is */
     return jscan_skip(s, depth);
 }
 
@@ -522,7 +550,7 @@ static int scan_tokens(jscan *s, int depth, scanned *sc) {
 
 static int scan_usage(jscan *s, int depth, scanned *sc) {
     sc->usage_is_object = jscan_peek(s) == '{';
-    sc->completion_ok = sc->prompt_ok = 0;
+    sc->completion_state = sc->prompt_state = COUNT_ABSENT;
     if (!sc->usage_is_object)
         return jscan_skip(s, depth);
     jscan_str key;
@@ -532,9 +560,10 @@ static int scan_usage(jscan *s, int depth, scanned *sc) {
         enum key k = key_of(&key);
         int v;
         if (k == K_COMPLETION_TOKENS)
-            v = scan_count(s, depth + 1, &sc->completion_ok, &sc->completion, &sc->need_reference);
+            v = scan_count(s, depth + 1, &sc->completion_state, &sc->completion,
+                           &sc->need_reference);
         else if (k == K_PROMPT_TOKENS)
-            v = scan_count(s, depth + 1, &sc->prompt_ok, &sc->prompt, &sc->need_reference);
+            v = scan_count(s, depth + 1, &sc->prompt_state, &sc->prompt, &sc->need_reference);
         else
             v = jscan_skip(s, depth + 1);
         if (v < 0)
@@ -633,10 +662,15 @@ static int fill(const scanned *sc, chunk_info *out) {
         if (!out->finish_reason[0])
             copy_text(out->finish_reason, sizeof out->finish_reason, "stop");
     }
-    if (sc->usage_is_object && sc->completion_ok) {
+    if (sc->usage_is_object &&
+        (sc->completion_state == COUNT_BAD || sc->prompt_state == COUNT_BAD)) {
+        bad_count(out);
+        return 0;
+    }
+    if (sc->usage_is_object && sc->completion_state == COUNT_OK) {
         out->has_usage = 1;
         out->completion_tokens = sc->completion;
-        if (sc->prompt_ok)
+        if (sc->prompt_state == COUNT_OK)
             out->prompt_tokens = sc->prompt;
     }
     return 0;

@@ -11,7 +11,10 @@
 
 typedef struct chunk_info {
     int done;      /* data was exactly "[DONE]" (surrounding whitespace ignored) */
-    int malformed; /* not valid JSON (or not a JSON object) */
+    int malformed; /* not valid JSON (or not a JSON object), or bad_count */
+    int bad_count; /* a usage completion_tokens or prompt_tokens that cannot be true: not
+                      null and not a whole number in [0, 2^31 - 1]; malformed too, and
+                      every other field zero */
     int error;     /* an error object: {"error":...} (non-null) or {"object":"error",...} */
     char error_message[256]; /* its "message" (else its "type", else the error as JSON),
                                 cut at a UTF-8 character boundary */
@@ -23,7 +26,7 @@ typedef struct chunk_info {
     int output_tokens;       /* tokens this chunk carried when the server says so: the length of
                                 llama.cpp native's "tokens" array; else 0 (the caller derives
                                 per-chunk tokens from cumulative usage.completion_tokens) */
-    int has_usage; /* a "usage" object whose completion_tokens is a non-negative integer */
+    int has_usage;           /* a "usage" object with a completion_tokens count */
     long prompt_tokens, completion_tokens; /* from usage; prompt_tokens 0 when absent */
     char finish_reason[24];                /* "" when null/absent; first choice's finish_reason; for
                                               llama.cpp native, "stop" when "stop": true */

@@ -1,24 +1,54 @@
 /* rowwriter: CSV rows of requests and chunks, written so that nothing that
- * finished is lost and no partial line is ever on disk. */
+ * finished is lost and no partial line is ever on disk. A finished request
+ * costs one lock and two write() calls, its chunk rows then its request row,
+ * however many chunks it had: no write per chunk on the hot path, and no
+ * chunk row held back once its request row is on disk. */
 #include "client/rowwriter.h"
+#include "common/csv.h"
 #include "common/record.h"
 #include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CHUNK_FLUSH_BYTES (256 * 1024)
+/* Where a finished request's rows wait for its two writes: each buffer
+ * starts with the room most requests need and grows for one that needs
+ * more; one grown past its _KEEP size is given back after the write. */
+#define CHUNK_BUF_BYTES (16 * 1024)
+#define CHUNK_BUF_KEEP (4 * 1024 * 1024)
+#define ROW_BUF_BYTES 1024
+#define ROW_BUF_KEEP (64 * 1024)
 
-/* Write whole lines or nothing: when the disk fills (or any write fails)
- * halfway, the file is cut back to where it was, so every line on disk
- * stays complete. After a failure nothing more is written. */
-static int write_locked(row_writer *w, int fd, const char *p, size_t n);
+/* Write whole lines or nothing, under the shared lock (so that another
+ * thread's lines are never cut back): when the disk fills (or any write
+ * fails) halfway, what this call wrote is cut off again, so every line on
+ * disk stays complete. The file's end is known without asking for it
+ * before each write: every write to it goes through this lock, appending. */
+static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, p + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->write_error = k < 0 ? errno : EIO;
+            struct stat st;
+            if (done > 0 && (fstat(fd, &st) != 0 || ftruncate(fd, st.st_size - (off_t)done) != 0))
+                w->write_error = errno ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    return 0;
+}
 
+/* After a failure nothing more is written. */
 static int write_all(row_writer *w, int fd, const char *p, size_t n) {
     if (w->write_error)
         return -1;
@@ -28,28 +58,43 @@ static int write_all(row_writer *w, int fd, const char *p, size_t n) {
     return rc;
 }
 
-/* Under the lock, so that another thread's lines are never cut back. */
-static int write_locked(row_writer *w, int fd, const char *p, size_t n) {
-    struct stat st;
-    off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            w->write_error = k < 0 ? errno : EIO;
-            if (before >= 0 && ftruncate(fd, before) != 0)
-                w->write_error = errno ? errno : EIO;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
+/* The pending rows to disk: the chunk rows first, then the request row, so
+ * that a request row on disk always has its chunk rows before it. A request
+ * row whose chunk rows could not be written is not written either. */
+static void flush_pending(row_writer *w) {
+    if ((w->n || w->row_n) && !w->write_error) {
+        pthread_mutex_lock(w->shared);
+        if (!w->n || write_locked(w, w->chunk_fd, w->buf, w->n) == 0)
+            if (w->row_n)
+                write_locked(w, w->req_fd, w->row, w->row_n);
+        pthread_mutex_unlock(w->shared);
     }
-    return 0;
+    w->n = w->row_n = 0;
+    if (w->cap > CHUNK_BUF_KEEP) {
+        free(w->buf);
+        w->buf = xmalloc(w->cap = CHUNK_BUF_BYTES);
+    }
+    if (w->row_cap > ROW_BUF_KEEP) {
+        free(w->row);
+        w->row = xmalloc(w->row_cap = ROW_BUF_BYTES);
+    }
+}
+
+static void buffers_init(row_writer *w) {
+    w->buf = xmalloc(w->cap = CHUNK_BUF_BYTES);
+    w->row = xmalloc(w->row_cap = ROW_BUF_BYTES);
+    w->n = w->row_n = 0;
+}
+
+static void buffers_free(row_writer *w) {
+    free(w->buf);
+    free(w->row);
+    w->buf = w->row = NULL;
+    w->cap = w->row_cap = 0;
 }
 
 int request_id_format(char *buf, size_t cap, uint32_t index) {
-    return snprintf(buf, cap, "req-%u", index);
+    return snprintf(buf, cap, "req-%u", index); /* at most 14 bytes: callers give 32 */
 }
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
@@ -57,7 +102,10 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     pthread_mutex_init(&w->lock, NULL);
     w->shared = &w->lock;
     char path[4096];
-    snprintf(path, sizeof path, "%s/requests.csv", dir);
+    if (snprintf(path, sizeof path, "%s/requests.csv", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "--out %s: path too long", dir);
+        return -1;
+    }
     w->req_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (w->req_fd < 0) {
         snprintf(err, errlen, "--out %s: cannot create requests.csv: %s", dir, strerror(errno));
@@ -71,78 +119,147 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
         return -1;
     }
     w->owns_fds = 1;
-    w->cap = CHUNK_FLUSH_BYTES + 4096;
-    w->buf = xmalloc(w->cap);
+    buffers_init(w);
     if (write_all(w, w->req_fd, REQUESTS_CSV_HEADER, strlen(REQUESTS_CSV_HEADER)) ||
         write_all(w, w->chunk_fd, CHUNKS_CSV_HEADER, strlen(CHUNKS_CSV_HEADER))) {
         snprintf(err, errlen, "--out %s: cannot write: %s", dir, strerror(w->write_error));
+        close(w->req_fd);
+        close(w->chunk_fd);
+        buffers_free(w);
         return -1;
     }
     return 0;
 }
 
-/* Appends "%.3f" of us/1000 or nothing, then a comma. */
-static char *put_ms(char *p, int64_t us) {
-    if (us >= 0)
-        p += sprintf(p, "%lld.%03lld", (long long)(us / 1000), (long long)(us % 1000));
-    *p++ = ',';
-    return p;
+/* A row being built in buf[0, cap). Every append is bounded; one that does
+ * not fit marks the row as overflowed and the row is not written. */
+typedef struct row_line {
+    char *buf;
+    size_t n, cap;
+    int overflow;
+} row_line;
+
+static void put_fmt(row_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put_fmt(row_line *l, const char *fmt, ...) {
+    if (l->overflow)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(l->buf + l->n, l->cap - l->n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= l->cap - l->n)
+        l->overflow = 1;
+    else
+        l->n += (size_t)k;
 }
 
-static char *put_int(char *p, long v) {
+static void put_bytes(row_line *l, const char *s, size_t n) {
+    if (l->overflow || n >= l->cap - l->n) {
+        l->overflow = 1;
+        return;
+    }
+    memcpy(l->buf + l->n, s, n);
+    l->n += n;
+}
+
+/* "%.3f" of us/1000 (exactly, from the integer) or nothing when unset,
+ * then a comma. */
+static void put_ms(row_line *l, int64_t us) {
+    if (us >= 0)
+        put_fmt(l, "%lld.%03lld", (long long)(us / 1000), (long long)(us % 1000));
+    put_bytes(l, ",", 1);
+}
+
+static void put_count(row_line *l, long v) {
     if (v >= 0)
-        p += sprintf(p, "%ld", v);
-    *p++ = ',';
-    return p;
+        put_fmt(l, "%ld", v);
+    put_bytes(l, ",", 1);
+}
+
+/* A text field, quoted when it holds a comma, a quote, CR or LF. */
+static void put_text(row_line *l, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    if (!l->overflow && csv_field_bytes(s, n) < l->cap - l->n)
+        l->n = (size_t)(csv_put_field(l->buf + l->n, s, n) - l->buf);
+    else
+        l->overflow = 1;
+    put_bytes(l, ",", 1);
+}
+
+/* Room for every field but the two texts (class and finish_reason, which
+ * are sized as written): 17 fields of at most 24 bytes. */
+#define ROW_FIXED_BYTES 512
+
+static void format_request(row_line *l, const request_row *r) {
+    char id[32];
+    request_id_format(id, sizeof id, r->index);
+    put_text(l, id);
+    put_text(l, r->cls);
+    put_ms(l, r->scheduled_us);
+    put_ms(l, r->sent_us);
+    put_ms(l, r->first_us);
+    put_ms(l, r->last_us);
+    put_ms(l, r->end_us);
+    put_count(l, r->prompt_tokens);
+    put_count(l, r->output_tokens);
+    put_ms(l, r->first_us >= 0 && r->sent_us >= 0 ? r->first_us - r->sent_us : -1);
+    if (r->output_tokens >= 2 && r->first_us >= 0 && r->last_us >= 0)
+        put_fmt(l, "%.3f", (double)(r->last_us - r->first_us) / 1000.0 / (r->output_tokens - 1));
+    put_bytes(l, ",", 1);
+    put_ms(l, r->end_us >= 0 && r->sent_us >= 0 ? r->end_us - r->sent_us : -1);
+    put_text(l, r->finish_reason);
+    if (r->http_status > 0)
+        put_fmt(l, "%d", r->http_status);
+    put_bytes(l, ",", 1);
+    put_text(l, err_class_name(r->error));
+    put_count(l, r->chunks);
+    put_ms(l, r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1);
+    if (!l->overflow)
+        l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }
 
 void row_writer_request(row_writer *w, const request_row *r) {
-    char line[512], *p = line;
-    p += request_id_format(p, 32, r->index);
-    *p++ = ',';
-    p += snprintf(p, 64, "%s,", r->cls);
-    p = put_ms(p, r->scheduled_us);
-    p = put_ms(p, r->sent_us);
-    p = put_ms(p, r->first_us);
-    p = put_ms(p, r->last_us);
-    p = put_ms(p, r->end_us);
-    p = put_int(p, r->prompt_tokens);
-    p = put_int(p, r->output_tokens);
-    p = put_ms(p, r->first_us >= 0 && r->sent_us >= 0 ? r->first_us - r->sent_us : -1);
-    if (r->output_tokens >= 2 && r->first_us >= 0 && r->last_us >= 0)
-        p += sprintf(p, "%.3f",
-                     (double)(r->last_us - r->first_us) / 1000.0 / (r->output_tokens - 1));
-    *p++ = ',';
-    p = put_ms(p, r->end_us >= 0 && r->sent_us >= 0 ? r->end_us - r->sent_us : -1);
-    p += snprintf(p, 32, "%s,", r->finish_reason ? r->finish_reason : "");
-    if (r->http_status > 0)
-        p += sprintf(p, "%d", r->http_status);
-    *p++ = ',';
-    p += snprintf(p, 32, "%s,%d,", err_class_name(r->error), r->chunks);
-    p = put_ms(p, r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1);
-    p[-1] = '\n';
-    write_all(w, w->req_fd, line, (size_t)(p - line));
+    flush_pending(w); /* a row whose chunks never came goes now, alone */
+    size_t need =
+        ROW_FIXED_BYTES + csv_field_bytes(r->cls, r->cls ? strlen(r->cls) : 0) +
+        csv_field_bytes(r->finish_reason, r->finish_reason ? strlen(r->finish_reason) : 0);
+    if (need > w->row_cap) {
+        free(w->row);
+        w->row = xmalloc(w->row_cap = need);
+    }
+    row_line l = {w->row, 0, w->row_cap, 0};
+    format_request(&l, r);
+    if (l.overflow) {
+        if (!w->write_error)
+            w->write_error = EOVERFLOW; /* cannot happen with the room above; never a torn row */
+        return;
+    }
+    w->row_n = l.n;
 }
 
-static void flush_chunks(row_writer *w) {
-    if (w->n)
-        write_all(w, w->chunk_fd, w->buf, w->n);
-    w->n = 0;
-}
+/* One chunk row: at most 14 + 11 + 24 + 11 bytes and four separators. */
+#define CHUNK_ROW_BYTES 128
 
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
                        int n) {
     char id[32];
     request_id_format(id, sizeof id, index);
     for (int i = 0; i < n; i++) {
-        if (w->n + 128 > w->cap)
-            flush_chunks(w);
-        w->n += (size_t)sprintf(w->buf + w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
-                                (long long)(t_us[i] / 1000), (long long)(t_us[i] % 1000),
-                                tokens ? tokens[i] : 1);
+        if (w->n + CHUNK_ROW_BYTES > w->cap)
+            w->buf = xrealloc(w->buf, w->cap *= 2); /* one request's rows stay one write */
+        int64_t t = t_us[i] < 0 ? 0 : t_us[i];      /* times run from the start: never negative */
+        int k = snprintf(w->buf + w->n, w->cap - w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
+                         (long long)(t / 1000), (long long)(t % 1000), tokens ? tokens[i] : 1);
+        if (k < 0 || (size_t)k >= w->cap - w->n) {
+            if (!w->write_error)
+                w->write_error = EOVERFLOW; /* cannot happen: the row is bounded above */
+            w->n = w->row_n = 0;
+            return;
+        }
+        w->n += (size_t)k;
     }
-    if (w->n >= CHUNK_FLUSH_BYTES)
-        flush_chunks(w);
+    flush_pending(w);
 }
 
 void row_writer_clone(const row_writer *owner, row_writer *w) {
@@ -150,17 +267,14 @@ void row_writer_clone(const row_writer *owner, row_writer *w) {
     w->req_fd = owner->req_fd;
     w->chunk_fd = owner->chunk_fd;
     w->shared = owner->shared;
-    w->cap = CHUNK_FLUSH_BYTES + 4096;
-    w->buf = xmalloc(w->cap);
+    buffers_init(w);
 }
 
 int row_writer_close(row_writer *w) {
-    flush_chunks(w);
-    if (!w->owns_fds) {
-        free(w->buf);
-        w->buf = NULL;
+    flush_pending(w);
+    buffers_free(w);
+    if (!w->owns_fds)
         return w->write_error;
-    }
     if (w->req_fd >= 0 && fsync(w->req_fd) < 0 && errno != EINVAL && !w->write_error)
         w->write_error = errno;
     if (w->req_fd >= 0)
@@ -168,7 +282,5 @@ int row_writer_close(row_writer *w) {
     if (w->chunk_fd >= 0)
         close(w->chunk_fd);
     w->req_fd = w->chunk_fd = -1;
-    free(w->buf);
-    w->buf = NULL;
     return w->write_error;
 }

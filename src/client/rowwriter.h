@@ -1,8 +1,9 @@
-/* rowwriter: requests.csv and chunks.csv as the run goes. A request's row is
- * written with one write() the moment it finishes, so a run killed with
- * SIGKILL keeps every finished row whole. Chunk rows are buffered and only
- * whole lines are ever written. A failed write (disk full) is remembered
- * and reported; rows already written stay intact. */
+/* rowwriter: requests.csv and chunks.csv as the run goes. A finished
+ * request's rows are written the moment it finishes: its chunk rows with one
+ * write(), then its request row with another, so a run killed with SIGKILL
+ * keeps every finished row whole and every request row it keeps has all of
+ * its chunk rows. Only whole lines are ever written. A failed write (disk
+ * full) is remembered and reported; rows already written stay intact. */
 #ifndef SERVELAB_ROWWRITER_H
 #define SERVELAB_ROWWRITER_H
 
@@ -31,8 +32,10 @@ typedef struct row_writer {
     int owns_fds;         /* clones share the owner's files, each with its own buffer */
     pthread_mutex_t lock; /* the owner's; clones use it through `shared` */
     pthread_mutex_t *shared;
-    char *buf;
+    char *buf; /* the finished request's chunk rows, not yet written */
     size_t n, cap;
+    char *row; /* its request row, written after them */
+    size_t row_n, row_cap;
     int write_error; /* errno of the first failed write, 0 if none */
 } row_writer;
 
@@ -40,11 +43,14 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen);
 /* A writer on the same files (opened O_APPEND: one write() a row or a
  * buffer of whole lines, so threads never interleave inside a line). */
 void row_writer_clone(const row_writer *owner, row_writer *w);
+/* A finished request: its row, then (right after, even with n = 0) its chunk
+ * rows; tokens NULL: one token each. The request row is held until its
+ * chunk rows come, and the chunks call writes both, chunk rows first. (A
+ * row whose chunks call never comes is written alone by the next call.) */
 void row_writer_request(row_writer *w, const request_row *r);
-/* One request's chunk rows; tokens NULL: one token each. */
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
                        int n);
-/* Flush buffered chunk rows and close; returns 0 or the first write errno. */
+/* Write what is held and close; returns 0 or the first write errno. */
 int row_writer_close(row_writer *w);
 /* The request id for index i ("req-i"), into buf. */
 int request_id_format(char *buf, size_t cap, uint32_t index);

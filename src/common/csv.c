@@ -1,7 +1,14 @@
-/* csv: the mapped reader. Numbers have a fast path for the fixed decimals
- * servelab writes (most fields of a row file), read straight from the
- * mapping; only other forms are copied out, NUL-terminated, for strtod. */
+/* csv: the mapped reader and the field quoting of the writers. A row is
+ * split in place, at commas up to its LF, as long as no field starts with a
+ * quote; the first field that does hands the rest of the row to the quoted
+ * reader, which finds the row's end itself (a quoted field may hold LF) and
+ * unquotes into blocks that do not move while the row is read (the next
+ * row reuses them, so they hold one row, never the file). Numbers have a
+ * fast path for the fixed decimals servelab writes (most fields of a row
+ * file), read straight from the mapping; only other forms are copied out,
+ * NUL-terminated, for strtod. */
 #include "common/csv.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +19,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Memory for unquoted fields: blocks of at least BLOCK_BYTES, chained. */
+#define BLOCK_BYTES (64 * 1024)
+
+struct csv_block {
+    csv_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+/* n bytes that stay put until the next row is read. */
+static char *block_take(csv_file *c, size_t n) {
+    csv_block *b = c->blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > BLOCK_BYTES ? n : BLOCK_BYTES;
+        b = xmalloc(sizeof *b + cap);
+        b->next = c->blocks;
+        b->used = 0;
+        b->cap = cap;
+        c->blocks = b;
+    }
+    char *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
 int csv_open(csv_file *c, const char *path) {
     memset(c, 0, sizeof *c);
+    c->next_line = 1;
     c->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (c->fd < 0)
         return errno == ENOENT ? 1 : -1;
@@ -42,37 +75,157 @@ void csv_close(csv_file *c) {
         munmap((void *)c->map, c->size);
     if (c->fd >= 0)
         close(c->fd);
+    while (c->blocks) {
+        csv_block *next = c->blocks->next;
+        free(c->blocks);
+        c->blocks = next;
+    }
 }
 
-/* Split one line [s, e) into fields; returns the count. */
-static int split(const char *s, const char *e, csv_row *row) {
+static void keep_field(csv_row *row, int n, const char *f, size_t len) {
+    if (n < CSV_MAX_FIELDS) {
+        row->f[n] = f;
+        row->len[n] = len;
+    }
+}
+
+/* Split one line [s, e) into fields; returns the count, or stops at the
+ * first field that starts with a quote (*quoted then points at it and the
+ * count is that of the fields before it). */
+static int split(const char *s, const char *e, csv_row *row, const char **quoted) {
     int n = 0;
     const char *start = s;
+    *quoted = s < e && *s == '"' ? s : NULL;
+    if (*quoted)
+        return 0;
     for (const char *p = s;; p++) {
         if (p == e || *p == ',') {
-            if (n < CSV_MAX_FIELDS) {
-                row->f[n] = start;
-                row->len[n] = (size_t)(p - start);
-            }
+            keep_field(row, n, start, (size_t)(p - start));
             n++;
             if (p == e)
                 break;
             start = p + 1;
+            if (start < e && *start == '"') {
+                *quoted = start;
+                return n;
+            }
         }
     }
     return n;
 }
 
+static int count_lf(const char *s, const char *e) {
+    int k = 0;
+    while (s < e && (s = memchr(s, '\n', (size_t)(e - s)))) {
+        k++;
+        s++;
+    }
+    return k;
+}
+
+/* The quoted field at p (field n of the row): kept unquoted, and the
+ * position after its closing quote returned; NULL when it is never closed. */
+static const char *quoted_field(csv_file *c, csv_row *row, int n, const char *p, int *lines) {
+    const char *q = p + 1, *close = NULL;
+    while (!close) {
+        const char *x = memchr(q, '"', (size_t)(c->end - q));
+        if (!x)
+            break;
+        if (x + 1 < c->end && x[1] == '"')
+            q = x + 2;
+        else
+            close = x;
+    }
+    *lines += count_lf(p, close ? close : c->end);
+    if (!close)
+        return NULL;
+    if (n < CSV_MAX_FIELDS) {
+        char *d = block_take(c, (size_t)(close - p)); /* the text, at most, and a NUL */
+        size_t m = 0;
+        for (const char *r = p + 1; r < close; r++) {
+            d[m++] = *r;
+            r += *r == '"'; /* a doubled quote is one */
+        }
+        d[m] = 0;
+        keep_field(row, n, d, m);
+    }
+    return close + 1;
+}
+
+/* The rest of a row from field n at p, which starts with a quote, to the
+ * row's end, whatever line that is on. Returns where the next row starts. */
+static const char *quoted_row(csv_file *c, csv_row *row, int n, const char *p, int *lines) {
+    const char *e = c->end;
+    for (;; n++) {
+        if (p < e && *p == '"') {
+            const char *after = quoted_field(c, row, n, p, lines);
+            if (!after) {
+                keep_field(row, n, p, (size_t)(e - p)); /* as it is: every field is set */
+                row->error = "a quoted field is not closed";
+                row->n = n + 1;
+                return e;
+            }
+            p = after;
+            if (p < e && *p == ',') {
+                p++;
+                continue;
+            }
+            row->n = n + 1;
+            if (p == e)
+                return e;
+            if (*p == '\n' || (*p == '\r' && p + 1 < e && p[1] == '\n'))
+                return p + (*p == '\r' ? 2 : 1);
+            row->error = "text after a closing quote";
+            const char *nl = memchr(p, '\n', (size_t)(e - p));
+            return nl ? nl + 1 : e;
+        }
+        const char *x = p;
+        while (x < e && *x != ',' && *x != '\n')
+            x++;
+        const char *fe = x < e && *x == '\n' && x > p && x[-1] == '\r' ? x - 1 : x;
+        keep_field(row, n, p, (size_t)(fe - p));
+        if (x < e && *x == ',') {
+            p = x + 1;
+            continue;
+        }
+        row->n = n + 1;
+        return x < e ? x + 1 : e;
+    }
+}
+
+/* The last row's unquoted fields are done with: keep one block for the
+ * next, so that the memory held is that of the largest row, not the file. */
+static void blocks_reset(csv_file *c) {
+    csv_block *b = c->blocks;
+    if (!b)
+        return;
+    while (b->next) {
+        csv_block *rest = b->next->next;
+        free(b->next);
+        b->next = rest;
+    }
+    b->used = 0;
+}
+
 int csv_next(csv_file *c, csv_row *row) {
+    blocks_reset(c);
     if (c->p >= c->end)
         return 0;
+    c->line = c->next_line;
+    row->error = NULL;
     const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
-    const char *le = nl ? nl : c->end;
+    const char *le = nl ? nl : c->end, *quoted;
     if (le > c->p && le[-1] == '\r')
         le--;
-    row->n = split(c->p, le, row);
-    c->p = nl ? nl + 1 : c->end;
-    c->line++;
+    row->n = split(c->p, le, row, &quoted);
+    if (!quoted) {
+        c->p = nl ? nl + 1 : c->end;
+        c->next_line++;
+        return 1;
+    }
+    int lines = 0;
+    c->p = quoted_row(c, row, row->n, quoted, &lines);
+    c->next_line += 1 + lines; /* the LFs inside quotes, and the row's own */
     return 1;
 }
 
@@ -138,4 +291,36 @@ int csv_number(const csv_row *row, int i, double *out) {
     if (i < 0 || i >= row->n || i >= CSV_MAX_FIELDS)
         return -1;
     return number(row->f[i], row->len[i], out);
+}
+
+int csv_needs_quotes(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n')
+            return 1;
+    return 0;
+}
+
+size_t csv_field_bytes(const char *s, size_t n) {
+    if (!csv_needs_quotes(s, n))
+        return n;
+    size_t k = n + 2;
+    for (size_t i = 0; i < n; i++)
+        k += s[i] == '"';
+    return k;
+}
+
+char *csv_put_field(char *dst, const char *s, size_t n) {
+    if (!csv_needs_quotes(s, n)) {
+        if (n)
+            memcpy(dst, s, n);
+        return dst + n;
+    }
+    *dst++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            *dst++ = '"';
+        *dst++ = s[i];
+    }
+    *dst++ = '"';
+    return dst;
 }

@@ -1,16 +1,23 @@
 /* csv: a strict, fast reader for the comma-separated files servelab writes
  * and reads back (requests.csv, chunks.csv, server_metrics.csv, gpu.csv,
- * the simulator's traces). The file is mapped and read in place: a row's
- * fields point into the mapping and nothing is copied, which keeps files of
- * millions of rows quick to read.
+ * the simulator's traces), and the quoting its writers use. The file is
+ * mapped and read in place: an unquoted field points into the mapping and
+ * nothing is copied, which keeps files of millions of rows quick to read.
  *
- * The format is the one servelab writes, nothing more:
+ * The format is RFC 4180, as servelab writes it:
  * - a row is a line ending in LF; a CR just before the LF is dropped, so a
  *   CRLF file reads the same; the last line needs no LF;
- * - fields are split at every comma and never unquoted (servelab writes no
- *   quoted field that a reader splits; server_metrics.csv quotes its label
- *   sets, which may hold commas, and is read around them: its value is the
- *   row's last field);
+ * - fields are split at commas; a field that starts with a double quote is
+ *   quoted: it ends at the quote that is not doubled, may hold commas, CR
+ *   and LF (so a row may span lines), and reads without its quotes, with
+ *   each doubled quote read as one. Anything but a comma or the end of the
+ *   row after the closing quote, or a quote that is never closed, makes the
+ *   row bad (row->error says which). A quote inside a field that does not
+ *   start with one is just a character;
+ * - unquoted fields are read in place (the fast path, and most fields)
+ *   and stay valid until csv_close; a quoted field is unquoted into memory
+ *   the reader reuses for the next row (NUL-terminated there), so it stays
+ *   valid only until the next csv_next: copy what must outlive the row;
  * - a row keeps its first CSV_MAX_FIELDS fields but counts them all, so a
  *   row that is too wide is seen as such;
  * - a number is plain decimal ("-12.5"), or anything else strtod reads in
@@ -25,28 +32,33 @@
 
 #define CSV_MAX_FIELDS 64
 
+typedef struct csv_block csv_block;
+
 typedef struct csv_file {
-    int line; /* the line number of the row last read, from 1; 0 before the first */
+    int line; /* the line the row last read starts on, from 1; 0 before the first */
     /* private */
+    int next_line;       /* the line the next row starts on */
     const char *p, *end; /* what is left to read */
     const char *map;
     size_t size;
     int fd;
+    csv_block *blocks; /* where quoted fields are unquoted */
 } csv_file;
 
 typedef struct csv_row {
-    int n; /* fields on the line, those beyond CSV_MAX_FIELDS counted too */
+    int n; /* fields on the row, those beyond CSV_MAX_FIELDS counted too */
     /* field i (i < n and i < CSV_MAX_FIELDS): f[i][0, len[i]), not NUL-terminated */
     const char *f[CSV_MAX_FIELDS];
     size_t len[CSV_MAX_FIELDS];
+    const char *error; /* NULL, or why the row's quoting is bad (its fields are then partial) */
 } csv_row;
 
 /* 0 when open, 1 when the file does not exist, -1 on another error (errno
  * says which); only an open file needs csv_close. An empty file opens and
  * has no rows. */
 int csv_open(csv_file *c, const char *path);
-/* The next row into *row: 1, or 0 at the end of the file. The fields stay
- * valid until csv_close. */
+/* The next row into *row: 1, or 0 at the end of the file. Its unquoted
+ * fields stay valid until csv_close, its quoted ones until the next call. */
 int csv_next(csv_file *c, csv_row *row);
 /* An empty line: one empty field. */
 int csv_row_blank(const csv_row *row);
@@ -56,5 +68,14 @@ int csv_column(const csv_row *header, const char *name);
  * it is not a number or the row has no field i. */
 int csv_number(const csv_row *row, int i, double *out);
 void csv_close(csv_file *c);
+
+/* Writing. A field holding a comma, a double quote, CR or LF is written
+ * quoted, with each inner quote doubled; any other field as it is. */
+int csv_needs_quotes(const char *s, size_t n);
+/* The bytes csv_put_field writes for s[0, n). */
+size_t csv_field_bytes(const char *s, size_t n);
+/* s[0, n) as one field at dst, which has room for csv_field_bytes(s, n)
+ * bytes; returns the byte after it. Not NUL-terminated. */
+char *csv_put_field(char *dst, const char *s, size_t n);
 
 #endif

@@ -1,7 +1,10 @@
 /* discover: the walk that finds run directories and the grouping of rep-K
  * directories into runs. The walk is depth first and bounded (8 levels), so
  * that a symbolic link loop ends, and it stops at the first directory
- * holding a requests.csv: a run's own subfolders are never runs. */
+ * holding a requests.csv: a run's own subfolders are never runs. A run
+ * directory reached more than once (through a symbolic link, or named by
+ * two arguments) is one directory by its device and inode, and is kept
+ * under the path that needs no link when there is one, else the first. */
 #include "report/discover.h"
 #include "common/util.h"
 
@@ -14,12 +17,27 @@
 typedef struct dir_list {
     char **d;
     int n, cap;
+    /* for run directories: which directory each is, and whether the walk
+     * went through a symbolic link to reach it */
+    struct stat *st;
+    int *linked;
 } dir_list;
 
 static void dl_add(dir_list *l, const char *s) {
-    if (l->n == l->cap)
-        l->d = xrealloc(l->d, (size_t)(l->cap = l->cap ? l->cap * 2 : 16) * sizeof *l->d);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->d = xrealloc(l->d, (size_t)l->cap * sizeof *l->d);
+        l->st = xrealloc(l->st, (size_t)l->cap * sizeof *l->st);
+        l->linked = xrealloc(l->linked, (size_t)l->cap * sizeof *l->linked);
+    }
+    memset(&l->st[l->n], 0, sizeof l->st[l->n]);
+    l->linked[l->n] = 0;
     l->d[l->n++] = xstrdup(s);
+}
+
+static int is_link(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 static int is_file(const char *dir, const char *name) {
@@ -33,12 +51,16 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every directory holding a requests.csv, depth first, in sorted order. */
-static void find_runs(const char *dir, dir_list *out, int depth) {
+/* Every directory holding a requests.csv, depth first, in sorted order;
+ * linked: a symbolic link led here. */
+static void find_runs(const char *dir, dir_list *out, int depth, int linked) {
     if (depth > 8)
         return;
+    linked |= is_link(dir);
     if (is_file(dir, "requests.csv")) {
         dl_add(out, dir);
+        stat(dir, &out->st[out->n - 1]);
+        out->linked[out->n - 1] = linked;
         return;
     }
     DIR *d = opendir(dir);
@@ -59,10 +81,40 @@ static void find_runs(const char *dir, dir_list *out, int depth) {
     if (kids.n > 1)
         qsort(kids.d, (size_t)kids.n, sizeof *kids.d, cmp_str);
     for (int i = 0; i < kids.n; i++) {
-        find_runs(kids.d[i], out, depth + 1);
+        find_runs(kids.d[i], out, depth + 1, linked);
         free(kids.d[i]);
     }
     free(kids.d);
+    free(kids.st);
+    free(kids.linked);
+}
+
+static int same_dir(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Each run directory once: of the paths to one directory, the first that
+ * needs no symbolic link, else the first. The others are dropped, in place. */
+static void drop_duplicates(dir_list *l) {
+    int kept = 0;
+    for (int i = 0; i < l->n; i++) {
+        int drop = 0;
+        for (int j = 0; j < l->n && !drop; j++) {
+            if (j == i || !same_dir(&l->st[i], &l->st[j]))
+                continue;
+            /* j wins when it needs no link and i does, or both alike and j is first */
+            drop = l->linked[j] < l->linked[i] || (l->linked[j] == l->linked[i] && j < i);
+        }
+        if (drop) {
+            free(l->d[i]);
+            continue;
+        }
+        l->d[kept] = l->d[i];
+        l->st[kept] = l->st[i];
+        l->linked[kept] = l->linked[i];
+        kept++;
+    }
+    l->n = kept;
 }
 
 static int is_rep_dir(const char *path) {
@@ -87,7 +139,7 @@ static void group_key(const char *path, char *key, size_t cap, char *name, size_
             snprintf(key, cap, ".");
     }
     const char *b = strrchr(key, '/');
-    snprintf(name, ncap, "%.200s", b ? b + 1 : key);
+    snprintf(name, ncap, "%.255s", b ? b + 1 : key); /* a file name: at most 255 bytes */
 }
 
 /* Length of the report argument a found directory lies under, with its
@@ -123,6 +175,8 @@ static void dir_list_free(dir_list *l) {
     for (int i = 0; i < l->n; i++)
         free(l->d[i]);
     free(l->d);
+    free(l->st);
+    free(l->linked);
     memset(l, 0, sizeof *l);
 }
 
@@ -136,8 +190,9 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
             dir_list_free(&dirs);
             return -1;
         }
-        find_runs(paths[i], &dirs, 0);
+        find_runs(paths[i], &dirs, 0, 0);
     }
+    drop_duplicates(&dirs);
     if (dirs.n == 0) {
         snprintf(err, errlen, "report: no run directories (with requests.csv) under %s%s", paths[0],
                  n_paths > 1 ? " and the other paths" : "");
@@ -157,5 +212,7 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
         free(keys[k]);
     free(keys);
     free(dirs.d);
+    free(dirs.st);
+    free(dirs.linked);
     return 0;
 }

@@ -8,17 +8,58 @@
 #include "report/svg.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void safe_name(char *out, size_t cap, const char *in) {
-    size_t k = 0;
-    for (; *in && k + 1 < cap; in++)
-        out[k++] =
-            (isalnum((unsigned char)*in) || *in == '-' || *in == '_' || *in == '.') ? *in : '_';
-    out[k] = 0;
+/* A run's name as part of a file name, one to one, so that two runs never
+ * share a figure file: bytes of [A-Za-z0-9._-] stay (a name of only those
+ * keeps its file name), every other byte becomes ~XX, its hex ('~' too).
+ * An escaped name too long for a file name keeps its first bytes (never
+ * half an escape) and ends in "~~" and 16 hex digits of a 64-bit FNV-1a
+ * hash of the whole name; the k-th run (k from 2) of a name an earlier run
+ * already has ends in "~~k". No escaped name holds "~~", and what follows
+ * it tells a hash (16 digits) from a count (fewer), so only a collision of
+ * the hash could map two names to one file. */
+#define NAME_ESCAPED_MAX 160
+#define NAME_PREFIX_MAX 140
+
+static void file_name_of(char *out, size_t cap, const char *in, int occurrence) {
+    static const char hex[] = "0123456789ABCDEF";
+    char esc[3 * 256 + 1];
+    size_t k = 0, cut = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && k + 4 < sizeof esc; p++) {
+        if (k <= NAME_PREFIX_MAX)
+            cut = k; /* the last escape boundary within the prefix */
+        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.') {
+            esc[k++] = (char)*p;
+        } else {
+            esc[k++] = '~';
+            esc[k++] = hex[*p >> 4];
+            esc[k++] = hex[*p & 15];
+        }
+    }
+    esc[k] = 0;
+    if (k > NAME_ESCAPED_MAX) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (const unsigned char *p = (const unsigned char *)in; *p; p++)
+            h = (h ^ *p) * 0x100000001b3ULL;
+        snprintf(esc + cut, sizeof esc - cut, "~~%016llX", (unsigned long long)h);
+    }
+    if (occurrence > 1)
+        snprintf(out, cap, "%s~~%d", esc, occurrence);
+    else
+        snprintf(out, cap, "%s", esc);
+}
+
+/* 1 for the first run of its name, 2 for the second, and so on. */
+static int occurrence_of(const report *r, int k) {
+    int n = 1;
+    for (int j = 0; j < k; j++)
+        n += !strcmp(r->runs[j].name, r->runs[k].name);
+    return n;
 }
 
 static figure *fig_add(figure **f, int *n, const char *file, const char *caption) {
@@ -183,7 +224,7 @@ static int cmp_sched(const void *a, const void *b) {
     return (x->scheduled_ms > y->scheduled_ms) - (x->scheduled_ms < y->scheduled_ms);
 }
 
-static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
+static void fig_timeline(const report_run *rr, const char *file_part, figure **figs, int *nf) {
     size_t n = 0;
     req_rec **p = xmalloc((rr->rows.n ? rr->rows.n : 1) * sizeof *p);
     for (size_t i = 0; i < rr->rows.n; i++)
@@ -221,12 +262,11 @@ static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
     double zx[1] = {NAN}, zy[1] = {NAN};
     plot_series keys[] = {{"time to first token", zx, zy, 1, 0, 0, 0, 0, 3},
                           {"waiting in the client (cap)", zx, zy, 1, 0, 0, 0, 0, 8}};
-    char title[320], file[200], safe[128];
+    char title[320], file[240];
     snprintf(title, sizeof title, "Timeline of %.200s%s: each request's wait, TTFT and decode",
              rr->name, rr->n_reps > 1 ? " (first repetition)" : "");
     sp.title = title;
-    safe_name(safe, sizeof safe, rr->name);
-    snprintf(file, sizeof file, "timeline-%s", safe);
+    snprintf(file, sizeof file, "timeline-%s", file_part);
     figure *f = fig_add(figs, nf, file,
                         m < n ? "Every request's life, sampled evenly (too many to draw all)."
                               : "Every request's life in the run.");
@@ -235,7 +275,7 @@ static void fig_timeline(const report_run *rr, figure **figs, int *nf) {
     free(p);
 }
 
-static void fig_server(const report_run *rr, figure **figs, int *nf) {
+static void fig_server(const report_run *rr, const char *file_part, figure **figs, int *nf) {
     const run_files *rf = &rr->files[0];
     plot_series s[8];
     int ns = 0;
@@ -277,11 +317,10 @@ static void fig_server(const report_run *rr, figure **figs, int *nf) {
         ns++;
     }
     if (ns > 0) {
-        char title[320], file[200], safe[128];
+        char title[320], file[240];
         snprintf(title, sizeof title, "Server and GPU during %.200s%s", rr->name,
                  rr->n_reps > 1 ? " (first repetition)" : "");
-        safe_name(safe, sizeof safe, rr->name);
-        snprintf(file, sizeof file, "server-%s", safe);
+        snprintf(file, sizeof file, "server-%s", file_part);
         plot_spec sp = {.title = title,
                         .xlabel = "time since the run started (s)",
                         .ylabel = "requests",
@@ -302,7 +341,9 @@ void figures_across_runs(const report *r, figure **figs, int *n) {
     fig_cdf(r, figs, n);
 }
 
-void figures_of_run(const report_run *rr, figure **figs, int *n) {
-    fig_timeline(rr, figs, n);
-    fig_server(rr, figs, n);
+void figures_of_run(const report *r, int k, figure **figs, int *n) {
+    char part[NAME_ESCAPED_MAX + 32];
+    file_name_of(part, sizeof part, r->runs[k].name, occurrence_of(r, k));
+    fig_timeline(&r->runs[k], part, figs, n);
+    fig_server(&r->runs[k], part, figs, n);
 }

@@ -10,7 +10,7 @@
 #include "report/report.h"
 
 typedef struct figure {
-    char file[200]; /* figures/NAME.svg */
+    char file[256]; /* figures/NAME.svg */
     char caption[1600];
     strbuf svg;
 } figure;
@@ -18,7 +18,9 @@ typedef struct figure {
 /* Append the figures that compare the runs to *figs (*n of them, the array
  * grown as needed; the caller frees it and owns each svg). */
 void figures_across_runs(const report *r, figure **figs, int *n);
-/* Append the figures of one run (its first repetition) the same way. */
-void figures_of_run(const report_run *rr, figure **figs, int *n);
+/* Append the figures of run k (its first repetition) the same way. Their
+ * files are named after the run, one to one (runs of the same name told
+ * apart by their order), so no two runs share a figure file. */
+void figures_of_run(const report *r, int k, figure **figs, int *n);
 
 #endif

@@ -34,16 +34,34 @@ static int class_id(run_rows *rows, const char *s, size_t n) {
 }
 
 static const char *requests_cols[] = {
-    "request_id", "class",         "scheduled_ms",  "sent_ms", "first_token_ms", "last_token_ms",
-    "end_ms",     "prompt_tokens", "output_tokens", "error",   "lag_ms"};
-enum { C_ID, C_CLASS, C_SCHED, C_SENT, C_FIRST, C_LAST, C_END, C_PTOK, C_OTOK, C_ERR, C_LAG, C_N };
+    "request_id",    "class",   "scheduled_ms",  "sent_ms",       "first_token_ms",
+    "last_token_ms", "end_ms",  "prompt_tokens", "output_tokens", "error",
+    "lag_ms",        "ttft_ms", "tpot_ms",       "e2e_ms"};
+enum {
+    C_ID,
+    C_CLASS,
+    C_SCHED,
+    C_SENT,
+    C_FIRST,
+    C_LAST,
+    C_END,
+    C_PTOK,
+    C_OTOK,
+    C_ERR,
+    C_LAG, /* the optional ones from here */
+    C_TTFT,
+    C_TPOT,
+    C_E2E,
+    C_N
+};
 
-/* The columns the loader reads, by their header names; lag_ms is optional
- * (runs from before it was written lack it). */
+/* The columns the loader reads or checks, by their header names; lag_ms
+ * and the durations are optional (runs from before lag_ms lack it, and the
+ * durations are only checked: the report computes them from the times). */
 static int find_columns(const csv_row *header, int *col, const char *path, char *err, int errlen) {
     for (int k = 0; k < C_N; k++) {
         col[k] = csv_column(header, requests_cols[k]);
-        if (col[k] < 0 && k != C_LAG) {
+        if (col[k] < 0 && k < C_LAG) {
             snprintf(err, errlen, "%s:1: missing column %s", path, requests_cols[k]);
             return -1;
         }
@@ -51,28 +69,68 @@ static int find_columns(const csv_row *header, int *col, const char *path, char 
     return 0;
 }
 
-/* One row's times, token counts and error class into *r (its part and
- * class left to the caller); NULL, or the first column whose value is bad. */
-static const char *parse_request(const csv_row *row, const int *col, req_rec *r) {
-    double ptok, otok;
-    const char *bad = NULL;
-    if (csv_number(row, col[C_SCHED], &r->scheduled_ms) || isnan(r->scheduled_ms))
-        bad = "scheduled_ms";
-    else if (csv_number(row, col[C_SENT], &r->sent_ms))
-        bad = "sent_ms";
-    else if (csv_number(row, col[C_FIRST], &r->first_ms))
-        bad = "first_token_ms";
-    else if (csv_number(row, col[C_LAST], &r->last_ms))
-        bad = "last_token_ms";
-    else if (csv_number(row, col[C_END], &r->end_ms))
-        bad = "end_ms";
-    else if (csv_number(row, col[C_PTOK], &ptok) || !count_ok(ptok))
-        bad = "prompt_tokens";
-    else if (csv_number(row, col[C_OTOK], &otok) || !count_ok(otok))
-        bad = "output_tokens";
+/* A time (ms since the run's start) or a duration: empty (NAN, missing),
+ * or a finite number not below 0. Text that reads as NaN is not empty. */
+static int time_of(const csv_row *row, int col, double *v) {
+    if (csv_number(row, col, v))
+        return -1;
+    if (isnan(*v))
+        return row->len[col] ? -1 : 0;
+    return isfinite(*v) && *v >= 0 ? 0 : -1;
+}
+
+/* A request's times come in this order (each where present), so that no
+ * duration the report computes from them (the wait to be sent, TTFT, the
+ * decode, E2E, from sending or from the schedule) is negative: the first
+ * column out of order, or NULL; *after says which column it precedes. */
+static const char *out_of_order(const req_rec *r, const char **after) {
+    const double t[] = {r->scheduled_ms, r->sent_ms, r->first_ms, r->last_ms, r->end_ms};
+    const int cols[] = {C_SCHED, C_SENT, C_FIRST, C_LAST, C_END};
+    int prev = -1;
+    for (int i = 0; i < 5; i++) {
+        if (isnan(t[i]))
+            continue;
+        if (prev >= 0 && t[i] < t[prev]) {
+            *after = requests_cols[cols[prev]];
+            return requests_cols[cols[i]];
+        }
+        prev = i;
+    }
+    return NULL;
+}
+
+/* The times, the lag and the durations written beside them: the first
+ * column whose value is bad, or NULL. */
+static const char *read_times(const csv_row *row, const int *col, req_rec *r) {
+    double *dst[] = {&r->scheduled_ms, &r->sent_ms, &r->first_ms,
+                     &r->last_ms,      &r->end_ms,  &r->lag_ms};
+    const int which[] = {C_SCHED, C_SENT, C_FIRST, C_LAST, C_END, C_LAG};
     r->lag_ms = NAN;
-    if (!bad && col[C_LAG] >= 0 && csv_number(row, col[C_LAG], &r->lag_ms))
-        bad = "lag_ms";
+    for (int i = 0; i < 6; i++)
+        if (col[which[i]] >= 0 && time_of(row, col[which[i]], dst[i]))
+            return requests_cols[which[i]];
+    if (isnan(r->scheduled_ms))
+        return requests_cols[C_SCHED];
+    for (int k = C_TTFT; k <= C_E2E; k++) {
+        double d;
+        if (col[k] >= 0 && time_of(row, col[k], &d))
+            return requests_cols[k];
+    }
+    return NULL;
+}
+
+/* One row's times, token counts and error class into *r (its part and
+ * class left to the caller); NULL, or the first column whose value is bad,
+ * in column order, and only then the first time out of order (*why then
+ * names the column it comes before). */
+static const char *parse_request(const csv_row *row, const int *col, req_rec *r, const char **why) {
+    double ptok, otok;
+    const char *bad = read_times(row, col, r), *after = NULL;
+    *why = NULL;
+    if (!bad && (csv_number(row, col[C_PTOK], &ptok) || !count_ok(ptok)))
+        bad = "prompt_tokens";
+    else if (!bad && (csv_number(row, col[C_OTOK], &otok) || !count_ok(otok)))
+        bad = "output_tokens";
     char ebuf[32];
     size_t el = row->len[col[C_ERR]] < sizeof ebuf - 1 ? row->len[col[C_ERR]] : sizeof ebuf - 1;
     memcpy(ebuf, row->f[col[C_ERR]], el);
@@ -80,6 +138,8 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r)
     int e = err_class_parse(ebuf);
     if (!bad && e < 0)
         bad = "error";
+    if (!bad && (bad = out_of_order(r, &after))) /* every value reads: are they in order? */
+        *why = after;
     if (bad)
         return bad;
     r->prompt_tokens = isnan(ptok) ? -1 : (int32_t)ptok;
@@ -109,6 +169,11 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
             }
             continue;
         }
+        if (row.error) {
+            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
+            rc = -1;
+            break;
+        }
         if (csv_row_blank(&row))
             continue;
         if (row.n != ncols) {
@@ -118,9 +183,10 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
             break;
         }
         req_rec r;
-        const char *bad = parse_request(&row, col, &r);
+        const char *why, *bad = parse_request(&row, col, &r, &why);
         if (bad) {
-            snprintf(err, errlen, "%s:%d: bad value in column %s", path, c.line, bad);
+            snprintf(err, errlen, "%s:%d: bad value in column %s%s%s%s", path, c.line, bad,
+                     why ? " (before " : "", why ? why : "", why ? ": a negative duration)" : "");
             rc = -1;
             break;
         }
@@ -169,14 +235,20 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         return -1;
     }
     csv_row row;
-    const char *prev_id = NULL;
-    size_t prev_len = 0;
+    char *prev_id = NULL; /* a copy: a quoted field lasts only until the next row */
+    size_t prev_len = 0, prev_cap = 0;
+    int have_prev = 0;
     double prev_t = 0;
     rc = 0;
     while (csv_next(&c, &row)) {
         if (c.line == 1 || csv_row_blank(&row))
             continue;
         double t, tok;
+        if (row.error) {
+            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
+            rc = -1;
+            break;
+        }
         if (row.n != 4 || csv_number(&row, 2, &t) || !isfinite(t) || csv_number(&row, 3, &tok) ||
             !chunk_tokens_ok(tok)) {
             snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens", path, c.line);
@@ -185,16 +257,21 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         }
         if (t <= last_sched)
             rows->window_output_tokens += tok;
-        int same = prev_id && prev_len == row.len[0] && !memcmp(prev_id, row.f[0], row.len[0]);
+        int same = have_prev && prev_len == row.len[0] && !memcmp(prev_id, row.f[0], row.len[0]);
         if (same && tok >= 1) {
             float gap = to_float((t - prev_t) / tok);
             for (int k = 0; k < (int)tok; k++)
                 rows_add_itl(rows, gap);
         }
-        prev_id = row.f[0];
+        if (row.len[0] > prev_cap)
+            prev_id = xrealloc(prev_id, prev_cap = row.len[0] * 2);
+        if (row.len[0])
+            memcpy(prev_id, row.f[0], row.len[0]);
         prev_len = row.len[0];
+        have_prev = 1;
         prev_t = t;
     }
+    free(prev_id);
     csv_close(&c);
     return rc;
 }
@@ -210,7 +287,7 @@ static void load_metrics(const char *path, run_files *rf) {
         /* The value is the last field (the labels may hold commas); a line
          * with more fields than a row keeps has no last field to read. */
         int n = row.n;
-        if (c.line == 1 || n < 4 || n > CSV_MAX_FIELDS)
+        if (c.line == 1 || row.error || n < 4 || n > CSV_MAX_FIELDS)
             continue;
         double t, v;
         if (csv_number(&row, 0, &t) || csv_number(&row, n - 1, &v) || isnan(t))
@@ -233,7 +310,7 @@ static void load_gpu(const char *path, run_files *rf) {
         return;
     csv_row row;
     while (csv_next(&c, &row)) {
-        if (c.line == 1 || row.n < 5)
+        if (c.line == 1 || row.error || row.n < 5)
             continue;
         double t, util, power;
         if (csv_number(&row, 0, &t) || csv_number(&row, 2, &util) || csv_number(&row, 4, &power))

@@ -110,7 +110,7 @@ void report_render(const report *r, out_file **files, int *n_files) {
     int *run_figs = xcalloc((size_t)r->n_runs + 1, sizeof *run_figs); /* run k's: [k], [k+1] */
     for (int k = 0; k < r->n_runs; k++) {
         run_figs[k] = nf;
-        figures_of_run(&r->runs[k], &figs, &nf);
+        figures_of_run(r, k, &figs, &nf);
     }
     run_figs[r->n_runs] = nf;
 

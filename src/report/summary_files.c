@@ -4,6 +4,8 @@
  * value in the same place of the two lists (and a decimals rule only when
  * its name matches none). */
 #include "report/summary_files.h"
+#include "common/csv.h"
+#include "common/util.h"
 #include "report/pool.h"
 #include "report/table.h"
 
@@ -161,6 +163,15 @@ static void csv_values(const report_run *rr, char v[][32]) {
         format_number(v[c], vals[c - 1], column_decimals(csv_cols[c]));
 }
 
+/* A run's name as one CSV field: quoted when it holds a comma, a quote, CR
+ * or LF (a directory may be called anything). */
+static void put_csv_field(strbuf *o, const char *s) {
+    size_t n = strlen(s), k = csv_field_bytes(s, n);
+    char *buf = xmalloc(k + 1);
+    sb_putn(o, buf, (size_t)(csv_put_field(buf, s, n) - buf));
+    free(buf);
+}
+
 void render_summary_csv(const report *r, strbuf *o) {
     for (int c = 0; c < N_CSV_COLS; c++)
         sb_printf(o, "%s%s", c ? "," : "", csv_cols[c]);
@@ -168,7 +179,7 @@ void render_summary_csv(const report *r, strbuf *o) {
     char v[N_CSV_COLS][32];
     for (int k = 0; k < r->n_runs; k++) {
         csv_values(&r->runs[k], v);
-        sb_puts(o, r->runs[k].name);
+        put_csv_field(o, r->runs[k].name);
         for (int c = 1; c < N_CSV_COLS; c++)
             sb_printf(o, ",%s", v[c]);
         sb_puts(o, "\n");

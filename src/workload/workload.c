@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A number macro as a string literal, for messages that state a limit. */
+#define NUMBER_TEXT_(x) #x
+#define NUMBER_TEXT(x) NUMBER_TEXT_(x)
+
 static int class_index(workload *w, const char *name) {
     for (int i = 0; i < w->n_classes; i++)
         if (!strcmp(w->class_names[i], name))
@@ -95,6 +99,8 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
     int lineno = 0, rc = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (lineno == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) /* a UTF-8 BOM */
+            memmove(line, line + 3, (size_t)(len -= 3) + 1);
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = 0;
         if (strspn(line, " \t") == (size_t)len)
@@ -117,6 +123,10 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
             why = "\"max_tokens\" must be a positive integer";
         else if (cls && !json_is_string(cls))
             why = "\"class\" must be a string";
+        else if (cls && json_string_length(cls) > WORKLOAD_MAX_CLASS_BYTES)
+            why =
+                "\"class\" is longer than " NUMBER_TEXT(WORKLOAD_MAX_CLASS_BYTES) " bytes (a class "
+                                                                                  "is a name)";
         int ci = why ? 0 : class_index(w, cls ? json_string_value(cls) : "file");
         if (!why && ci < 0)
             why = "too many distinct classes (at most 32)";

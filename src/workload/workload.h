@@ -19,6 +19,7 @@ typedef struct prompt_item {
 } prompt_item;
 
 #define WORKLOAD_MAX_CLASSES 32
+#define WORKLOAD_MAX_CLASS_BYTES 64 /* a class is a name: longer ones are refused */
 
 typedef struct workload {
     char source[512];

@@ -27,8 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     chunk_parse((const char *)data, size, &b);
     FUZZ_CHECK(memcmp(&a, &b, sizeof a) == 0);
 
-    FUZZ_CHECK(is_flag(a.done) && is_flag(a.malformed) && is_flag(a.error) &&
-               is_flag(a.has_output) && is_flag(a.has_usage) && is_flag(a.native_stop));
+    FUZZ_CHECK(is_flag(a.done) && is_flag(a.malformed) && is_flag(a.bad_count) &&
+               is_flag(a.error) && is_flag(a.has_output) && is_flag(a.has_usage) &&
+               is_flag(a.native_stop));
     size_t em = strnlen(a.error_message, sizeof a.error_message);
     FUZZ_CHECK(em < sizeof a.error_message);
     FUZZ_CHECK(strnlen(a.finish_reason, sizeof a.finish_reason) < sizeof a.finish_reason);
@@ -49,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&r, 0x5A, sizeof r);
     chunk_parse_reference((const char *)data, size, &r);
     FUZZ_CHECK(a.done == r.done && a.malformed == r.malformed && a.error == r.error);
+    FUZZ_CHECK(a.bad_count == r.bad_count && (!a.bad_count || a.malformed));
     FUZZ_CHECK(!memcmp(a.error_message, r.error_message, sizeof r.error_message));
     FUZZ_CHECK(a.has_output == r.has_output && a.output_tokens == r.output_tokens);
     FUZZ_CHECK(a.has_usage == r.has_usage && a.prompt_tokens == r.prompt_tokens &&
