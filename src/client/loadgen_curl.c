@@ -1,0 +1,162 @@
+/* loadgen_curl: the load generator's libcurl transport (https://, proxies,
+ * --http-client libcurl) and the /metrics sampler's transfers. The glue is
+ * the usual multi_socket one: curl tells us which sockets to watch
+ * (socket_cb) and when to call it back (timer_cb); libevent tells curl when
+ * a socket is ready; a finished transfer's message ends its request. */
+#include "client/loadgen_ctx.h"
+#include "common/util.h"
+
+#include <stdlib.h>
+
+typedef struct sock_ctx {
+    struct event *ev;
+    lg *g;
+} sock_ctx;
+
+static size_t curl_on_write(char *p, size_t size, size_t nmemb, void *ud) {
+    inflight *f = ud;
+    if (!f->status_known) {
+        long code = 0;
+        char *ct = NULL;
+        curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
+        response_head(f, (int)code, ct);
+    }
+    return response_body(f, p, size * nmemb, lg_now(f->g));
+}
+
+static xfer_end curl_end(CURLcode rc) {
+    switch (rc) {
+    case CURLE_OK: return XFER_OK;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION: return XFER_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT: return XFER_TIMEOUT;
+    default: return XFER_BROKEN;
+    }
+}
+
+static void drain_messages(lg *g) {
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(g->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        if (g->smp.easy && m->easy_handle == g->smp.easy) {
+            curl_multi_remove_handle(g->multi, g->smp.easy);
+            sampler_metrics_done(&g->smp, m->data.result, lg_now(g) / 1000.0);
+            continue;
+        }
+        inflight *f;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&f);
+        CURLcode rc = m->data.result;
+        curl_multi_remove_handle(g->multi, f->easy);
+        if (!f->status_known) {
+            long code = 0;
+            curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
+            f->row.http_status = (int)code;
+        }
+        lg_transfer_ended(g, f, curl_end(rc));
+    }
+    lg_check_done(g);
+}
+
+static void on_socket_event(evutil_socket_t fd, short what, void *arg) {
+    lg *g = arg;
+    int flags = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+    int running;
+    curl_multi_socket_action(g->multi, fd, flags, &running);
+    drain_messages(g);
+}
+
+static int socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp) {
+    (void)e;
+    lg *g = userp;
+    sock_ctx *sc = socketp;
+    if (what == CURL_POLL_REMOVE) {
+        if (sc) {
+            event_free(sc->ev);
+            free(sc);
+            curl_multi_assign(g->multi, s, NULL);
+        }
+        return 0;
+    }
+    short ev =
+        EV_PERSIST | (what & CURL_POLL_IN ? EV_READ : 0) | (what & CURL_POLL_OUT ? EV_WRITE : 0);
+    if (!sc) {
+        sc = xcalloc(1, sizeof *sc);
+        sc->g = g;
+        curl_multi_assign(g->multi, s, sc);
+    } else {
+        event_free(sc->ev);
+    }
+    sc->ev = event_new(g->base, s, ev, on_socket_event, g);
+    event_add(sc->ev, NULL);
+    return 0;
+}
+
+static void on_curl_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    curl_glue_kick(arg);
+}
+
+static int timer_cb(CURLM *m, long timeout_ms, void *userp) {
+    (void)m;
+    lg *g = userp;
+    if (timeout_ms < 0) {
+        evtimer_del(g->curl_timer);
+    } else {
+        struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+        evtimer_add(g->curl_timer, &tv);
+    }
+    return 0;
+}
+
+void curl_glue_init(lg *g) {
+    g->multi = curl_multi_init();
+    curl_multi_setopt(g->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(g->multi, CURLMOPT_SOCKETDATA, g);
+    curl_multi_setopt(g->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(g->multi, CURLMOPT_TIMERDATA, g);
+    curl_multi_setopt(g->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    curl_multi_setopt(g->multi, CURLMOPT_MAXCONNECTS, 100000L);
+    g->curl_timer = evtimer_new(g->base, on_curl_timer, g);
+}
+
+void curl_glue_kick(lg *g) {
+    int running;
+    curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    drain_messages(g);
+}
+
+void curl_glue_start(lg *g, inflight *f, const char *idh, size_t len) {
+    const loadgen_config *c = g->cfg;
+    f->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    f->hdrs = curl_slist_append(f->hdrs, "Accept: text/event-stream");
+    f->hdrs = curl_slist_append(f->hdrs, "Expect:");
+    f->hdrs = curl_slist_append(f->hdrs, idh);
+    for (struct curl_slist *h = c->headers; h; h = h->next)
+        f->hdrs = curl_slist_append(f->hdrs, h->data);
+    CURL *e = curl_easy_init();
+    f->easy = e;
+    curl_easy_setopt(e, CURLOPT_URL, c->endpoint);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->hdrs);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, f);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
+    if (c->timeout_s > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(c->timeout_s * 1000));
+    if (c->insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    curl_multi_add_handle(g->multi, e);
+}

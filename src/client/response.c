@@ -1,0 +1,190 @@
+/* response: one request's answer as it arrives, whichever HTTP client
+ * carries it: the head (status, and whether a 200 is a whole JSON answer
+ * rather than an event stream), the body fed through the SSE parser into
+ * chunk times and token counts, and at the end the error class the answer
+ * earns. Kept apart from the transports so that both clients read an
+ * answer the same way, and from the loop so that this file is only about
+ * what a server said. */
+#include "client/chunk.h"
+#include "client/loadgen_ctx.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Chunk times are kept until the row is written; token counts only once a
+ * chunk carries other than one token (tok stays NULL while all are 1, which
+ * is a third of the memory of a long stream). */
+static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
+    if (f->n_chunks == f->cap_chunks) {
+        f->cap_chunks = f->cap_chunks ? f->cap_chunks * 2 : 32;
+        f->t_us = xrealloc(f->t_us, (size_t)f->cap_chunks * sizeof *f->t_us);
+        if (f->tok)
+            f->tok = xrealloc(f->tok, (size_t)f->cap_chunks * sizeof *f->tok);
+    }
+    if (tokens != 1 && !f->tok) {
+        f->tok = xmalloc((size_t)f->cap_chunks * sizeof *f->tok);
+        for (int i = 0; i < f->n_chunks; i++)
+            f->tok[i] = 1;
+    }
+    f->t_us[f->n_chunks] = t;
+    if (f->tok)
+        f->tok[f->n_chunks] = tokens;
+    f->n_chunks++;
+}
+
+int32_t response_chunk_tokens(const inflight *f, int i) {
+    return f->tok ? f->tok[i] : 1;
+}
+
+/* The server's own token counts, when it sends them. */
+static void take_usage(inflight *f, const chunk_info *ci) {
+    if (!ci->has_usage)
+        return;
+    f->saw_usage = 1;
+    f->usage_completion = ci->completion_tokens;
+    if (ci->prompt_tokens > 0)
+        f->usage_prompt = ci->prompt_tokens;
+}
+
+static void on_event(void *ud, const char *type, const char *data, size_t len) {
+    inflight *f = ud;
+    chunk_info ci;
+    chunk_parse(data, len, &ci);
+    if (ci.done) {
+        f->saw_done = 1;
+        return;
+    }
+    if (ci.malformed) {
+        f->failed_parse = 1;
+        return;
+    }
+    if (ci.error || !strcmp(type, "error")) {
+        f->error_event = 1;
+        return;
+    }
+    int64_t t = f->row.last_us; /* set by response_body to this read's time */
+    take_usage(f, &ci);
+    if (ci.has_output) {
+        int32_t k = 1;
+        if (ci.output_tokens > 0)
+            k = ci.output_tokens;
+        else if (ci.has_usage && ci.completion_tokens > f->last_completion)
+            k = (int32_t)(ci.completion_tokens - f->last_completion);
+        if (f->row.first_us < 0)
+            f->row.first_us = t;
+        add_chunk(f, t, k);
+    }
+    if (ci.has_usage)
+        f->last_completion = ci.completion_tokens;
+    if (ci.finish_reason[0]) {
+        f->saw_finish = 1;
+        snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
+    }
+}
+
+void response_begin(inflight *f) {
+    sse_init(&f->sse, f->g->cfg->max_event_bytes, on_event, f);
+}
+
+void response_head(inflight *f, int status, const char *content_type) {
+    f->row.http_status = status;
+    f->status_known = 1;
+    f->whole_json = status == 200 && content_type && strstr(content_type, "json") &&
+                    !strstr(content_type, "event-stream");
+}
+
+size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
+    /* times of one stream never go back, nor before the request left */
+    if (t < f->row.last_us)
+        t = f->row.last_us;
+    if (t < f->row.sent_us)
+        t = f->row.sent_us;
+    if (f->whole_json) { /* kept whole, read when the transfer ends */
+        if (f->json_len + n > f->g->cfg->max_event_bytes) {
+            f->failed_parse = 1;
+            return 0;
+        }
+        if (f->json_len == 0)
+            f->json_first_us = t;
+        if (f->json_len + n + 1 > f->json_cap) {
+            f->json_cap = (f->json_len + n + 1) * 2;
+            f->json = xrealloc(f->json, f->json_cap);
+        }
+        memcpy(f->json + f->json_len, p, n);
+        f->json_len += n;
+        return n;
+    }
+    if (f->row.http_status != 200) { /* keep the start of an error body */
+        size_t room = sizeof f->errbody - 1 - f->errlen;
+        size_t k = n < room ? n : room;
+        memcpy(f->errbody + f->errlen, p, k);
+        f->errlen += k;
+        f->errbody[f->errlen] = 0;
+        return n;
+    }
+    int64_t prev_last = f->row.last_us;
+    f->row.last_us = t; /* on_event reads the arrival time from here */
+    int before = f->n_chunks;
+    if (sse_feed(&f->sse, p, n) < 0)
+        f->failed_parse = 1;
+    if (f->n_chunks == before)
+        f->row.last_us = prev_last;
+    if (f->failed_parse || f->error_event)
+        return 0; /* abort the transfer: the row is decided */
+    return n;
+}
+
+/* A whole (non-streamed) completion: its output all arrives at once, so its
+ * one "chunk" is timed at the body's first byte and carries every token. */
+static void take_whole_json(inflight *f) {
+    chunk_info ci;
+    chunk_parse(f->json ? f->json : "", f->json_len, &ci);
+    if (ci.malformed) {
+        f->failed_parse = 1;
+        return;
+    }
+    if (ci.error) {
+        f->error_event = 1;
+        return;
+    }
+    take_usage(f, &ci);
+    if (ci.has_output) {
+        int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
+        f->row.first_us = f->row.last_us = f->json_first_us;
+        add_chunk(f, f->json_first_us, k);
+    }
+    f->saw_finish = 1; /* the body is complete: nothing more is coming */
+    if (ci.finish_reason[0])
+        snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
+}
+
+static int classify(inflight *f, xfer_end end) {
+    if (f->failed_parse)
+        return ERR_MALFORMED;
+    if (f->error_event)
+        return ERR_HTTP;
+    switch (end) {
+    case XFER_OK: break;
+    case XFER_CONNECT: return ERR_CONNECT;
+    case XFER_TIMEOUT: return ERR_TIMEOUT;
+    default: return f->row.http_status >= 400 ? ERR_HTTP : ERR_DISCONNECT;
+    }
+    if (f->row.http_status != 200)
+        return ERR_HTTP;
+    if (!f->saw_done && !f->saw_finish)
+        return ERR_DISCONNECT; /* the stream ended before the answer did */
+    return ERR_NONE;
+}
+
+int response_end(inflight *f, xfer_end end) {
+    /* An unterminated last event is the server's own ending only when the
+     * transfer ended cleanly; after a broken connection it is just a
+     * cut-off fragment (the row says disconnect, not malformed). */
+    if (end == XFER_OK && f->whole_json)
+        take_whole_json(f);
+    else if (end == XFER_OK)
+        sse_finish(&f->sse);
+    return classify(f, end);
+}
