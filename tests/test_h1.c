@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -151,6 +152,7 @@ static void raw_stop(raw_server *h) {
 typedef struct outcome {
     int heads, status, dones;
     h1_result result;
+    int os_errno;
     char ctype[64];
     char body[8192];
     size_t body_len;
@@ -190,8 +192,9 @@ static size_t on_body(void *ud, const char *p, size_t n, int64_t arrived) {
     return n;
 }
 
-static void on_done(void *ud, h1_result r) {
+static void on_done(void *ud, h1_result r, int os_errno) {
     outcome *o = ud;
+    o->os_errno = os_errno;
     o->dones++;
     o->result = r;
     o->done_in_start |= o->in_start;
@@ -373,6 +376,36 @@ TEST(h1_refused_and_hostless_are_connect_failures_reported_later) {
         CHECK_MSG(o.result == H1_CONNECT, "%s: result %d", urls[i], o.result);
         CHECK_INT(o.heads, 0);
     }
+}
+
+/* Out of descriptors (every one below the limit taken): the client's own
+ * failure, with its errno, reported later like any other; not a failure
+ * to connect. (The test runs in its own child: the limit dies with it.) */
+TEST(h1_out_of_descriptors_is_a_client_failure) {
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", 9); /* never reached */
+    struct event_base *base = event_base_new();
+    h1_client *c = h1_client_new(base, url, NULL, &handlers);
+    struct rlimit rl = {64, 64};
+    CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = dup(0)) >= 0)
+        n++;
+    CHECK(n < 64 && errno == EMFILE);
+    outcome o = {0};
+    o.in_start = 1;
+    h1_start(c, NULL, "{}", 2, 5, &o);
+    o.in_start = 0;
+    for (int i = 0; i < 100 && !o.dones; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    CHECK_INT(o.dones, 1);
+    CHECK_INT(o.done_in_start, 0);
+    CHECK_MSG(o.result == H1_CLIENT, "result %d", o.result);
+    CHECK_INT(o.os_errno, EMFILE);
+    while (n > 0)
+        close(fds[--n]);
+    h1_client_free(c);
+    event_base_free(base);
 }
 
 TEST_ALONE(h1_silent_server_times_out_on_time) {

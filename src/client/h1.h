@@ -30,7 +30,9 @@ typedef enum {
     H1_CONNECT, /* no connection could be made (refused, unreachable, unresolved) */
     H1_TIMEOUT, /* the transfer's time ran out */
     H1_BROKEN,  /* the connection failed, or the response was not HTTP/1.x */
-    H1_ABORTED  /* the body callback asked to stop */
+    H1_ABORTED, /* the body callback asked to stop */
+    H1_CLIENT   /* this machine could not open a connection: out of descriptors, memory
+                   or local ports (EMFILE, ENFILE, ENOMEM, ENOBUFS, EADDRNOTAVAIL) */
 } h1_result;
 
 typedef struct h1_handlers {
@@ -40,7 +42,9 @@ typedef struct h1_handlers {
      * machine's socket (CLOCK_MONOTONIC µs; see below); return n to go on,
      * less to abort */
     size_t (*body)(void *ud, const char *p, size_t n, int64_t arrived_us);
-    void (*done)(void *ud, h1_result r);
+    /* the end; os_errno is the system's error behind H1_CONNECT, H1_CLIENT or
+     * H1_BROKEN when there was one (ECONNREFUSED, EMFILE, ECONNRESET), else 0 */
+    void (*done)(void *ud, h1_result r, int os_errno);
 } h1_handlers;
 
 typedef struct h1_client h1_client;

@@ -161,12 +161,14 @@ static size_t h1_on_body(void *ud, const char *p, size_t n, int64_t arrived_us) 
     return used;
 }
 
-static void h1_on_done(void *ud, h1_result r) {
+static void h1_on_done(void *ud, h1_result r, int os_errno) {
     inflight *f = ud;
     lg *g = f->g;
     f->hx = NULL; /* gone with this call */
+    f->os_errno = os_errno;
     xfer_end end = r == H1_OK        ? XFER_OK
                    : r == H1_CONNECT ? XFER_CONNECT
+                   : r == H1_CLIENT  ? XFER_CLIENT
                    : r == H1_TIMEOUT ? XFER_TIMEOUT
                                      : XFER_BROKEN;
     lg_transfer_ended(g, f, end);

@@ -37,6 +37,7 @@ typedef struct inflight {
     char errbody[512];
     size_t errlen;
     int status_known;
+    int os_errno; /* the system's error behind a failed transfer; 0: none known */
     /* a server that answers a streaming request with one whole JSON body */
     int whole_json;
     char *json;
@@ -68,7 +69,7 @@ struct lg {
 };
 
 /* How a transfer ended, whichever client carried it. */
-typedef enum { XFER_OK, XFER_CONNECT, XFER_TIMEOUT, XFER_BROKEN } xfer_end;
+typedef enum { XFER_OK, XFER_CONNECT, XFER_TIMEOUT, XFER_BROKEN, XFER_CLIENT } xfer_end;
 
 /* ---- loadgen.c ---- */
 

@@ -6,6 +6,8 @@
 #include "client/loadgen_ctx.h"
 #include "common/util.h"
 
+#include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 
 typedef struct sock_ctx {
@@ -25,7 +27,30 @@ static size_t curl_on_write(char *p, size_t size, size_t nmemb, void *ud) {
     return response_body(f, p, size * nmemb, lg_now(f->g));
 }
 
-static xfer_end curl_end(CURLcode rc) {
+/* Whether a transfer failed for want of something on this machine: curl's
+ * own out-of-memory, or a socket or local port the system refused. */
+static int client_side(CURLcode rc, long os_errno) {
+    if (rc == CURLE_OUT_OF_MEMORY)
+        return 1;
+    int e = (int)os_errno;
+    return rc != CURLE_OK &&
+           (e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EADDRNOTAVAIL);
+}
+
+/* curl's own socket() with its errno kept: curl reports a socket it could
+ * not open as a failure to connect, and does not say why. */
+static curl_socket_t curl_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a) {
+    (void)purpose;
+    inflight *f = ud;
+    curl_socket_t s = socket(a->family, a->socktype, a->protocol);
+    if (s == CURL_SOCKET_BAD)
+        f->os_errno = errno;
+    return s;
+}
+
+static xfer_end curl_end(CURLcode rc, long os_errno) {
+    if (client_side(rc, os_errno))
+        return XFER_CLIENT;
     switch (rc) {
     case CURLE_OK: return XFER_OK;
     case CURLE_COULDNT_CONNECT:
@@ -58,7 +83,12 @@ static void drain_messages(lg *g) {
             curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
             f->row.http_status = (int)code;
         }
-        lg_transfer_ended(g, f, curl_end(rc));
+        long os_errno = 0;
+        if (rc != CURLE_OK)
+            curl_easy_getinfo(f->easy, CURLINFO_OS_ERRNO, &os_errno);
+        if (os_errno)
+            f->os_errno = (int)os_errno;
+        lg_transfer_ended(g, f, curl_end(rc, f->os_errno));
     }
     lg_check_done(g);
 }
@@ -149,6 +179,8 @@ void curl_glue_start(lg *g, inflight *f, const char *idh, size_t len) {
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
     curl_easy_setopt(e, CURLOPT_PRIVATE, f);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, f);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);

@@ -168,6 +168,7 @@ static int classify(inflight *f, xfer_end end) {
     switch (end) {
     case XFER_OK: break;
     case XFER_CONNECT: return ERR_CONNECT;
+    case XFER_CLIENT: return ERR_CLIENT;
     case XFER_TIMEOUT: return ERR_TIMEOUT;
     default: return f->row.http_status >= 400 ? ERR_HTTP : ERR_DISCONNECT;
     }

@@ -8,6 +8,7 @@
  *   finish   meta.json and summary.json, each through a temporary name
  *            (run_files.c), and the exit code. */
 #include "run/run.h"
+#include "client/fdbudget.h"
 #include "client/h1.h"
 #include "common/clock.h"
 #include "common/cpus.h"
@@ -180,7 +181,12 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (x->o.cpus && cpus_pin(x->o.cpus, err, sizeof err))
         return fail(rr, "%s", err);
     x->priority = x->o.realtime ? cpus_realtime() : "off";
-    if (prepare_schedule(x, rr) || prepare_headers(x, rr) || prepare_out(x, rr))
+    if (prepare_schedule(x, rr))
+        return -1;
+    fd_demand fds = {(int)x->o.concurrency, x->o.threads, x->due, x->n, x->o.timeout_s};
+    if (fd_budget_check(&fds, err, sizeof err))
+        return fail(rr, "%s", err);
+    if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     prepare_target(x);
     utc_now_iso(x->started, sizeof x->started);
