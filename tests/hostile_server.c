@@ -246,6 +246,24 @@ static after answer_error_mid_stream(conn *c, int as_event) {
     return KEEP;
 }
 
+/* The answer, then another that no request asked for: a server out of step
+ * with its connection (a client that takes it as the next request's answer
+ * stays one answer behind from then on). */
+static after answer_twice(conn *c) {
+    if (answer_good(c) == CLOSE)
+        return CLOSE;
+    sleep_ms(c->script->extra_ms);
+    static const char extra[] =
+        "data: {\"id\":\"cmpl-extra\",\"object\":\"text_completion\",\"created\":1,"
+        "\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" extra extra\","
+        "\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":8,"
+        "\"total_tokens\":10,\"completion_tokens\":2}}\n\n";
+    if (send_str(c, sse_chunked_head) || send_chunk(c, extra) || send_chunk(c, done_event) ||
+        send_str(c, "0\r\n\r\n"))
+        return CLOSE;
+    return KEEP;
+}
+
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
@@ -273,6 +291,7 @@ static after answer_completion(conn *c, hostile_mode m) {
             "\"completion_tokens\":7}}");
     case HOSTILE_ERROR_EVENT: return answer_error_mid_stream(c, 1);
     case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
+    case HOSTILE_TWO_ANSWERS: return answer_twice(c);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

@@ -32,6 +32,8 @@ typedef enum hostile_mode {
     HOSTILE_JSON_WHOLE,   /* 200 application/json: a whole non-streamed completion */
     HOSTILE_ERROR_EVENT,  /* 2 tokens, `event: error` with an error object, more tokens */
     HOSTILE_ERROR_DATA,   /* 2 tokens, `data: {"error":...}` (vLLM's mid-stream error) */
+    HOSTILE_TWO_ANSWERS,  /* the GOOD stream, then after extra_ms a second whole answer nobody
+                             asked for (2 tokens, finish_reason "stop"), keeping the connection */
     HOSTILE_N_MODES
 } hostile_mode;
 
@@ -40,6 +42,7 @@ typedef struct hostile_script {
     int n_modes;
     size_t huge_bytes; /* HUGE_LINE, HUGE_EVENT */
     int trickle_ms;    /* TRICKLE */
+    int extra_ms;      /* TWO_ANSWERS: the pause between the answer and the unasked one */
 } hostile_script;
 
 /* What the server saw, shared with the test. */

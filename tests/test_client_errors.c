@@ -47,7 +47,7 @@ static csv_table *rows_in(const char *dir) {
 /* A cap the limit cannot hold, and an uncapped burst (--rate inf) that it
  * cannot hold: each refused before any connection, with one line, exit 2. */
 TEST(client_fd_limit_refuses_a_peak_it_cannot_hold) {
-    hostile_script s = {{HOSTILE_GOOD}, 1, 0, 0};
+    hostile_script s = {.modes = {HOSTILE_GOOD}, .n_modes = 1};
     hostile_server h = hostile_start(&s);
     char *dir = temp_dir(), args[1024], *out;
     const char *cases[][2] = {{"--rate 100 --requests 300 --concurrency 200", "--concurrency 200"},
@@ -79,7 +79,7 @@ TEST(client_fd_limit_refuses_a_peak_it_cannot_hold) {
  * the server's doing), so against a silent server it runs out of
  * descriptors halfway: those requests are the client's failures. */
 static void runs_out_of_descriptors(const char *client) {
-    hostile_script s = {{HOSTILE_SILENT}, 1, 0, 0};
+    hostile_script s = {.modes = {HOSTILE_SILENT}, .n_modes = 1};
     hostile_server h = hostile_start(&s);
     char *dir = temp_dir(), args[1024], *out, path[1100];
     snprintf(args, sizeof args,

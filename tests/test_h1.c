@@ -317,6 +317,35 @@ TEST(h1_dead_pooled_connection_is_retried_on_a_fresh_one) {
     raw_stop(&h);
 }
 
+/* An answer, then 30 ms later a second one nobody asked for, while the
+ * client is still busy with the first (its body callback sleeps). The next
+ * transfer, started from the first one's done, must not take the unasked
+ * answer as its own: the connection that spoke out of turn is closed
+ * unused and the request goes out on a fresh one. */
+TEST(h1_unasked_answer_on_a_pooled_connection_is_not_taken) {
+    static const char extra_body[] = "data: {\"choices\":[{\"text\":\" unasked\"}]}\n\n";
+    char answer[1024];
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s%c"
+             "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(sse_body), sse_body, PAUSE, strlen(extra_body), extra_body);
+    raw_script s = {{answer}, 1, 0, 0, 0};
+    raw_server h = raw_start(&s);
+    outcome a = {0}, b = {0};
+    a.sleep_first_ms = 80; /* the unasked answer arrives meanwhile */
+    a.next = &b;
+    a.next_body = "{}";
+    run_one(&h, NULL, 5, &a);
+    CHECK_INT(a.result, H1_OK);
+    CHECK_STR(a.body, sse_body);
+    CHECK_INT(b.dones, 1);
+    CHECK_INT(b.result, H1_OK);
+    CHECK_STR(b.body, sse_body);
+    CHECK_INT(hostile_count(&h.seen->connections), 2);
+    CHECK_INT(hostile_count(&h.seen->requests), 2);
+    raw_stop(&h);
+}
+
 TEST(h1_close_delimited_body_and_1xx_heads) {
     char answer[512];
     snprintf(answer, sizeof answer,

@@ -135,7 +135,7 @@ static long client_rss_limit_kb(void) {
 }
 
 static hostile_script script1(hostile_mode m) {
-    hostile_script s = {{m}, 1, 0, 0};
+    hostile_script s = {.modes = {m}, .n_modes = 1};
     return s;
 }
 
@@ -144,7 +144,8 @@ static hostile_script script1(hostile_mode m) {
  * its memory stays bounded; the well-behaved requests beside it succeed. */
 TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_HUGE_LINE, HOSTILE_GOOD}, 2, (size_t)100 << 20, 0};
+    hostile_script s = {
+        .modes = {HOSTILE_HUGE_LINE, HOSTILE_GOOD}, .n_modes = 2, .huge_bytes = (size_t)100 << 20};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 4, "30", NULL, 20000);
     for (int k = 0; k < 4; k += 2)
@@ -166,7 +167,8 @@ TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
 /* The same budget holds for one event built of many short data lines. */
 TEST(hostile_client_100mb_event_of_short_lines_is_malformed) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_HUGE_EVENT}, 1, (size_t)100 << 20, 0};
+    hostile_script s = {
+        .modes = {HOSTILE_HUGE_EVENT}, .n_modes = 1, .huge_bytes = (size_t)100 << 20};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 2, "30", NULL, 20000);
     for (int k = 0; k < 2; k++)
@@ -247,7 +249,8 @@ TEST_ALONE(hostile_client_trickled_stream_times_out) {
  * others, sent while the trickles are in flight, finish normally. */
 TEST_ALONE(hostile_client_trickle_leaves_other_requests_unaffected) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, 3, 0, 100};
+    hostile_script s = {
+        .modes = {HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, .n_modes = 3, .trickle_ms = 100};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 12, "1.5", "--rate 20 --arrival constant", 10000);
     for (int k = 0; k < 12; k++) {
@@ -328,7 +331,7 @@ TEST(hostile_client_whole_json_completion_counts_as_success) {
  * nothing after the error is counted. */
 TEST(hostile_client_error_event_mid_stream_is_http) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA}, 2, 0, 0};
+    hostile_script s = {.modes = {HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA}, .n_modes = 2};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 4, "5", NULL, 8000);
     for (int k = 0; k < 4; k++) {
@@ -345,11 +348,10 @@ TEST(hostile_client_error_event_mid_stream_is_http) {
  * same error class, status, chunk count and token count, and meta.json
  * says which client ran. */
 TEST(hostile_client_both_http_clients_classify_alike) {
-    hostile_script s = {{HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST, HOSTILE_HTML_500,
-                         HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA},
-                        7,
-                        0,
-                        0};
+    hostile_script s = {.modes = {HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST,
+                                  HOSTILE_HTML_500, HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT,
+                                  HOSTILE_ERROR_DATA},
+                        .n_modes = 7};
     hostile_server h = hostile_start(&s);
     const char *clients[] = {"builtin", "libcurl"};
     run_outcome o[2];
@@ -377,4 +379,36 @@ TEST(hostile_client_both_http_clients_classify_alike) {
                       "req-%d: %s differs between the clients", k, cols[j]);
     }
     hostile_stop(&h);
+}
+
+/* A server that sends a second, unasked answer after each one on a
+ * kept-alive connection, while the connection waits for the next request
+ * (requests 250 ms apart; the unasked answer comes at once or 30 ms
+ * after). Neither client may take it as the next request's answer: every
+ * row is the request's own (4 tokens, "length"; the unasked one has 2 and
+ * "stop"), and every request reached the server once. */
+TEST(hostile_client_unasked_answer_on_kept_alive_connection_is_not_taken) {
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int pause = 0; pause <= 30; pause += 30) {
+        hostile_script s = {.modes = {HOSTILE_TWO_ANSWERS}, .n_modes = 1, .extra_ms = pause};
+        hostile_server h = hostile_start(&s);
+        for (int c = 0; c < 2; c++) {
+            char *dir = temp_dir(), extra[96];
+            snprintf(extra, sizeof extra, "--rate 4 --arrival constant --http-client %s",
+                     clients[c]);
+            run_outcome o = run_client(&h, dir, 5, "5", extra, 15000);
+            for (int k = 0; k < 5; k++) {
+                int i = row_of(o.rows, k);
+                CHECK_MSG(!strcmp(csv_get(o.rows, i, "finish_reason"), "length") &&
+                              !strcmp(csv_get(o.rows, i, "output_tokens"), "4") &&
+                              !*csv_get(o.rows, i, "error"),
+                          "%s, unasked answer %d ms late: req-%d took error '%s', %s tokens, "
+                          "finish '%s'",
+                          clients[c], pause, k, csv_get(o.rows, i, "error"),
+                          csv_get(o.rows, i, "output_tokens"), csv_get(o.rows, i, "finish_reason"));
+            }
+        }
+        CHECK_INT(hostile_count(&h.stats->completions), 10);
+        hostile_stop(&h);
+    }
 }

@@ -247,6 +247,30 @@ static void conn_close(h1_conn *k) {
     free(k);
 }
 
+/* Whether nothing waits to be read on an idle connection. Anything there
+ * (bytes, or the server's FIN) came before our request: an answer nobody
+ * asked for, which would be taken as the next request's, or a close. */
+static int conn_quiet(const h1_conn *k) {
+    char b;
+    ssize_t r = recv(k->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* A pooled connection for the next transfer, or NULL. The read event
+ * closes an idle connection that speaks, but only once the loop polls: a
+ * request started before that (from another transfer's `done`) looks
+ * first, one recv() per reuse, and such a connection is closed unused. */
+static h1_conn *idle_take(h1_client *c) {
+    while (c->idle) {
+        h1_conn *k = c->idle;
+        idle_remove(k);
+        if (conn_quiet(k))
+            return k;
+        conn_close(k);
+    }
+    return NULL;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg);
 static void on_writable(evutil_socket_t fd, short what, void *arg);
 
@@ -474,9 +498,8 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
         event_add(x->timer, &now);
         return x;
     }
-    if (c->idle) {
-        h1_conn *k = c->idle;
-        idle_remove(k);
+    h1_conn *k = idle_take(c);
+    if (k) {
         k->x = x;
         x->conn = k;
         send_request(x);

@@ -181,6 +181,7 @@ static void start_request(lg *g, inflight *f) {
     const loadgen_config *c = g->cfg;
     size_t len;
     f->body = workload_body(c->w, f->row.index, &c->body, &len);
+    f->body_len = len;
     char idh[64];
     snprintf(idh, sizeof idh, "X-Request-Id: ");
     request_id_format(idh + strlen(idh), sizeof idh - strlen(idh), f->row.index);
@@ -192,7 +193,7 @@ static void start_request(lg *g, inflight *f) {
         f->hx = h1_start(g->h1, idh, f->body, len, c->timeout_s, f);
         return;
     }
-    curl_glue_start(g, f, idh, len);
+    curl_glue_start(g, f);
 }
 
 static inflight *new_inflight(lg *g, size_t slot) {
@@ -402,7 +403,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     res->cpu_s = cpu_seconds() - cpu0;
     if (cfg->progress)
         fputc('\n', stderr);
-    curl_multi_cleanup(g.multi);
+    curl_glue_free(&g);
     h1_client_free(g.h1);
     event_free(g.due_timer);
     event_free(g.curl_timer);

@@ -26,6 +26,10 @@ typedef struct inflight {
     h1_xfer *hx; /* our own client's */
     struct curl_slist *hdrs;
     char *body;
+    size_t body_len;
+    curl_socket_t own_fd; /* the socket curl opened for this transfer (not a reused one) */
+    int stale_conns;      /* reused curl connections found speaking out of turn */
+    int unasked;          /* only such connections were offered: the row is malformed */
     sse_parser sse;
     int64_t *t_us;
     int32_t *tok;
@@ -66,6 +70,7 @@ struct lg {
     int stopping;
     sampler smp;
     struct event *sample_timer;
+    int *port_fd; /* curl's sockets by local port, + 1 (loadgen_curl.c); NULL: none yet */
 };
 
 /* How a transfer ended, whichever client carried it. */
@@ -98,8 +103,10 @@ int32_t response_chunk_tokens(const inflight *f, int i);
 
 /* The multi handle, wired to the loop. */
 void curl_glue_init(lg *g);
-/* Starts f's POST of len body bytes with the request-id header idh. */
-void curl_glue_start(lg *g, inflight *f, const char *idh, size_t len);
+/* Starts f's POST (f->body, f->body_len) through curl. */
+void curl_glue_start(lg *g, inflight *f);
+/* The multi handle and what the glue kept. */
+void curl_glue_free(lg *g);
 /* Lets curl act on what became due (after requests were added). */
 void curl_glue_kick(lg *g);
 

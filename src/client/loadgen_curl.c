@@ -7,6 +7,9 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdlib.h>
 
@@ -45,6 +48,7 @@ static curl_socket_t curl_open_socket(void *ud, curlsocktype purpose, struct cur
     curl_socket_t s = socket(a->family, a->socktype, a->protocol);
     if (s == CURL_SOCKET_BAD)
         f->os_errno = errno;
+    f->own_fd = s;
     return s;
 }
 
@@ -63,6 +67,78 @@ static xfer_end curl_end(CURLcode rc, long os_errno) {
     }
 }
 
+/* Which socket holds local port p (curl's prerequest callback names a
+ * connection only by its ports): learned when curl first asks us to watch
+ * a socket, checked with getsockname() when used, so a stale entry (the
+ * socket closed, its number reused) is never trusted. */
+static int local_port(curl_socket_t s) {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(s, (struct sockaddr *)&ss, &len))
+        return -1;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return -1;
+}
+
+static void note_socket(lg *g, curl_socket_t s) {
+    int port = local_port(s);
+    if (port < 0)
+        return;
+    if (!g->port_fd)
+        g->port_fd = xcalloc(65536, sizeof *g->port_fd);
+    g->port_fd[port] = (int)s + 1;
+}
+
+static curl_socket_t socket_at(const lg *g, int port) {
+    if (!g->port_fd || port < 0 || port > 65535 || !g->port_fd[port])
+        return CURL_SOCKET_BAD;
+    curl_socket_t s = g->port_fd[port] - 1;
+    return local_port(s) == port ? s : CURL_SOCKET_BAD;
+}
+
+/* Before a request goes out on a connection curl reuses: anything waiting
+ * to be read there (an answer nobody asked for, which curl would take as
+ * this request's, or a TLS close) came before the request. curl does not
+ * look, so we do, with two small syscalls per reuse; a connection curl
+ * opened for this transfer is not looked at (a fresh TLS one may hold
+ * session tickets). Aborting here closes that connection before a byte of
+ * the request was sent, and the request starts again. */
+static int curl_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port,
+                       int local_port_) {
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    inflight *f = ud;
+    curl_socket_t s = socket_at(f->g, local_port_);
+    if (s == CURL_SOCKET_BAD || s == f->own_fd)
+        return CURL_PREREQFUNC_OK;
+    char b;
+    ssize_t r = recv(s, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return CURL_PREREQFUNC_OK;
+    f->stale_conns++;
+    return CURL_PREREQFUNC_ABORT;
+}
+
+/* The request again, on a new handle (the aborted one closed the stale
+ * connection). After a few such connections in a row it ends malformed:
+ * the server keeps answering what was never asked. */
+static void restart_on_fresh(lg *g, inflight *f) {
+    curl_easy_cleanup(f->easy);
+    f->easy = NULL;
+    curl_slist_free_all(f->hdrs);
+    f->hdrs = NULL;
+    if (f->stale_conns >= 4) {
+        f->unasked = 1;
+        lg_transfer_ended(g, f, XFER_BROKEN);
+        return;
+    }
+    curl_glue_start(g, f);
+}
+
 static void drain_messages(lg *g) {
     CURLMsg *m;
     int left;
@@ -78,6 +154,10 @@ static void drain_messages(lg *g) {
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&f);
         CURLcode rc = m->data.result;
         curl_multi_remove_handle(g->multi, f->easy);
+        if (rc == CURLE_ABORTED_BY_CALLBACK && f->stale_conns && !f->unasked) {
+            restart_on_fresh(g, f); /* nothing was sent: it starts again */
+            continue;
+        }
         if (!f->status_known) {
             long code = 0;
             curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -119,6 +199,7 @@ static int socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void *sock
         sc = xcalloc(1, sizeof *sc);
         sc->g = g;
         curl_multi_assign(g->multi, s, sc);
+        note_socket(g, s);
     } else {
         event_free(sc->ev);
     }
@@ -156,14 +237,23 @@ void curl_glue_init(lg *g) {
     g->curl_timer = evtimer_new(g->base, on_curl_timer, g);
 }
 
+void curl_glue_free(lg *g) {
+    curl_multi_cleanup(g->multi);
+    free(g->port_fd);
+}
+
 void curl_glue_kick(lg *g) {
     int running;
     curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     drain_messages(g);
 }
 
-void curl_glue_start(lg *g, inflight *f, const char *idh, size_t len) {
+void curl_glue_start(lg *g, inflight *f) {
     const loadgen_config *c = g->cfg;
+    char idh[64];
+    snprintf(idh, sizeof idh, "X-Request-Id: ");
+    request_id_format(idh + strlen(idh), sizeof idh - strlen(idh), f->row.index);
+    f->own_fd = CURL_SOCKET_BAD;
     f->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     f->hdrs = curl_slist_append(f->hdrs, "Accept: text/event-stream");
     f->hdrs = curl_slist_append(f->hdrs, "Expect:");
@@ -174,13 +264,15 @@ void curl_glue_start(lg *g, inflight *f, const char *idh, size_t len) {
     f->easy = e;
     curl_easy_setopt(e, CURLOPT_URL, c->endpoint);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, f->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)f->body_len);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->hdrs);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
     curl_easy_setopt(e, CURLOPT_PRIVATE, f);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, f);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, curl_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, f);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);

@@ -161,7 +161,7 @@ static void take_whole_json(inflight *f) {
 }
 
 static int classify(inflight *f, xfer_end end) {
-    if (f->failed_parse)
+    if (f->failed_parse || f->unasked)
         return ERR_MALFORMED;
     if (f->error_event)
         return ERR_HTTP;
