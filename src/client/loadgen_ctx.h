@@ -27,9 +27,10 @@ typedef struct inflight {
     struct curl_slist *hdrs;
     char *body;
     size_t body_len;
-    curl_socket_t own_fd; /* the socket curl opened for this transfer (not a reused one) */
-    int stale_conns;      /* reused curl connections found speaking out of turn */
-    int unasked;          /* only such connections were offered: the row is malformed */
+    curl_socket_t own_fd[2]; /* the last sockets curl opened for this transfer (one per
+                                address family when it races both); a reused one is neither */
+    int stale_conns;         /* reused curl connections found speaking out of turn */
+    int unasked;             /* only such connections were offered: the row is malformed */
     sse_parser sse;
     int64_t *t_us;
     int32_t *tok;

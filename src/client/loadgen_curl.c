@@ -48,7 +48,8 @@ static curl_socket_t curl_open_socket(void *ud, curlsocktype purpose, struct cur
     curl_socket_t s = socket(a->family, a->socktype, a->protocol);
     if (s == CURL_SOCKET_BAD)
         f->os_errno = errno;
-    f->own_fd = s;
+    f->own_fd[1] = f->own_fd[0];
+    f->own_fd[0] = s;
     return s;
 }
 
@@ -113,7 +114,7 @@ static int curl_prereq(void *ud, char *primary_ip, char *local_ip, int primary_p
     (void)primary_port;
     inflight *f = ud;
     curl_socket_t s = socket_at(f->g, local_port_);
-    if (s == CURL_SOCKET_BAD || s == f->own_fd)
+    if (s == CURL_SOCKET_BAD || s == f->own_fd[0] || s == f->own_fd[1])
         return CURL_PREREQFUNC_OK;
     char b;
     ssize_t r = recv(s, &b, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -253,7 +254,7 @@ void curl_glue_start(lg *g, inflight *f) {
     char idh[64];
     snprintf(idh, sizeof idh, "X-Request-Id: ");
     request_id_format(idh + strlen(idh), sizeof idh - strlen(idh), f->row.index);
-    f->own_fd = CURL_SOCKET_BAD;
+    f->own_fd[0] = f->own_fd[1] = CURL_SOCKET_BAD;
     f->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     f->hdrs = curl_slist_append(f->hdrs, "Accept: text/event-stream");
     f->hdrs = curl_slist_append(f->hdrs, "Expect:");
