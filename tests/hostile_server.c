@@ -264,6 +264,26 @@ static after answer_twice(conn *c) {
     return KEEP;
 }
 
+/* A stream of tiny events, written 64 KiB at a time: millions of chunks
+ * in a few seconds, each the least an answer can carry. */
+static after answer_many_events(conn *c) {
+    static const char ev[] = "data: {\"choices\":[{\"text\":\"x\"}]}\n\n";
+    enum { EV = sizeof ev - 1, PER_BLOCK = 65536 / EV };
+    static char block[PER_BLOCK * EV];
+    for (int i = 0; i < PER_BLOCK; i++)
+        memcpy(block + (size_t)i * EV, ev, EV);
+    if (send_str(c, sse_close_head))
+        return CLOSE;
+    for (long sent = 0; sent < c->script->many_events; sent += PER_BLOCK) {
+        long n =
+            c->script->many_events - sent < PER_BLOCK ? c->script->many_events - sent : PER_BLOCK;
+        if (send_all(c, block, (size_t)n * EV))
+            return CLOSE;
+    }
+    send_str(c, done_event);
+    return CLOSE;
+}
+
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
@@ -292,6 +312,7 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_ERROR_EVENT: return answer_error_mid_stream(c, 1);
     case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
     case HOSTILE_TWO_ANSWERS: return answer_twice(c);
+    case HOSTILE_MANY_EVENTS: return answer_many_events(c);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

@@ -34,6 +34,8 @@ typedef enum hostile_mode {
     HOSTILE_ERROR_DATA,   /* 2 tokens, `data: {"error":...}` (vLLM's mid-stream error) */
     HOSTILE_TWO_ANSWERS,  /* the GOOD stream, then after extra_ms a second whole answer nobody
                              asked for (2 tokens, finish_reason "stop"), keeping the connection */
+    HOSTILE_MANY_EVENTS,  /* 200 SSE (close-delimited): many_events one-token events of 37
+                             bytes as fast as the socket takes them, then [DONE] */
     HOSTILE_N_MODES
 } hostile_mode;
 
@@ -43,6 +45,7 @@ typedef struct hostile_script {
     size_t huge_bytes; /* HUGE_LINE, HUGE_EVENT */
     int trickle_ms;    /* TRICKLE */
     int extra_ms;      /* TWO_ANSWERS: the pause between the answer and the unasked one */
+    long many_events;  /* MANY_EVENTS */
 } hostile_script;
 
 /* What the server saw, shared with the test. */

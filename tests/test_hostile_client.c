@@ -412,3 +412,39 @@ TEST(hostile_client_unasked_answer_on_kept_alive_connection_is_not_taken) {
         hostile_stop(&h);
     }
 }
+
+/* Two million one-token events on one stream: with --max-chunks 10000 the
+ * request ends malformed at its 10,001st chunk, having kept 10,000, the
+ * client hangs up instead of reading the rest, and its memory stays bounded
+ * (at 20 million such events an uncapped client held 246 MB). The well-
+ * behaved request beside it succeeds; the cap's default, 1,000,000, is what
+ * meta.json records without the flag. */
+TEST(hostile_client_many_tiny_events_past_max_chunks_is_malformed) {
+    char *dir = temp_dir(), path[1100];
+    hostile_script s = {
+        .modes = {HOSTILE_MANY_EVENTS, HOSTILE_GOOD}, .n_modes = 2, .many_events = 2000000};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 2, "30", "--max-chunks 10000", 20000);
+    check_row(o.rows, 0, "malformed", "200");
+    CHECK_STR(csv_get(o.rows, row_of(o.rows, 0), "chunks"), "10000");
+    check_good_row(o.rows, 1, 1000);
+    long long sent = hostile_bytes(&h.stats->bytes_sent[HOSTILE_MANY_EVENTS]);
+    printf("    client peak RSS %.1f MB, server sent %.1f MB of 74 MB\n", o.maxrss_kb / 1024.0,
+           sent / 1048576.0);
+    CHECK_MSG(sent < (20LL << 20), "the server sent %lld bytes", sent);
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
+    snprintf(path, sizeof path, "%s/run/meta.json", dir);
+    char *meta = read_file(path, NULL);
+    CHECK_MSG(meta && strstr(meta, "\"max_chunks\": 10000"), "meta.json: %s", meta);
+    free(meta);
+    hostile_stop(&h);
+    hostile_script good = script1(HOSTILE_GOOD);
+    h = hostile_start(&good);
+    dir = temp_dir();
+    run_client(&h, dir, 1, "30", NULL, 20000);
+    snprintf(path, sizeof path, "%s/run/meta.json", dir);
+    meta = read_file(path, NULL);
+    CHECK_MSG(meta && strstr(meta, "\"max_chunks\": 1000000"), "meta.json: %s", meta);
+    free(meta);
+    hostile_stop(&h);
+}

@@ -39,6 +39,7 @@ typedef struct loadgen_config {
     int insecure;
     http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
+    int max_chunks; /* chunks kept of one answer; past it the request is malformed; 0: no cap */
     const char *out_dir; /* NULL: write no rows (warmup) */
     int progress;        /* progress line on stderr */
     /* Sampling while the run goes (both optional): the server's /metrics

@@ -72,6 +72,10 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
             k = ci.output_tokens;
         else if (ci.has_usage && ci.completion_tokens > f->last_completion)
             k = (int32_t)(ci.completion_tokens - f->last_completion);
+        if (f->n_chunks >= f->g->cfg->max_chunks && f->g->cfg->max_chunks > 0) {
+            f->failed_parse = 1; /* no answer is that long: memory stays bounded */
+            return;
+        }
         if (f->row.first_us < 0)
             f->row.first_us = t;
         add_chunk(f, t, k);

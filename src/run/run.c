@@ -161,6 +161,7 @@ static void prepare_target(run_ctx *x) {
                              .insecure = o->insecure,
                              .client = x->client,
                              .max_event_bytes = (size_t)o->max_event_bytes,
+                             .max_chunks = (int)o->max_chunks,
                              .progress = o->progress || (!o->quiet && isatty(2)),
                              .metrics_url = o->no_sampling ? NULL : x->metrics_url,
                              .metrics_headers = x->headers,
