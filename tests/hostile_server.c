@@ -284,6 +284,51 @@ static after answer_many_events(conn *c) {
     return CLOSE;
 }
 
+/* CRC-32 (IEEE, reflected), bit by bit: the gzip trailer's checksum. */
+static unsigned long crc32_of(const unsigned char *p, size_t n) {
+    unsigned long crc = 0xffffffffUL;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1 ? (crc >> 1) ^ 0xedb88320UL : crc >> 1;
+    }
+    return crc ^ 0xffffffffUL;
+}
+
+/* `in` as a gzip member of one stored (uncompressed) deflate block: a valid
+ * encoding any gzip reader decodes, made without zlib. Returns its length. */
+static size_t gzip_stored(const char *in, size_t n, unsigned char *out) {
+    static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    size_t k = 0;
+    memcpy(out, head, sizeof head);
+    k += sizeof head;
+    out[k++] = 1; /* the last block, stored */
+    out[k++] = (unsigned char)(n & 0xff);
+    out[k++] = (unsigned char)(n >> 8);
+    out[k++] = (unsigned char)(~n & 0xff);
+    out[k++] = (unsigned char)((~n >> 8) & 0xff);
+    memcpy(out + k, in, n);
+    k += n;
+    unsigned long crc = crc32_of((const unsigned char *)in, n);
+    for (int i = 0; i < 4; i++)
+        out[k++] = (unsigned char)(crc >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        out[k++] = (unsigned char)(n >> (8 * i));
+    return k;
+}
+
+static after answer_gzip(conn *c) {
+    char body[4096], head[256];
+    unsigned char gz[4200];
+    good_stream(body, sizeof body);
+    size_t n = gzip_stored(body, strlen(body), gz);
+    snprintf(head, sizeof head,
+             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             n);
+    return send_str(c, head) || send_all(c, (const char *)gz, n) ? CLOSE : KEEP;
+}
+
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
@@ -313,6 +358,7 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
     case HOSTILE_TWO_ANSWERS: return answer_twice(c);
     case HOSTILE_MANY_EVENTS: return answer_many_events(c);
+    case HOSTILE_GZIP_SSE: return answer_gzip(c);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

@@ -36,6 +36,8 @@ typedef enum hostile_mode {
                              asked for (2 tokens, finish_reason "stop"), keeping the connection */
     HOSTILE_MANY_EVENTS,  /* 200 SSE (close-delimited): many_events one-token events of 37
                              bytes as fast as the socket takes them, then [DONE] */
+    HOSTILE_GZIP_SSE,     /* the GOOD stream gzip-encoded (Content-Encoding: gzip, stored
+                             blocks: the events lie in it as they are), which no one asked for */
     HOSTILE_N_MODES
 } hostile_mode;
 

@@ -153,7 +153,7 @@ typedef struct outcome {
     int heads, status, dones;
     h1_result result;
     int os_errno;
-    char ctype[64];
+    char ctype[64], cenc[32];
     char body[8192];
     size_t body_len;
     int64_t arrived[16];
@@ -169,8 +169,9 @@ typedef struct outcome {
     const char *next_body;
 } outcome;
 
-static void on_head(void *ud, int status, const char *ct) {
+static void on_head(void *ud, int status, const char *ct, const char *ce) {
     outcome *o = ud;
+    snprintf(o->cenc, sizeof o->cenc, "%s", ce ? ce : "");
     o->heads++;
     o->status = status;
     snprintf(o->ctype, sizeof o->ctype, "%s", ct ? ct : "");

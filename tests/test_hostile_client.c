@@ -448,3 +448,30 @@ TEST(hostile_client_many_tiny_events_past_max_chunks_is_malformed) {
     free(meta);
     hostile_stop(&h);
 }
+
+/* An event stream in gzip (Content-Encoding: gzip), which neither client
+ * asked for (no Accept-Encoding) or decodes: malformed through both, not a
+ * disconnect, and no chunk is made up from its bytes (the stored blocks
+ * hold the events as they are, after a binary gzip header). The GOOD
+ * requests beside them are unaffected. */
+TEST(hostile_client_gzip_event_stream_is_malformed) {
+    hostile_script s = {.modes = {HOSTILE_GZIP_SSE, HOSTILE_GOOD}, .n_modes = 2};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), extra[64];
+        snprintf(extra, sizeof extra, "--http-client %s", clients[c]);
+        run_outcome o = run_client(&h, dir, 4, "5", extra, 10000);
+        for (int k = 0; k < 4; k += 2) {
+            int i = row_of(o.rows, k);
+            CHECK_MSG(!strcmp(csv_get(o.rows, i, "error"), "malformed") &&
+                          !strcmp(csv_get(o.rows, i, "chunks"), "0"),
+                      "%s: req-%d: error '%s', %s chunks", clients[c], k,
+                      csv_get(o.rows, i, "error"), csv_get(o.rows, i, "chunks"));
+            check_row(o.rows, k, "malformed", "200");
+        }
+        for (int k = 1; k < 4; k += 2)
+            check_good_row(o.rows, k, 1000);
+    }
+    hostile_stop(&h);
+}

@@ -550,18 +550,24 @@ static size_t gather_head(h1_xfer *x, const char *p, size_t n, h1p_head *h, long
     return used;
 }
 
-/* The final head: the caller learns of it, the body decoder starts. The
- * content type is cut in place, in the head's own bytes (its CR, LF or NUL). */
+/* A field's value cut in place, in the head's own bytes (at its CR, LF or
+ * NUL); NULL when the head has no such field. */
+static char *cut_value(char *head, const char *value, size_t len) {
+    if (!value)
+        return NULL;
+    char *v = head + (value - head);
+    v[len] = 0;
+    return v;
+}
+
+/* The final head: the caller learns of it, the body decoder starts. */
 static void take_final_head(h1_xfer *x, char *head, const h1p_head *h) {
-    char *ct = NULL;
-    if (h->content_type) {
-        ct = head + (h->content_type - head);
-        ct[h->content_type_len] = 0;
-    }
+    char *ct = cut_value(head, h->content_type, h->content_type_len);
+    char *ce = cut_value(head, h->content_encoding, h->content_encoding_len);
     x->keep_alive = h->keep_alive;
     h1p_body_start(&x->decoder, h);
     x->in_body = 1;
-    x->c->h.head(x->ud, h->status, ct);
+    x->c->h.head(x->ud, h->status, ct, ce);
 }
 
 /* Takes response-head bytes from p[0..n): returns the bytes used, or -1

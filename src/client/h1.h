@@ -36,8 +36,9 @@ typedef enum {
 } h1_result;
 
 typedef struct h1_handlers {
-    /* the final (non-1xx) response head; content_type may be NULL */
-    void (*head)(void *ud, int status, const char *content_type);
+    /* the final (non-1xx) response head; content_type and content_encoding
+     * (the body is passed on as it came, never decoded) may be NULL */
+    void (*head)(void *ud, int status, const char *content_type, const char *content_encoding);
     /* body bytes as they arrive (dechunked), with the time they reached this
      * machine's socket (CLOCK_MONOTONIC µs; see below); return n to go on,
      * less to abort */

@@ -141,8 +141,9 @@ void lg_transfer_ended(lg *g, inflight *f, xfer_end end) {
 
 /* ---- our own client's callbacks ---- */
 
-static void h1_on_head(void *ud, int status, const char *content_type) {
-    response_head(ud, status, content_type);
+static void h1_on_head(void *ud, int status, const char *content_type,
+                       const char *content_encoding) {
+    response_head(ud, status, content_type, content_encoding);
 }
 
 /* Body bytes; then, if a request fell due meanwhile, it goes out now

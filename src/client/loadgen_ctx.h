@@ -42,7 +42,9 @@ typedef struct inflight {
     char errbody[512];
     size_t errlen;
     int status_known;
-    int os_errno; /* the system's error behind a failed transfer; 0: none known */
+    int encoded;     /* a 200 in a Content-Encoding nobody asked for: malformed */
+    char coding[16]; /* libcurl's transfers: the Content-Encoding seen in the head */
+    int os_errno;    /* the system's error behind a failed transfer; 0: none known */
     /* a server that answers a streaming request with one whole JSON body */
     int whole_json;
     char *json;
@@ -90,8 +92,9 @@ void lg_check_done(lg *g);
 
 /* Before the request is sent: its event-stream parser. */
 void response_begin(inflight *f);
-/* The response head: its status and content type (may be NULL). */
-void response_head(inflight *f, int status, const char *content_type);
+/* The response head: its status, content type and content encoding (either
+ * may be NULL). */
+void response_head(inflight *f, int status, const char *content_type, const char *content_encoding);
 /* Body bytes as they arrive at time t (µs since t=0); returns n, or 0 when
  * the row is decided and the transfer should stop. */
 size_t response_body(inflight *f, const char *p, size_t n, int64_t t);

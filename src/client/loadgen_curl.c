@@ -7,11 +7,12 @@
 #include "common/util.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 
 typedef struct sock_ctx {
     struct event *ev;
@@ -25,7 +26,7 @@ static size_t curl_on_write(char *p, size_t size, size_t nmemb, void *ud) {
         char *ct = NULL;
         curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
         curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
-        response_head(f, (int)code, ct);
+        response_head(f, (int)code, ct, f->coding);
     }
     return response_body(f, p, size * nmemb, lg_now(f->g));
 }
@@ -38,6 +39,28 @@ static int client_side(CURLcode rc, long os_errno) {
     int e = (int)os_errno;
     return rc != CURLE_OK &&
            (e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EADDRNOTAVAIL);
+}
+
+/* Header lines, for the one curl does not report: Content-Encoding (of the
+ * last head, as a 1xx head comes before the final one). */
+static size_t curl_on_header(char *p, size_t size, size_t nmemb, void *ud) {
+    inflight *f = ud;
+    size_t n = size * nmemb;
+    if (n >= 5 && !strncmp(p, "HTTP/", 5))
+        f->coding[0] = 0;
+    else if (n > 17 && !strncasecmp(p, "Content-Encoding:", 17)) {
+        const char *v = p + 17, *end = p + n;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        size_t len = 0;
+        while (v + len < end && v[len] != '\r' && v[len] != '\n')
+            len++;
+        if (len >= sizeof f->coding)
+            len = sizeof f->coding - 1;
+        memcpy(f->coding, v, len);
+        f->coding[len] = 0;
+    }
+    return n;
 }
 
 /* curl's own socket() with its errno kept: curl reports a socket it could
@@ -269,6 +292,8 @@ void curl_glue_start(lg *g, inflight *f) {
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->hdrs);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, curl_on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, f);
     curl_easy_setopt(e, CURLOPT_PRIVATE, f);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, f);

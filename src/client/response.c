@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Chunk times are kept until the row is written; token counts only once a
  * chunk carries other than one token (tok stays NULL while all are 1, which
@@ -92,14 +93,26 @@ void response_begin(inflight *f) {
     sse_init(&f->sse, f->g->cfg->max_event_bytes, on_event, f);
 }
 
-void response_head(inflight *f, int status, const char *content_type) {
+/* Whether a Content-Encoding leaves the body as it is. */
+static int identity(const char *coding) {
+    return !coding || !*coding || !strcasecmp(coding, "identity");
+}
+
+void response_head(inflight *f, int status, const char *content_type,
+                   const char *content_encoding) {
     f->row.http_status = status;
     f->status_known = 1;
+    /* Neither client asks for an encoding or decodes one: a compressed
+     * stream is bytes no parser can read, and reading them as events would
+     * make up an answer or a disconnect. */
+    f->encoded = status == 200 && !identity(content_encoding);
     f->whole_json = status == 200 && content_type && strstr(content_type, "json") &&
                     !strstr(content_type, "event-stream");
 }
 
 size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
+    if (f->encoded)
+        return 0; /* abort the transfer: the row is decided */
     /* times of one stream never go back, nor before the request left */
     if (t < f->row.last_us)
         t = f->row.last_us;
@@ -165,7 +178,7 @@ static void take_whole_json(inflight *f) {
 }
 
 static int classify(inflight *f, xfer_end end) {
-    if (f->failed_parse || f->unasked)
+    if (f->failed_parse || f->unasked || f->encoded)
         return ERR_MALFORMED;
     if (f->error_event)
         return ERR_HTTP;
