@@ -214,7 +214,11 @@ static after answer_partial(conn *c, int reset) {
 static after answer_whole(conn *c, int status, const char *ctype, const char *body) {
     char head[512];
     snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-             status, status == 200 ? "OK" : "Internal Server Error", ctype, strlen(body));
+             status,
+             status == 200   ? "OK"
+             : status == 404 ? "Not Found"
+                             : "Internal Server Error",
+             ctype, strlen(body));
     return send_str(c, head) || send_str(c, body) ? CLOSE : KEEP;
 }
 
@@ -359,6 +363,7 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_TWO_ANSWERS: return answer_twice(c);
     case HOSTILE_MANY_EVENTS: return answer_many_events(c);
     case HOSTILE_GZIP_SSE: return answer_gzip(c);
+    case HOSTILE_NOT_FOUND: return answer_whole(c, 404, "application/json", HOSTILE_NOT_FOUND_BODY);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

@@ -38,6 +38,8 @@ typedef enum hostile_mode {
                              bytes as fast as the socket takes them, then [DONE] */
     HOSTILE_GZIP_SSE,     /* the GOOD stream gzip-encoded (Content-Encoding: gzip, stored
                              blocks: the events lie in it as they are), which no one asked for */
+    HOSTILE_NOT_FOUND,    /* 404 application/json, an OpenAI-style error object over several
+                             lines ("The model `gpt-4` does not exist.") */
     HOSTILE_N_MODES
 } hostile_mode;
 
@@ -71,6 +73,12 @@ void hostile_stop(hostile_server *h);
 /* Atomic reads of the shared counters. */
 int hostile_count(const int *counter);
 long long hostile_bytes(const long long *counter);
+
+/* What NOT_FOUND answers. */
+#define HOSTILE_NOT_FOUND_BODY                                                                     \
+    "{\n  \"error\": {\n    \"message\": \"The model `gpt-4` does not exist.\",\n"                 \
+    "    \"type\": \"invalid_request_error\",\n    \"param\": \"model\",\n"                        \
+    "    \"code\": \"model_not_found\"\n  }\n}\n"
 
 /* The data payloads of the GOOD stream's token chunks say this many tokens. */
 #define HOSTILE_GOOD_TOKENS 4

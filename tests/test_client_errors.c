@@ -120,3 +120,164 @@ TEST(client_out_of_descriptors_is_client_not_connect_builtin) {
 TEST(client_out_of_descriptors_is_client_not_connect_libcurl) {
     runs_out_of_descriptors("libcurl");
 }
+
+/* ---- errors.csv ---- */
+
+/* A whole RFC 4180 file: rows of fields, quotes undone. */
+typedef struct rfc_csv {
+    int n_rows;
+    char *f[64][8]; /* at most 64 rows of 8 fields */
+    int n_fields[64];
+} rfc_csv;
+
+static rfc_csv *rfc_read(const char *path) {
+    char *s = read_file(path, NULL);
+    CHECK_MSG(s != NULL, "no %s", path);
+    rfc_csv *t = calloc(1, sizeof *t);
+    const char *p = s;
+    while (*p) {
+        CHECK_MSG(t->n_rows < 64, "%s: too many rows", path);
+        int r = t->n_rows++;
+        for (;;) {
+            CHECK_MSG(t->n_fields[r] < 8, "%s: row %d too wide", path, r);
+            char *out = malloc(strlen(p) + 1);
+            size_t k = 0;
+            if (*p == '"') {
+                for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                    if (*p == '"')
+                        p++; /* a doubled quote */
+                    out[k++] = *p;
+                }
+                CHECK_MSG(*p == '"', "%s: unterminated quote", path);
+                p++;
+            } else {
+                while (*p && *p != ',' && *p != '\n')
+                    out[k++] = *p++;
+            }
+            out[k] = 0;
+            t->f[r][t->n_fields[r]++] = out;
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            CHECK_MSG(*p == '\n', "%s: row %d: '%c' after a field", path, r, *p);
+            p++;
+            break;
+        }
+    }
+    free(s);
+    return t;
+}
+
+/* errors.csv against requests.csv: the header; one row per (error,
+ * http_status) of the failed rows, with their count; each first request
+ * one of them. Returns the table for more checks. */
+static rfc_csv *check_errors_csv(const char *run_dir) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/errors.csv", run_dir);
+    rfc_csv *e = rfc_read(path);
+    CHECK(e->n_rows >= 1 && e->n_fields[0] == 5);
+    const char *cols[] = {"error", "http_status", "count", "first_request_id", "body"};
+    for (int j = 0; j < 5; j++)
+        CHECK_STR(e->f[0][j], cols[j]);
+    csv_table *t = rows_in(run_dir);
+    int failed = 0, listed = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        failed += *csv_get(t, i, "error") != 0;
+    for (int r = 1; r < e->n_rows; r++) {
+        CHECK_INT(e->n_fields[r], 5);
+        int n = 0, first_found = 0;
+        for (int i = 0; i < t->n_rows; i++) {
+            if (strcmp(csv_get(t, i, "error"), e->f[r][0]) ||
+                strcmp(csv_get(t, i, "http_status"), e->f[r][1]))
+                continue;
+            n++;
+            first_found |= !strcmp(csv_get(t, i, "request_id"), e->f[r][3]);
+        }
+        CHECK_MSG(n == atoi(e->f[r][2]), "%s %s: errors.csv counts %s, requests.csv %d", e->f[r][0],
+                  e->f[r][1], e->f[r][2], n);
+        CHECK_MSG(first_found, "%s %s: first request %s is not one of them", e->f[r][0], e->f[r][1],
+                  e->f[r][3]);
+        listed += n;
+    }
+    CHECK_INT(listed, failed);
+    csv_free(t);
+    return e;
+}
+
+/* The row of errors.csv for (error, status), or -1. */
+static int error_row(const rfc_csv *e, const char *error, const char *status) {
+    for (int r = 1; r < e->n_rows; r++)
+        if (!strcmp(e->f[r][0], error) && !strcmp(e->f[r][1], status))
+            return r;
+    return -1;
+}
+
+/* Against the simulator: injected faults of four classes, then a model it
+ * does not serve. Every failed row is counted under its class and status,
+ * and the first body of each says what the server said. */
+TEST(client_errors_csv_counts_and_quotes_the_servers_words) {
+    char *dir = temp_dir(), args[1024], path[1100], *out;
+    sim_proc p = sim_start("--fault http429=0.15,http500=0.1,malformed=0.1,disconnect=0.1");
+    snprintf(args, sizeof args,
+             "--url http://127.0.0.1:%d --rate 400 --requests 200 --prompts random:8:6 "
+             "--out %s/faults",
+             p.port, dir);
+    int code = run_limited(4096, args, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/faults", dir);
+    rfc_csv *e = check_errors_csv(path);
+    int r429 = error_row(e, "http", "429"), r500 = error_row(e, "http", "500");
+    CHECK_MSG(r429 > 0 && r500 > 0, "errors.csv has %d rows", e->n_rows);
+    CHECK_MSG(strstr(e->f[r429][4], "\"message\":\"rate limit exceeded"), "429: %s", e->f[r429][4]);
+    CHECK_MSG(error_row(e, "malformed", "200") > 0 && error_row(e, "disconnect", "200") > 0,
+              "malformed and disconnect rows missing");
+    snprintf(args, sizeof args,
+             "--url http://127.0.0.1:%d --model gpt-4 --rate 400 --requests 20 "
+             "--prompts random:8:6 --out %s/model",
+             p.port, dir);
+    code = run_limited(4096, args, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/model", dir);
+    e = check_errors_csv(path);
+    CHECK_INT(e->n_rows, 2);
+    CHECK_STR(e->f[1][0], "http");
+    CHECK_STR(e->f[1][1], "404");
+    CHECK_STR(e->f[1][2], "20");
+    CHECK_MSG(strstr(e->f[1][4], "The model `gpt-4` does not exist."), "404: %s", e->f[1][4]);
+    /* the file itself: a body with quotes and commas is quoted, quotes doubled */
+    snprintf(path, sizeof path, "%s/model/errors.csv", dir);
+    char *raw = read_file(path, NULL);
+    CHECK_MSG(raw && strstr(raw, ",\"{\"\"error\"\":{\"\"message\"\":\"\"The model"), "%s", raw);
+    free(raw);
+    sim_stop(&p);
+}
+
+/* A 404 whose JSON body runs over several lines, through both clients:
+ * the same one row, the body whole, its line ends kept inside quotes. */
+TEST(client_errors_csv_keeps_a_multiline_404_body_through_both_clients) {
+    hostile_script s = {.modes = {HOSTILE_NOT_FOUND, HOSTILE_GOOD}, .n_modes = 2};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), args[1024], path[1100], *out;
+        snprintf(args, sizeof args,
+                 "--url http://127.0.0.1:%d --model m --http-client %s --prompts random:8:4 "
+                 "--rate 50 --requests 6 --out %s/run",
+                 h.port, clients[c], dir);
+        int code = run_limited(4096, args, &out);
+        CHECK_MSG(code == 0, "exit %d: %s", code, out);
+        free(out);
+        snprintf(path, sizeof path, "%s/run", dir);
+        rfc_csv *e = check_errors_csv(path);
+        CHECK_MSG(e->n_rows == 2, "%s: %d rows", clients[c], e->n_rows);
+        CHECK_STR(e->f[1][0], "http");
+        CHECK_STR(e->f[1][1], "404");
+        CHECK_STR(e->f[1][2], "3");
+        CHECK_STR(e->f[1][3], "req-0");
+        CHECK_STR(e->f[1][4], HOSTILE_NOT_FOUND_BODY);
+    }
+    hostile_stop(&h);
+}

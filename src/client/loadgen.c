@@ -17,6 +17,7 @@
 #include "common/stop.h"
 #include "common/util.h"
 
+#include <errno.h>
 #include <event2/event.h>
 #include <math.h>
 #include <signal.h>
@@ -59,10 +60,24 @@ static void free_inflight(inflight *f) {
     curl_slist_free_all(f->hdrs);
     free(f->body);
     free(f->json);
+    free(f->words);
     sse_release(&f->sse);
     free(f->t_us);
     free(f->tok);
     free(f);
+}
+
+/* A failed request in the run's error log, with the server's words, or
+ * the system's when the server said nothing. */
+static void note_error(lg *g, inflight *f, int error) {
+    const char *words = f->words;
+    size_t len = f->words_len;
+    char buf[128];
+    if (!words && f->os_errno) {
+        words = strerror_r(f->os_errno, buf, sizeof buf); /* GNU's: threads each their own */
+        len = strlen(words);
+    }
+    errorlog_note(&g->res->errors, error, f->row.http_status, f->row.index, words, len);
 }
 
 /* The request is over: its row, its figures, its memory. */
@@ -88,6 +103,8 @@ static void finish_request(lg *g, inflight *f, int error) {
     r->prompt_tokens =
         f->usage_prompt > 0 ? (int)f->usage_prompt : workload_prompt_tokens(c->w, r->index);
     r->finish_reason = f->finish[0] ? f->finish : (error ? "" : "");
+    if (error)
+        note_error(g, f, error);
     if (g->writing) {
         row_writer_request(&g->rw, r);
         row_writer_chunks(&g->rw, r->index, f->t_us, f->tok, f->n_chunks);
@@ -414,5 +431,8 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     event_base_free(g.base);
     if (g.writing)
         res->write_error = row_writer_close(&g.rw);
+    if (g.writing && !cfg->shared_rows && errorlog_write(cfg->out_dir, &res->errors) &&
+        !res->write_error)
+        res->write_error = errno ? errno : EIO;
     return 0;
 }

@@ -11,6 +11,7 @@
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
+#include "client/errorlog.h"
 #include "common/record.h"
 #include "common/series.h"
 #include "monitor/gpu.h"
@@ -58,6 +59,10 @@ typedef struct loadgen_result {
     int write_error;         /* errno of a failed row write */
     series_set metrics, gpu; /* what was sampled (kept metrics only) */
     int metrics_samples, gpu_samples;
+    /* failed requests by class and status, with the first words of each;
+     * written as errors.csv when this loop writes its own rows (not with
+     * shared_rows: then the caller merges and writes them) */
+    error_log errors;
 } loadgen_result;
 
 /* Runs the whole schedule. Returns 0, or -1 with a message in err when it

@@ -39,8 +39,8 @@ typedef struct inflight {
     int saw_done, saw_finish, saw_usage, failed_parse, error_event;
     long usage_prompt, usage_completion;
     char finish[24];
-    char errbody[512];
-    size_t errlen;
+    char *words; /* the server's words when it failed (errorlog.h); NULL: none kept */
+    size_t words_len;
     int status_known;
     int encoded;     /* a 200 in a Content-Encoding nobody asked for: malformed */
     char coding[16]; /* libcurl's transfers: the Content-Encoding seen in the head */

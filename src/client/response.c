@@ -39,6 +39,21 @@ int32_t response_chunk_tokens(const inflight *f, int i) {
     return f->tok ? f->tok[i] : 1;
 }
 
+/* Keeps the start of what the server said when it failed (an error body,
+ * an error event, an event that could not be read), for errors.csv: only
+ * while the run has no words yet for the class it will likely end in, so
+ * a storm of the same error keeps one copy, not one per request. */
+static void keep_words(inflight *f, int likely_error, const char *p, size_t n) {
+    if (!f->words) {
+        if (errorlog_has(&f->g->res->errors, likely_error, f->row.http_status))
+            return;
+        f->words = xmalloc(ERRLOG_BODY_MAX);
+    }
+    size_t room = ERRLOG_BODY_MAX - f->words_len, k = n < room ? n : room;
+    memcpy(f->words + f->words_len, p, k);
+    f->words_len += k;
+}
+
 /* The server's own token counts, when it sends them. */
 static void take_usage(inflight *f, const chunk_info *ci) {
     if (!ci->has_usage)
@@ -58,10 +73,14 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
         return;
     }
     if (ci.malformed) {
+        if (!f->failed_parse)
+            keep_words(f, ERR_MALFORMED, data, len);
         f->failed_parse = 1;
         return;
     }
     if (ci.error || !strcmp(type, "error")) {
+        if (!f->error_event)
+            keep_words(f, ERR_HTTP, data, len);
         f->error_event = 1;
         return;
     }
@@ -133,12 +152,8 @@ size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
         f->json_len += n;
         return n;
     }
-    if (f->row.http_status != 200) { /* keep the start of an error body */
-        size_t room = sizeof f->errbody - 1 - f->errlen;
-        size_t k = n < room ? n : room;
-        memcpy(f->errbody + f->errlen, p, k);
-        f->errlen += k;
-        f->errbody[f->errlen] = 0;
+    if (f->row.http_status != 200) { /* an error body: its start is kept */
+        keep_words(f, ERR_HTTP, p, n);
         return n;
     }
     int64_t prev_last = f->row.last_us;
@@ -158,12 +173,10 @@ size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
 static void take_whole_json(inflight *f) {
     chunk_info ci;
     chunk_parse(f->json ? f->json : "", f->json_len, &ci);
-    if (ci.malformed) {
-        f->failed_parse = 1;
-        return;
-    }
-    if (ci.error) {
-        f->error_event = 1;
+    if (ci.malformed || ci.error) {
+        keep_words(f, ci.malformed ? ERR_MALFORMED : ERR_HTTP, f->json, f->json_len);
+        f->failed_parse |= ci.malformed;
+        f->error_event |= !ci.malformed;
         return;
     }
     take_usage(f, &ci);
