@@ -429,7 +429,16 @@ static void serve(conn *c) {
         if (read_request(c->fd, &rq))
             return;
         after a;
-        if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models")) {
+        if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models") &&
+            c->script->models_status) {
+            c->mode = HOSTILE_GOOD;
+            if (c->script->models_status < 0)
+                wait_for_close(c);
+            a = c->script->models_status < 0
+                    ? CLOSE
+                    : answer_whole(c, c->script->models_status, "application/json",
+                                   "{\"detail\":\"Not Found\"}");
+        } else if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models")) {
             c->mode = HOSTILE_GOOD;
             a = answer_whole(c, 200, "application/json",
                              "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\","

@@ -50,6 +50,8 @@ typedef struct hostile_script {
     int trickle_ms;    /* TRICKLE */
     int extra_ms;      /* TWO_ANSWERS: the pause between the answer and the unasked one */
     long many_events;  /* MANY_EVENTS */
+    int models_status; /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
+                          that status with a JSON error */
 } hostile_script;
 
 /* What the server saw, shared with the test. */

@@ -281,3 +281,65 @@ TEST(client_errors_csv_keeps_a_multiline_404_body_through_both_clients) {
     }
     hostile_stop(&h);
 }
+
+/* ---- the probe's warning ---- */
+
+/* `servelab run` of two requests against h with `args`; its output. */
+static char *probe_run(const hostile_server *h, const char *args) {
+    char *dir = temp_dir(), cmd[1024], *out;
+    snprintf(cmd, sizeof cmd,
+             "--url http://127.0.0.1:%d --prompts random:8:4 --requests 2 --timeout 5 %s "
+             "--out %s/run",
+             h->port, args, dir);
+    int code = run_limited(4096, cmd, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    return out;
+}
+
+/* "cannot reach the server" only when no connection can be made; a model
+ * list that did not come, or a --model it lacks, is said as such. */
+TEST(client_probe_says_what_failed) {
+    hostile_script s = {.modes = {HOSTILE_GOOD}, .n_modes = 1, .models_status = 404};
+    hostile_server h = hostile_start(&s);
+    char *out = probe_run(&h, "");
+    CHECK_MSG(strstr(out, "the server did not list its models (HTTP 404); --model is needed") &&
+                  !strstr(out, "cannot reach"),
+              "%s", out);
+    free(out);
+    out = probe_run(&h, "--model m");
+    CHECK_MSG(strstr(out, "did not list its models (HTTP 404), so --model m is not checked") &&
+                  !strstr(out, "cannot reach"),
+              "%s", out);
+    free(out);
+    hostile_stop(&h);
+    s.models_status = 0;
+    h = hostile_start(&s);
+    out = probe_run(&h, "--model gpt-4");
+    CHECK_MSG(strstr(out, "warning: --model gpt-4 is not among the models the server lists (m)"),
+              "%s", out);
+    free(out);
+    out = probe_run(&h, "--model m");
+    CHECK_MSG(!strstr(out, "models") && !strstr(out, "cannot reach"), "%s", out);
+    free(out);
+    int port = h.port;
+    hostile_stop(&h);
+    char args[512];
+    snprintf(args, sizeof args, "--url http://127.0.0.1:%d --model m --requests 2 --out %s/refused",
+             port, temp_dir());
+    CHECK_INT(run_limited(4096, args, &out), 0);
+    CHECK_MSG(strstr(out, "cannot reach the server ("), "%s", out);
+    free(out);
+}
+
+/* /v1/models accepted and never answered: the probe times out (10 s), and
+ * that is what the warning says, not that the server is unreachable. */
+TEST(client_probe_timeout_is_not_unreachable) {
+    hostile_script s = {.modes = {HOSTILE_GOOD}, .n_modes = 1, .models_status = -1};
+    hostile_server h = hostile_start(&s);
+    char *out = probe_run(&h, "");
+    CHECK_MSG(strstr(out, "the server did not list its models (") &&
+                  strstr(out, "; --model is needed") && !strstr(out, "cannot reach"),
+              "%s", out);
+    free(out);
+    hostile_stop(&h);
+}

@@ -133,9 +133,9 @@ static void prepare_target(run_ctx *x) {
     x->base = base_url(o->url);
     probe_server(x->base, x->headers, o->insecure, &x->probe);
     x->probed = 1;
-    if (!x->probe.reachable)
-        warnx_("cannot reach the server (%s); every request will be recorded as it fails",
-               x->probe.error);
+    char why[1024];
+    if (probe_warning(&x->probe, o->model, why, sizeof why))
+        warnx_("%s", why);
     x->model = o->model ? o->model : (x->probe.first_model[0] ? x->probe.first_model : NULL);
     x->cusage = !strcmp(o->cusage, "on") || (!strcmp(o->cusage, "auto") && x->probe.vllm_like);
     int chat = !strcmp(o->api, "chat");
