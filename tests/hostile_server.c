@@ -214,7 +214,11 @@ static after answer_partial(conn *c, int reset) {
 static after answer_whole(conn *c, int status, const char *ctype, const char *body) {
     char head[512];
     snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-             status, status == 200 ? "OK" : "Internal Server Error", ctype, strlen(body));
+             status,
+             status == 200   ? "OK"
+             : status == 404 ? "Not Found"
+                             : "Internal Server Error",
+             ctype, strlen(body));
     return send_str(c, head) || send_str(c, body) ? CLOSE : KEEP;
 }
 
@@ -246,6 +250,89 @@ static after answer_error_mid_stream(conn *c, int as_event) {
     return KEEP;
 }
 
+/* The answer, then another that no request asked for: a server out of step
+ * with its connection (a client that takes it as the next request's answer
+ * stays one answer behind from then on). */
+static after answer_twice(conn *c) {
+    if (answer_good(c) == CLOSE)
+        return CLOSE;
+    sleep_ms(c->script->extra_ms);
+    static const char extra[] =
+        "data: {\"id\":\"cmpl-extra\",\"object\":\"text_completion\",\"created\":1,"
+        "\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" extra extra\","
+        "\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":8,"
+        "\"total_tokens\":10,\"completion_tokens\":2}}\n\n";
+    if (send_str(c, sse_chunked_head) || send_chunk(c, extra) || send_chunk(c, done_event) ||
+        send_str(c, "0\r\n\r\n"))
+        return CLOSE;
+    return KEEP;
+}
+
+/* A stream of tiny events, written 64 KiB at a time: millions of chunks
+ * in a few seconds, each the least an answer can carry. */
+static after answer_many_events(conn *c) {
+    static const char ev[] = "data: {\"choices\":[{\"text\":\"x\"}]}\n\n";
+    enum { EV = sizeof ev - 1, PER_BLOCK = 65536 / EV };
+    static char block[PER_BLOCK * EV];
+    for (int i = 0; i < PER_BLOCK; i++)
+        memcpy(block + (size_t)i * EV, ev, EV);
+    if (send_str(c, sse_close_head))
+        return CLOSE;
+    for (long sent = 0; sent < c->script->many_events; sent += PER_BLOCK) {
+        long n =
+            c->script->many_events - sent < PER_BLOCK ? c->script->many_events - sent : PER_BLOCK;
+        if (send_all(c, block, (size_t)n * EV))
+            return CLOSE;
+    }
+    send_str(c, done_event);
+    return CLOSE;
+}
+
+/* CRC-32 (IEEE, reflected), bit by bit: the gzip trailer's checksum. */
+static unsigned long crc32_of(const unsigned char *p, size_t n) {
+    unsigned long crc = 0xffffffffUL;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1 ? (crc >> 1) ^ 0xedb88320UL : crc >> 1;
+    }
+    return crc ^ 0xffffffffUL;
+}
+
+/* `in` as a gzip member of one stored (uncompressed) deflate block: a valid
+ * encoding any gzip reader decodes, made without zlib. Returns its length. */
+static size_t gzip_stored(const char *in, size_t n, unsigned char *out) {
+    static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    size_t k = 0;
+    memcpy(out, head, sizeof head);
+    k += sizeof head;
+    out[k++] = 1; /* the last block, stored */
+    out[k++] = (unsigned char)(n & 0xff);
+    out[k++] = (unsigned char)(n >> 8);
+    out[k++] = (unsigned char)(~n & 0xff);
+    out[k++] = (unsigned char)((~n >> 8) & 0xff);
+    memcpy(out + k, in, n);
+    k += n;
+    unsigned long crc = crc32_of((const unsigned char *)in, n);
+    for (int i = 0; i < 4; i++)
+        out[k++] = (unsigned char)(crc >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        out[k++] = (unsigned char)(n >> (8 * i));
+    return k;
+}
+
+static after answer_gzip(conn *c) {
+    char body[4096], head[256];
+    unsigned char gz[4200];
+    good_stream(body, sizeof body);
+    size_t n = gzip_stored(body, strlen(body), gz);
+    snprintf(head, sizeof head,
+             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             n);
+    return send_str(c, head) || send_all(c, (const char *)gz, n) ? CLOSE : KEEP;
+}
+
 static after answer_completion(conn *c, hostile_mode m) {
     c->mode = m;
     switch (m) {
@@ -273,6 +360,10 @@ static after answer_completion(conn *c, hostile_mode m) {
             "\"completion_tokens\":7}}");
     case HOSTILE_ERROR_EVENT: return answer_error_mid_stream(c, 1);
     case HOSTILE_ERROR_DATA: return answer_error_mid_stream(c, 0);
+    case HOSTILE_TWO_ANSWERS: return answer_twice(c);
+    case HOSTILE_MANY_EVENTS: return answer_many_events(c);
+    case HOSTILE_GZIP_SSE: return answer_gzip(c);
+    case HOSTILE_NOT_FOUND: return answer_whole(c, 404, "application/json", HOSTILE_NOT_FOUND_BODY);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;
@@ -338,7 +429,16 @@ static void serve(conn *c) {
         if (read_request(c->fd, &rq))
             return;
         after a;
-        if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models")) {
+        if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models") &&
+            c->script->models_status) {
+            c->mode = HOSTILE_GOOD;
+            if (c->script->models_status < 0)
+                wait_for_close(c);
+            a = c->script->models_status < 0
+                    ? CLOSE
+                    : answer_whole(c, c->script->models_status, "application/json",
+                                   "{\"detail\":\"Not Found\"}");
+        } else if (!strcmp(rq.method, "GET") && !strcmp(rq.path, "/v1/models")) {
             c->mode = HOSTILE_GOOD;
             a = answer_whole(c, 200, "application/json",
                              "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\","

@@ -32,6 +32,14 @@ typedef enum hostile_mode {
     HOSTILE_JSON_WHOLE,   /* 200 application/json: a whole non-streamed completion */
     HOSTILE_ERROR_EVENT,  /* 2 tokens, `event: error` with an error object, more tokens */
     HOSTILE_ERROR_DATA,   /* 2 tokens, `data: {"error":...}` (vLLM's mid-stream error) */
+    HOSTILE_TWO_ANSWERS,  /* the GOOD stream, then after extra_ms a second whole answer nobody
+                             asked for (2 tokens, finish_reason "stop"), keeping the connection */
+    HOSTILE_MANY_EVENTS,  /* 200 SSE (close-delimited): many_events one-token events of 37
+                             bytes as fast as the socket takes them, then [DONE] */
+    HOSTILE_GZIP_SSE,     /* the GOOD stream gzip-encoded (Content-Encoding: gzip, stored
+                             blocks: the events lie in it as they are), which no one asked for */
+    HOSTILE_NOT_FOUND,    /* 404 application/json, an OpenAI-style error object over several
+                             lines ("The model `gpt-4` does not exist.") */
     HOSTILE_N_MODES
 } hostile_mode;
 
@@ -40,6 +48,10 @@ typedef struct hostile_script {
     int n_modes;
     size_t huge_bytes; /* HUGE_LINE, HUGE_EVENT */
     int trickle_ms;    /* TRICKLE */
+    int extra_ms;      /* TWO_ANSWERS: the pause between the answer and the unasked one */
+    long many_events;  /* MANY_EVENTS */
+    int models_status; /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
+                          that status with a JSON error */
 } hostile_script;
 
 /* What the server saw, shared with the test. */
@@ -63,6 +75,12 @@ void hostile_stop(hostile_server *h);
 /* Atomic reads of the shared counters. */
 int hostile_count(const int *counter);
 long long hostile_bytes(const long long *counter);
+
+/* What NOT_FOUND answers. */
+#define HOSTILE_NOT_FOUND_BODY                                                                     \
+    "{\n  \"error\": {\n    \"message\": \"The model `gpt-4` does not exist.\",\n"                 \
+    "    \"type\": \"invalid_request_error\",\n    \"param\": \"model\",\n"                        \
+    "    \"code\": \"model_not_found\"\n  }\n}\n"
 
 /* The data payloads of the GOOD stream's token chunks say this many tokens. */
 #define HOSTILE_GOOD_TOKENS 4

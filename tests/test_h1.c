@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -151,7 +152,8 @@ static void raw_stop(raw_server *h) {
 typedef struct outcome {
     int heads, status, dones;
     h1_result result;
-    char ctype[64];
+    int os_errno;
+    char ctype[64], cenc[32];
     char body[8192];
     size_t body_len;
     int64_t arrived[16];
@@ -167,8 +169,9 @@ typedef struct outcome {
     const char *next_body;
 } outcome;
 
-static void on_head(void *ud, int status, const char *ct) {
+static void on_head(void *ud, int status, const char *ct, const char *ce) {
     outcome *o = ud;
+    snprintf(o->cenc, sizeof o->cenc, "%s", ce ? ce : "");
     o->heads++;
     o->status = status;
     snprintf(o->ctype, sizeof o->ctype, "%s", ct ? ct : "");
@@ -190,8 +193,9 @@ static size_t on_body(void *ud, const char *p, size_t n, int64_t arrived) {
     return n;
 }
 
-static void on_done(void *ud, h1_result r) {
+static void on_done(void *ud, h1_result r, int os_errno) {
     outcome *o = ud;
+    o->os_errno = os_errno;
     o->dones++;
     o->result = r;
     o->done_in_start |= o->in_start;
@@ -314,6 +318,35 @@ TEST(h1_dead_pooled_connection_is_retried_on_a_fresh_one) {
     raw_stop(&h);
 }
 
+/* An answer, then 30 ms later a second one nobody asked for, while the
+ * client is still busy with the first (its body callback sleeps). The next
+ * transfer, started from the first one's done, must not take the unasked
+ * answer as its own: the connection that spoke out of turn is closed
+ * unused and the request goes out on a fresh one. */
+TEST(h1_unasked_answer_on_a_pooled_connection_is_not_taken) {
+    static const char extra_body[] = "data: {\"choices\":[{\"text\":\" unasked\"}]}\n\n";
+    char answer[1024];
+    snprintf(answer, sizeof answer,
+             "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s%c"
+             "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(sse_body), sse_body, PAUSE, strlen(extra_body), extra_body);
+    raw_script s = {{answer}, 1, 0, 0, 0};
+    raw_server h = raw_start(&s);
+    outcome a = {0}, b = {0};
+    a.sleep_first_ms = 80; /* the unasked answer arrives meanwhile */
+    a.next = &b;
+    a.next_body = "{}";
+    run_one(&h, NULL, 5, &a);
+    CHECK_INT(a.result, H1_OK);
+    CHECK_STR(a.body, sse_body);
+    CHECK_INT(b.dones, 1);
+    CHECK_INT(b.result, H1_OK);
+    CHECK_STR(b.body, sse_body);
+    CHECK_INT(hostile_count(&h.seen->connections), 2);
+    CHECK_INT(hostile_count(&h.seen->requests), 2);
+    raw_stop(&h);
+}
+
 TEST(h1_close_delimited_body_and_1xx_heads) {
     char answer[512];
     snprintf(answer, sizeof answer,
@@ -373,6 +406,36 @@ TEST(h1_refused_and_hostless_are_connect_failures_reported_later) {
         CHECK_MSG(o.result == H1_CONNECT, "%s: result %d", urls[i], o.result);
         CHECK_INT(o.heads, 0);
     }
+}
+
+/* Out of descriptors (every one below the limit taken): the client's own
+ * failure, with its errno, reported later like any other; not a failure
+ * to connect. (The test runs in its own child: the limit dies with it.) */
+TEST(h1_out_of_descriptors_is_a_client_failure) {
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", 9); /* never reached */
+    struct event_base *base = event_base_new();
+    h1_client *c = h1_client_new(base, url, NULL, &handlers);
+    struct rlimit rl = {64, 64};
+    CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = dup(0)) >= 0)
+        n++;
+    CHECK(n < 64 && errno == EMFILE);
+    outcome o = {0};
+    o.in_start = 1;
+    h1_start(c, NULL, "{}", 2, 5, &o);
+    o.in_start = 0;
+    for (int i = 0; i < 100 && !o.dones; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    CHECK_INT(o.dones, 1);
+    CHECK_INT(o.done_in_start, 0);
+    CHECK_MSG(o.result == H1_CLIENT, "result %d", o.result);
+    CHECK_INT(o.os_errno, EMFILE);
+    while (n > 0)
+        close(fds[--n]);
+    h1_client_free(c);
+    event_base_free(base);
 }
 
 TEST_ALONE(h1_silent_server_times_out_on_time) {

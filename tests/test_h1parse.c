@@ -377,6 +377,38 @@ TEST(h1parse_keep_alive_and_content_type) {
          "");
 }
 
+/* Content-Encoding is reported as it stands (the first such line, from
+ * after its blanks to the line end), and changes nothing of the framing. */
+TEST(h1parse_content_encoding_is_reported_not_decoded) {
+    static const struct {
+        const char *head, *want; /* want NULL: no such field */
+    } cases[] = {
+        {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\n", "gzip"},
+        {"HTTP/1.1 200 OK\r\ncontent-encoding:\tbr\r\nContent-Encoding: zstd\r\n\r\n", "br"},
+        {"HTTP/1.1 200 OK\nCONTENT-ENCODING: identity\nContent-Length: 0\n\n", "identity"},
+        {"HTTP/1.1 200 OK\r\nContent-Encodings: gzip\r\nContent-Length: 0\r\n\r\n", NULL},
+        {"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        h1p_head h;
+        long len = h1p_parse_head(cases[i].head, strlen(cases[i].head), 0, &h);
+        CHECK_MSG(len == (long)strlen(cases[i].head), "case %zu: %ld", i, len);
+        if (!cases[i].want) {
+            CHECK_MSG(h.content_encoding == NULL, "case %zu", i);
+            continue;
+        }
+        CHECK_MSG(h.content_encoding != NULL, "case %zu", i);
+        CHECK_MSG(h.content_encoding_len == strlen(cases[i].want) &&
+                      !memcmp(h.content_encoding, cases[i].want, h.content_encoding_len),
+                  "case %zu: '%.*s'", i, (int)h.content_encoding_len, h.content_encoding);
+    }
+    h1p_head h;
+    const char *gz = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\n";
+    h1p_parse_head(gz, strlen(gz), 0, &h);
+    CHECK_INT(h.framing, H1P_LENGTH);
+    CHECK_INT(h.length, 3);
+}
+
 /* ---- rejected and unfinished answers ---- */
 
 TEST(h1parse_garbage_and_truncated_answers_as_before) {

@@ -139,7 +139,7 @@ static long client_rss_limit_kb(void) {
 }
 
 static hostile_script script1(hostile_mode m) {
-    hostile_script s = {{m}, 1, 0, 0};
+    hostile_script s = {.modes = {m}, .n_modes = 1};
     return s;
 }
 
@@ -148,7 +148,8 @@ static hostile_script script1(hostile_mode m) {
  * its memory stays bounded; the well-behaved requests beside it succeed. */
 TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_HUGE_LINE, HOSTILE_GOOD}, 2, (size_t)100 << 20, 0};
+    hostile_script s = {
+        .modes = {HOSTILE_HUGE_LINE, HOSTILE_GOOD}, .n_modes = 2, .huge_bytes = (size_t)100 << 20};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 4, "30", NULL, 20000);
     for (int k = 0; k < 4; k += 2)
@@ -170,7 +171,8 @@ TEST(hostile_client_100mb_sse_line_is_malformed_and_memory_bounded) {
 /* The same budget holds for one event built of many short data lines. */
 TEST(hostile_client_100mb_event_of_short_lines_is_malformed) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_HUGE_EVENT}, 1, (size_t)100 << 20, 0};
+    hostile_script s = {
+        .modes = {HOSTILE_HUGE_EVENT}, .n_modes = 1, .huge_bytes = (size_t)100 << 20};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 2, "30", NULL, 20000);
     for (int k = 0; k < 2; k++)
@@ -251,7 +253,8 @@ TEST_ALONE(hostile_client_trickled_stream_times_out) {
  * others, sent while the trickles are in flight, finish normally. */
 TEST_ALONE(hostile_client_trickle_leaves_other_requests_unaffected) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, 3, 0, 100};
+    hostile_script s = {
+        .modes = {HOSTILE_TRICKLE, HOSTILE_GOOD, HOSTILE_GOOD}, .n_modes = 3, .trickle_ms = 100};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 12, "1.5", "--rate 20 --arrival constant", 10000);
     for (int k = 0; k < 12; k++) {
@@ -332,7 +335,7 @@ TEST(hostile_client_whole_json_completion_counts_as_success) {
  * nothing after the error is counted. */
 TEST(hostile_client_error_event_mid_stream_is_http) {
     char *dir = temp_dir();
-    hostile_script s = {{HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA}, 2, 0, 0};
+    hostile_script s = {.modes = {HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA}, .n_modes = 2};
     hostile_server h = hostile_start(&s);
     run_outcome o = run_client(&h, dir, 4, "5", NULL, 8000);
     for (int k = 0; k < 4; k++) {
@@ -349,11 +352,10 @@ TEST(hostile_client_error_event_mid_stream_is_http) {
  * same error class, status, chunk count and token count, and meta.json
  * says which client ran. */
 TEST(hostile_client_both_http_clients_classify_alike) {
-    hostile_script s = {{HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST, HOSTILE_HTML_500,
-                         HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT, HOSTILE_ERROR_DATA},
-                        7,
-                        0,
-                        0};
+    hostile_script s = {.modes = {HOSTILE_GOOD, HOSTILE_PARTIAL_FIN, HOSTILE_PARTIAL_RST,
+                                  HOSTILE_HTML_500, HOSTILE_JSON_WHOLE, HOSTILE_ERROR_EVENT,
+                                  HOSTILE_ERROR_DATA},
+                        .n_modes = 7};
     hostile_server h = hostile_start(&s);
     const char *clients[] = {"builtin", "libcurl"};
     run_outcome o[2];
@@ -379,6 +381,101 @@ TEST(hostile_client_both_http_clients_classify_alike) {
             CHECK_MSG(!strcmp(csv_get(o[0].rows, row_of(o[0].rows, k), cols[j]),
                               csv_get(o[1].rows, row_of(o[1].rows, k), cols[j])),
                       "req-%d: %s differs between the clients", k, cols[j]);
+    }
+    hostile_stop(&h);
+}
+
+/* A server that sends a second, unasked answer after each one on a
+ * kept-alive connection, while the connection waits for the next request
+ * (requests 250 ms apart; the unasked answer comes at once or 30 ms
+ * after). Neither client may take it as the next request's answer: every
+ * row is the request's own (4 tokens, "length"; the unasked one has 2 and
+ * "stop"), and every request reached the server once. */
+TEST(hostile_client_unasked_answer_on_kept_alive_connection_is_not_taken) {
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int pause = 0; pause <= 30; pause += 30) {
+        hostile_script s = {.modes = {HOSTILE_TWO_ANSWERS}, .n_modes = 1, .extra_ms = pause};
+        hostile_server h = hostile_start(&s);
+        for (int c = 0; c < 2; c++) {
+            char *dir = temp_dir(), extra[96];
+            snprintf(extra, sizeof extra, "--rate 4 --arrival constant --http-client %s",
+                     clients[c]);
+            run_outcome o = run_client(&h, dir, 5, "5", extra, 15000);
+            for (int k = 0; k < 5; k++) {
+                int i = row_of(o.rows, k);
+                CHECK_MSG(!strcmp(csv_get(o.rows, i, "finish_reason"), "length") &&
+                              !strcmp(csv_get(o.rows, i, "output_tokens"), "4") &&
+                              !*csv_get(o.rows, i, "error"),
+                          "%s, unasked answer %d ms late: req-%d took error '%s', %s tokens, "
+                          "finish '%s'",
+                          clients[c], pause, k, csv_get(o.rows, i, "error"),
+                          csv_get(o.rows, i, "output_tokens"), csv_get(o.rows, i, "finish_reason"));
+            }
+        }
+        CHECK_INT(hostile_count(&h.stats->completions), 10);
+        hostile_stop(&h);
+    }
+}
+
+/* Two million one-token events on one stream: with --max-chunks 10000 the
+ * request ends malformed at its 10,001st chunk, having kept 10,000, the
+ * client hangs up instead of reading the rest, and its memory stays bounded
+ * (at 20 million such events an uncapped client held 246 MB). The well-
+ * behaved request beside it succeeds; the cap's default, 1,000,000, is what
+ * meta.json records without the flag. */
+TEST(hostile_client_many_tiny_events_past_max_chunks_is_malformed) {
+    char *dir = temp_dir(), path[1100];
+    hostile_script s = {
+        .modes = {HOSTILE_MANY_EVENTS, HOSTILE_GOOD}, .n_modes = 2, .many_events = 2000000};
+    hostile_server h = hostile_start(&s);
+    run_outcome o = run_client(&h, dir, 2, "30", "--max-chunks 10000", 20000);
+    check_row(o.rows, 0, "malformed", "200");
+    CHECK_STR(csv_get(o.rows, row_of(o.rows, 0), "chunks"), "10000");
+    check_good_row(o.rows, 1, 1000);
+    long long sent = hostile_bytes(&h.stats->bytes_sent[HOSTILE_MANY_EVENTS]);
+    printf("    client peak RSS %.1f MB, server sent %.1f MB of 74 MB\n", o.maxrss_kb / 1024.0,
+           sent / 1048576.0);
+    CHECK_MSG(sent < (20LL << 20), "the server sent %lld bytes", sent);
+    CHECK_MSG(o.maxrss_kb < client_rss_limit_kb(), "client peak RSS %ld kB", o.maxrss_kb);
+    snprintf(path, sizeof path, "%s/run/meta.json", dir);
+    char *meta = read_file(path, NULL);
+    CHECK_MSG(meta && strstr(meta, "\"max_chunks\": 10000"), "meta.json: %s", meta);
+    free(meta);
+    hostile_stop(&h);
+    hostile_script good = script1(HOSTILE_GOOD);
+    h = hostile_start(&good);
+    dir = temp_dir();
+    run_client(&h, dir, 1, "30", NULL, 20000);
+    snprintf(path, sizeof path, "%s/run/meta.json", dir);
+    meta = read_file(path, NULL);
+    CHECK_MSG(meta && strstr(meta, "\"max_chunks\": 1000000"), "meta.json: %s", meta);
+    free(meta);
+    hostile_stop(&h);
+}
+
+/* An event stream in gzip (Content-Encoding: gzip), which neither client
+ * asked for (no Accept-Encoding) or decodes: malformed through both, not a
+ * disconnect, and no chunk is made up from its bytes (the stored blocks
+ * hold the events as they are, after a binary gzip header). The GOOD
+ * requests beside them are unaffected. */
+TEST(hostile_client_gzip_event_stream_is_malformed) {
+    hostile_script s = {.modes = {HOSTILE_GZIP_SSE, HOSTILE_GOOD}, .n_modes = 2};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), extra[64];
+        snprintf(extra, sizeof extra, "--http-client %s", clients[c]);
+        run_outcome o = run_client(&h, dir, 4, "5", extra, 10000);
+        for (int k = 0; k < 4; k += 2) {
+            int i = row_of(o.rows, k);
+            CHECK_MSG(!strcmp(csv_get(o.rows, i, "error"), "malformed") &&
+                          !strcmp(csv_get(o.rows, i, "chunks"), "0"),
+                      "%s: req-%d: error '%s', %s chunks", clients[c], k,
+                      csv_get(o.rows, i, "error"), csv_get(o.rows, i, "chunks"));
+            check_row(o.rows, k, "malformed", "200");
+        }
+        for (int k = 1; k < 4; k += 2)
+            check_good_row(o.rows, k, 1000);
     }
     hostile_stop(&h);
 }

@@ -57,6 +57,7 @@ struct h1_conn {
     int connected; /* the TCP handshake completed */
     int reused;    /* carried a transfer before this one */
     int pooled;    /* in the idle pool */
+    int err;       /* errno of the last address that failed */
     struct event *rev, *wev;
     h1_xfer *x; /* NULL while idle */
     h1_conn *next_idle, *prev_idle;
@@ -69,6 +70,7 @@ struct h1_xfer {
     struct event *timer;
     h1_result pending; /* a failure decided in h1_start, reported from the timer */
     int has_pending;
+    int os_errno; /* the system's error behind a failure, for `done` */
     int retried;
     /* the request: head (owned) then body (the caller's) */
     char *head;
@@ -245,11 +247,42 @@ static void conn_close(h1_conn *k) {
     free(k);
 }
 
+/* Whether nothing waits to be read on an idle connection. Anything there
+ * (bytes, or the server's FIN) came before our request: an answer nobody
+ * asked for, which would be taken as the next request's, or a close. */
+static int conn_quiet(const h1_conn *k) {
+    char b;
+    ssize_t r = recv(k->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* A pooled connection for the next transfer, or NULL. The read event
+ * closes an idle connection that speaks, but only once the loop polls: a
+ * request started before that (from another transfer's `done`) looks
+ * first, one recv() per reuse, and such a connection is closed unused. */
+static h1_conn *idle_take(h1_client *c) {
+    while (c->idle) {
+        h1_conn *k = c->idle;
+        idle_remove(k);
+        if (conn_quiet(k))
+            return k;
+        conn_close(k);
+    }
+    return NULL;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg);
 static void on_writable(evutil_socket_t fd, short what, void *arg);
 
-/* Opens a socket to address `i` and starts connecting; -1 if it failed at
- * once (the caller tries the next address). */
+/* Whether a failure to connect is this machine's own: no descriptor, no
+ * memory, no local port left. The server is not to blame, and no other
+ * address of it would do better. */
+static int is_client_errno(int e) {
+    return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EADDRNOTAVAIL;
+}
+
+/* Opens a socket to address `i` and starts connecting; -1 with k->err if it
+ * failed at once (the caller tries the next address). */
 static int conn_open(h1_conn *k, int i) {
     h1_client *c = k->c;
     struct addrinfo *a = c->addrs;
@@ -257,12 +290,15 @@ static int conn_open(h1_conn *k, int i) {
         a = a->ai_next;
     k->addr_i = i;
     k->fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (k->fd < 0)
+    if (k->fd < 0) {
+        k->err = errno;
         return -1;
+    }
     int one = 1;
     setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(k->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
     if (connect(k->fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
+        k->err = errno;
         close(k->fd);
         k->fd = -1;
         return -1;
@@ -274,7 +310,8 @@ static int conn_open(h1_conn *k, int i) {
 }
 
 /* Tries the addresses not yet tried (the `tried`-th after the one that last
- * connected, wrapping, each once); -1 when none could even start. */
+ * connected, wrapping, each once); -1 when none could even start, or when
+ * this machine ran out of something (k->err says which). */
 static int conn_try_from(h1_conn *k, int tried) {
     h1_client *c = k->c;
     for (; tried < c->n_addrs; tried++) {
@@ -289,6 +326,8 @@ static int conn_try_from(h1_conn *k, int tried) {
         }
         if (conn_open(k, (c->good_addr + tried) % c->n_addrs) == 0)
             return tried;
+        if (is_client_errno(k->err))
+            return -1;
     }
     return -1;
 }
@@ -322,8 +361,9 @@ static void finish(h1_xfer *x, h1_result r, int reuse) {
         }
     }
     void *ud = x->ud;
+    int os_errno = x->os_errno;
     xfer_free(x);
-    c->h.done(ud, r);
+    c->h.done(ud, r, os_errno);
 }
 
 static void reset_response(h1_xfer *x) {
@@ -331,6 +371,7 @@ static void reset_response(h1_xfer *x) {
     x->rhead_len = 0;
     x->got = 0;
     x->sent = 0;
+    x->os_errno = 0;
 }
 
 static void attach_new_conn(h1_xfer *x);
@@ -390,8 +431,11 @@ static void on_writable(evutil_socket_t fd, short what, void *arg) {
         if (err) {
             h1_client *c = k->c;
             int tried = (k->addr_i - c->good_addr + c->n_addrs) % c->n_addrs + 1;
-            if (conn_try_from(k, tried) < 0)
-                finish(x, H1_CONNECT, 0);
+            k->err = err;
+            if (!is_client_errno(err) && conn_try_from(k, tried) >= 0)
+                return;
+            x->os_errno = k->err;
+            finish(x, is_client_errno(k->err) ? H1_CLIENT : H1_CONNECT, 0);
             return;
         }
         k->connected = 1;
@@ -410,8 +454,9 @@ static void attach_new_conn(h1_xfer *x) {
     x->conn = k;
     if (conn_try_from(k, 0) < 0) {
         x->conn = NULL;
+        x->os_errno = k->err;
+        x->pending = is_client_errno(k->err) ? H1_CLIENT : H1_CONNECT;
         free(k);
-        x->pending = H1_CONNECT;
         x->has_pending = 1;
         struct timeval now = {0, 0};
         event_add(x->timer, &now);
@@ -453,9 +498,8 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
         event_add(x->timer, &now);
         return x;
     }
-    if (c->idle) {
-        h1_conn *k = c->idle;
-        idle_remove(k);
+    h1_conn *k = idle_take(c);
+    if (k) {
         k->x = x;
         x->conn = k;
         send_request(x);
@@ -506,18 +550,24 @@ static size_t gather_head(h1_xfer *x, const char *p, size_t n, h1p_head *h, long
     return used;
 }
 
-/* The final head: the caller learns of it, the body decoder starts. The
- * content type is cut in place, in the head's own bytes (its CR, LF or NUL). */
+/* A field's value cut in place, in the head's own bytes (at its CR, LF or
+ * NUL); NULL when the head has no such field. */
+static char *cut_value(char *head, const char *value, size_t len) {
+    if (!value)
+        return NULL;
+    char *v = head + (value - head);
+    v[len] = 0;
+    return v;
+}
+
+/* The final head: the caller learns of it, the body decoder starts. */
 static void take_final_head(h1_xfer *x, char *head, const h1p_head *h) {
-    char *ct = NULL;
-    if (h->content_type) {
-        ct = head + (h->content_type - head);
-        ct[h->content_type_len] = 0;
-    }
+    char *ct = cut_value(head, h->content_type, h->content_type_len);
+    char *ce = cut_value(head, h->content_encoding, h->content_encoding_len);
     x->keep_alive = h->keep_alive;
     h1p_body_start(&x->decoder, h);
     x->in_body = 1;
-    x->c->h.head(x->ud, h->status, ct);
+    x->c->h.head(x->ud, h->status, ct, ce);
 }
 
 /* Takes response-head bytes from p[0..n): returns the bytes used, or -1
@@ -627,6 +677,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg) {
             return;
         }
         if (n <= 0) {
+            if (n < 0)
+                x->os_errno = errno;
             if (retry_fresh(x))
                 return;
             int clean_end = n == 0 && x->in_body && h1p_body_until_close(&x->decoder);

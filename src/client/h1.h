@@ -30,17 +30,22 @@ typedef enum {
     H1_CONNECT, /* no connection could be made (refused, unreachable, unresolved) */
     H1_TIMEOUT, /* the transfer's time ran out */
     H1_BROKEN,  /* the connection failed, or the response was not HTTP/1.x */
-    H1_ABORTED  /* the body callback asked to stop */
+    H1_ABORTED, /* the body callback asked to stop */
+    H1_CLIENT   /* this machine could not open a connection: out of descriptors, memory
+                   or local ports (EMFILE, ENFILE, ENOMEM, ENOBUFS, EADDRNOTAVAIL) */
 } h1_result;
 
 typedef struct h1_handlers {
-    /* the final (non-1xx) response head; content_type may be NULL */
-    void (*head)(void *ud, int status, const char *content_type);
+    /* the final (non-1xx) response head; content_type and content_encoding
+     * (the body is passed on as it came, never decoded) may be NULL */
+    void (*head)(void *ud, int status, const char *content_type, const char *content_encoding);
     /* body bytes as they arrive (dechunked), with the time they reached this
      * machine's socket (CLOCK_MONOTONIC µs; see below); return n to go on,
      * less to abort */
     size_t (*body)(void *ud, const char *p, size_t n, int64_t arrived_us);
-    void (*done)(void *ud, h1_result r);
+    /* the end; os_errno is the system's error behind H1_CONNECT, H1_CLIENT or
+     * H1_BROKEN when there was one (ECONNREFUSED, EMFILE, ECONNRESET), else 0 */
+    void (*done)(void *ud, h1_result r, int os_errno);
 } h1_handlers;
 
 typedef struct h1_client h1_client;

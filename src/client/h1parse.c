@@ -51,13 +51,23 @@ static int field_is(const char *s, size_t n, const char *name, size_t name_len) 
     return 1;
 }
 
-enum { F_CONNECTION, F_TRANSFER_ENCODING, F_CONTENT_LENGTH, F_CONTENT_TYPE, N_FIELDS };
+enum {
+    F_CONNECTION,
+    F_TRANSFER_ENCODING,
+    F_CONTENT_LENGTH,
+    F_CONTENT_TYPE,
+    F_CONTENT_ENCODING,
+    N_FIELDS
+};
 
 static const struct {
     const char *name; /* lower case */
     size_t len;
-} fields[N_FIELDS] = {
-    {"connection", 10}, {"transfer-encoding", 17}, {"content-length", 14}, {"content-type", 12}};
+} fields[N_FIELDS] = {{"connection", 10},
+                      {"transfer-encoding", 17},
+                      {"content-length", 14},
+                      {"content-type", 12},
+                      {"content-encoding", 16}};
 
 /* The value of each field's first line in the head's text t[0..n) (the
  * status line skipped), or NULL where there is none. */
@@ -160,6 +170,10 @@ static int take_fields(const char *t, size_t n, h1p_head *h) {
     if (value[F_CONTENT_TYPE]) {
         h->content_type = value[F_CONTENT_TYPE];
         h->content_type_len = value_len(value[F_CONTENT_TYPE], end);
+    }
+    if (value[F_CONTENT_ENCODING]) {
+        h->content_encoding = value[F_CONTENT_ENCODING];
+        h->content_encoding_len = value_len(value[F_CONTENT_ENCODING], end);
     }
     return 0;
 }

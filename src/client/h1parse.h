@@ -14,7 +14,8 @@
  * guess would misframe the body: any HTTP/1.x status line with three
  * digits; 1xx heads (but 101) skipped; bare LF line ends; a head of at
  * most H1P_MAX_HEAD bytes; Transfer-Encoding "chunked" over Content-Length;
- * a Content-Length that does not parse is an error. */
+ * a Content-Length that does not parse is an error. Content-Encoding is
+ * reported, not decoded: what to make of it is the caller's. */
 #ifndef SERVELAB_H1PARSE_H
 #define SERVELAB_H1PARSE_H
 
@@ -40,6 +41,11 @@ typedef struct h1p_head {
     long long length;         /* H1P_LENGTH: the body's bytes */
     const char *content_type; /* its value in the caller's buffer, or NULL */
     size_t content_type_len;  /* up to the CR or LF (or NUL) that ends it */
+    /* Content-Encoding's value the same way, or NULL: a body the client
+     * never asked to be encoded (it sends no Accept-Encoding) and does not
+     * decode, so anything but "identity" is not the bytes its type says */
+    const char *content_encoding;
+    size_t content_encoding_len;
 } h1p_head;
 
 /* Parses the head at the start of buf[0..len), of which the first `from`

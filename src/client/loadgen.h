@@ -11,6 +11,7 @@
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
+#include "client/errorlog.h"
 #include "common/record.h"
 #include "common/series.h"
 #include "monitor/gpu.h"
@@ -39,6 +40,7 @@ typedef struct loadgen_config {
     int insecure;
     http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
+    int max_chunks; /* chunks kept of one answer; past it the request is malformed; 0: no cap */
     const char *out_dir; /* NULL: write no rows (warmup) */
     int progress;        /* progress line on stderr */
     /* Sampling while the run goes (both optional): the server's /metrics
@@ -57,6 +59,10 @@ typedef struct loadgen_result {
     int write_error;         /* errno of a failed row write */
     series_set metrics, gpu; /* what was sampled (kept metrics only) */
     int metrics_samples, gpu_samples;
+    /* failed requests by class and status, with the first words of each;
+     * written as errors.csv when this loop writes its own rows (not with
+     * shared_rows: then the caller merges and writes them) */
+    error_log errors;
 } loadgen_result;
 
 /* Runs the whole schedule. Returns 0, or -1 with a message in err when it

@@ -1,4 +1,6 @@
-/* probe: three small blocking GETs with a short timeout. */
+/* probe: small blocking GETs with a short timeout (/v1/models, then
+ * /version when the first was answered), and the warning their outcome
+ * calls for. */
 #include "client/probe.h"
 #include "common/util.h"
 
@@ -40,8 +42,33 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud) {
     return n;
 }
 
+/* Whether a failed transfer never had a connection: refused, unresolved,
+ * TLS failed, or timed out before the TCP (and for https the TLS)
+ * handshake was done. */
+static int never_connected(CURL *e, CURLcode rc) {
+    switch (rc) {
+    case CURLE_OK: return 0;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION: return 1;
+    case CURLE_OPERATION_TIMEDOUT: {
+        curl_off_t tcp = 0, tls = 0;
+        char *scheme = NULL;
+        curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &tcp);
+        curl_easy_getinfo(e, CURLINFO_APPCONNECT_TIME_T, &tls);
+        curl_easy_getinfo(e, CURLINFO_SCHEME, &scheme);
+        return tcp == 0 || (scheme && !strcasecmp(scheme, "https") && tls == 0);
+    }
+    default: return 0;
+    }
+}
+
+/* GET url: the HTTP status, or -1 with curl's words in err (when given)
+ * and *unreached set when no connection was made. */
 static long get(const char *url, struct curl_slist *headers, int insecure, buf *b, server_probe *pr,
-                char *err, size_t errcap) {
+                char *err, size_t errcap, int *unreached) {
     CURL *e = curl_easy_init();
     b->n = 0;
     b->data[0] = 0;
@@ -59,6 +86,8 @@ static long get(const char *url, struct curl_slist *headers, int insecure, buf *
     }
     CURLcode rc = curl_easy_perform(e);
     long code = 0;
+    if (unreached)
+        *unreached = never_connected(e, rc);
     if (rc == CURLE_OK)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
     else if (err) {
@@ -75,11 +104,13 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
     buf *b = malloc(sizeof *b);
     char url[2048];
     snprintf(url, sizeof url, "%s/v1/models", base);
-    long code = get(url, headers, insecure, b, p, p->error, sizeof p->error);
-    if (code >= 0)
-        p->reachable = 1;
+    int unreached = 0;
+    long code = get(url, headers, insecure, b, p, p->error, sizeof p->error, &unreached);
+    p->reachable = !unreached;
+    p->models_status = code > 0 ? (int)code : 0;
     if (code == 200) {
         p->models = json_loads(b->data, 0, NULL);
+        p->models_listed = json_is_array(json_object_get(p->models, "data"));
         json_t *first = json_array_get(json_object_get(p->models, "data"), 0);
         json_t *id = json_object_get(first, "id");
         if (json_is_string(id))
@@ -88,9 +119,9 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
         if (json_is_string(owner) && !strcmp(json_string_value(owner), "vllm"))
             p->vllm_like = 1;
     }
-    if (p->reachable) {
+    if (code >= 0) { /* answered: /version will not wait out a timeout either */
         snprintf(url, sizeof url, "%s/version", base);
-        if (get(url, headers, insecure, b, p, NULL, 0) == 200) {
+        if (get(url, headers, insecure, b, p, NULL, 0, NULL) == 200) {
             p->version = json_loads(b->data, 0, NULL);
             json_t *v = json_object_get(p->version, "version");
             if (json_is_string(v) && strstr(json_string_value(v), "servelab-sim"))
@@ -102,6 +133,61 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
     if (p->is_sim)
         p->vllm_like = 1;
     free(b);
+}
+
+/* Whether the list holds `model`; its ids into names (", "-separated, cut
+ * to fit) either way. */
+static int lists_model(const server_probe *p, const char *model, char *names, size_t n) {
+    json_t *data = json_object_get(p->models, "data"), *m;
+    size_t i, k = 0;
+    int found = 0;
+    names[0] = 0;
+    json_array_foreach(data, i, m) {
+        const char *id = json_string_value(json_object_get(m, "id"));
+        if (!id)
+            continue;
+        found |= !strcmp(id, model);
+        if (k + strlen(id) + 8 < n)
+            k += (size_t)snprintf(names + k, n - k, "%s%s", k ? ", " : "", id);
+        else if (k + 5 < n && !strstr(names, "..."))
+            k += (size_t)snprintf(names + k, n - k, "%s...", k ? ", " : "");
+    }
+    return found;
+}
+
+int probe_warning(const server_probe *p, const char *model, char *msg, size_t n) {
+    if (!p->reachable) {
+        snprintf(msg, n, "cannot reach the server (%s); every request will be recorded as it fails",
+                 p->error);
+        return 1;
+    }
+    if (!p->models_listed) {
+        char why[300];
+        if (p->models_status == 200)
+            snprintf(why, sizeof why, "its /v1/models answer is not a model list");
+        else if (p->models_status)
+            snprintf(why, sizeof why, "HTTP %d", p->models_status);
+        else
+            snprintf(why, sizeof why, "%s", p->error);
+        if (model)
+            snprintf(msg, n,
+                     "the server did not list its models (%s), so --model %s is not checked", why,
+                     model);
+        else
+            snprintf(msg, n, "the server did not list its models (%s); --model is needed", why);
+        return 1;
+    }
+    char names[400];
+    if (!model && !p->first_model[0]) {
+        snprintf(msg, n, "the server lists no models; --model is needed");
+        return 1;
+    }
+    if (model && !lists_model(p, model, names, sizeof names)) {
+        snprintf(msg, n, "--model %s is not among the models the server lists (%s)", model,
+                 names[0] ? names : "none");
+        return 1;
+    }
+    return 0;
 }
 
 json_t *probe_json(const server_probe *p) {

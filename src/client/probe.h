@@ -1,7 +1,10 @@
 /* probe: what the target server says about itself before a run: /v1/models
  * (the default model), /version, its Server header, and whether it is
  * servelab's own simulator. Failures are not fatal: a run against a dead
- * server still records every request (as connect errors). */
+ * server still records every request (as connect errors). What went wrong
+ * is told apart, for the one warning a run prints before its traffic: no
+ * connection at all, a model list that did not come (an HTTP error, a
+ * timeout, an answer that is not a list), or a --model the list lacks. */
 #ifndef SERVELAB_PROBE_H
 #define SERVELAB_PROBE_H
 
@@ -9,17 +12,27 @@
 #include <jansson.h>
 
 typedef struct server_probe {
-    int reachable;
+    int reachable;     /* a connection could be made (TCP, and TLS for https) */
+    int models_status; /* /v1/models' HTTP status; 0: no answer */
+    int models_listed; /* its answer was a model list (data: [...]) */
     char first_model[256];
     char server_header[256];
     json_t *version; /* parsed /version body or NULL */
     json_t *models;  /* parsed /v1/models body or NULL */
     int is_sim;      /* servelab sim */
     int vllm_like;   /* known to accept stream_options.continuous_usage_stats */
-    char error[256];
+    char error[256]; /* why /v1/models got no answer (curl's words, the URL redacted) */
 } server_probe;
 
 void probe_server(const char *base, struct curl_slist *headers, int insecure, server_probe *p);
+/* The warning a run prints before its traffic, for a run asking for
+ * `model` (NULL: none given): that the server cannot be reached; that it
+ * did not list its models (and why: "HTTP 404", a timeout), and that
+ * --model is needed when none was given or cannot be checked when one was;
+ * or that `model` is not among those it lists (naming them: a warning, not
+ * an error, since a server may serve models it does not list). Returns 0
+ * and leaves msg alone when all is well. */
+int probe_warning(const server_probe *p, const char *model, char *msg, size_t n);
 json_t *probe_json(const server_probe *p);
 void probe_free(server_probe *p);
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *err_names[ERR_COUNT] = {"",           "connect",   "timeout",  "http",
-                                           "disconnect", "malformed", "cancelled"};
+static const char *err_names[ERR_COUNT] = {"",           "connect",   "timeout",   "http",
+                                           "disconnect", "malformed", "cancelled", "client"};
 
 const char *err_class_name(int e) {
     return e >= 0 && e < ERR_COUNT ? err_names[e] : "";

@@ -18,6 +18,7 @@ enum {
     ERR_DISCONNECT,
     ERR_MALFORMED,
     ERR_CANCELLED,
+    ERR_CLIENT, /* this machine failed, not the server: out of descriptors, memory or ports */
     ERR_COUNT
 };
 const char *err_class_name(int e);

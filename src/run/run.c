@@ -8,6 +8,7 @@
  *   finish   meta.json and summary.json, each through a temporary name
  *            (run_files.c), and the exit code. */
 #include "run/run.h"
+#include "client/fdbudget.h"
 #include "client/h1.h"
 #include "common/clock.h"
 #include "common/cpus.h"
@@ -153,9 +154,9 @@ static void prepare_target(run_ctx *x) {
     x->base = base_url(o->url);
     probe_server(x->base, x->headers, o->insecure, &x->probe);
     x->probed = 1;
-    if (!x->probe.reachable)
-        warnx_("cannot reach the server (%s); every request will be recorded as it fails",
-               x->probe.error);
+    char why[1024];
+    if (probe_warning(&x->probe, o->model, why, sizeof why))
+        warnx_("%s", why);
     x->model = o->model ? o->model : (x->probe.first_model[0] ? x->probe.first_model : NULL);
     x->cusage = !strcmp(o->cusage, "on") || (!strcmp(o->cusage, "auto") && x->probe.vllm_like);
     int chat = !strcmp(o->api, "chat");
@@ -181,6 +182,7 @@ static void prepare_target(run_ctx *x) {
                              .insecure = o->insecure,
                              .client = x->client,
                              .max_event_bytes = (size_t)o->max_event_bytes,
+                             .max_chunks = (int)o->max_chunks,
                              .progress = o->progress || (!o->quiet && isatty(2)),
                              .metrics_url = o->no_sampling ? NULL : x->metrics_url,
                              .metrics_headers = x->headers,
@@ -201,7 +203,12 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (x->o.cpus && cpus_pin(x->o.cpus, err, sizeof err))
         return fail(rr, "%s", err);
     x->priority = x->o.realtime ? cpus_realtime() : "off";
-    if (prepare_schedule(x, rr) || prepare_headers(x, rr) || prepare_out(x, rr))
+    if (prepare_schedule(x, rr))
+        return -1;
+    fd_demand fds = {(int)x->o.concurrency, x->o.threads, x->due, x->n, x->o.timeout_s};
+    if (fd_budget_check(&fds, err, sizeof err))
+        return fail(rr, "%s", err);
+    if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     prepare_target(x);
     utc_now_iso(x->started, sizeof x->started);

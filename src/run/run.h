@@ -43,6 +43,7 @@ typedef struct run_opts {
     double cost_per_hour;  /* 0: no cost */
     const char *out;
     int64_t max_event_bytes;
+    int64_t max_chunks;        /* chunks kept of one answer; past it the request is malformed */
     double metrics_interval_s; /* sampling of /metrics and GPUs */
     int no_sampling;           /* neither /metrics nor GPUs */
     int threads;               /* client threads */

@@ -39,11 +39,12 @@ typedef struct state {
     h1_result result;
 } state;
 
-static void on_head(void *ud, int status, const char *ct) {
+static void on_head(void *ud, int status, const char *ct, const char *ce) {
     state *s = ud;
     FUZZ_CHECK(s->dones == 0);
     FUZZ_CHECK(status >= 100 && status <= 999);
     (void)ct;
+    (void)ce;
     s->heads++;
 }
 
@@ -57,8 +58,9 @@ static size_t on_body(void *ud, const char *p, size_t n, int64_t arrived) {
     return n;
 }
 
-static void on_done(void *ud, h1_result r) {
+static void on_done(void *ud, h1_result r, int os_errno) {
     state *s = ud;
+    (void)os_errno;
     FUZZ_CHECK(!s->in_start);
     s->dones++;
     s->result = r;

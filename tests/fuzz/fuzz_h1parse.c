@@ -102,6 +102,9 @@ static size_t drive_head(driver *d, const char *p, size_t n) {
         if (h.content_type)
             FUZZ_CHECK(h.content_type >= d->head &&
                        h.content_type + h.content_type_len < d->head + len);
+        if (h.content_encoding)
+            FUZZ_CHECK(h.content_encoding >= d->head &&
+                       h.content_encoding + h.content_encoding_len < d->head + len);
         saw_head(d->s, h.status, h.keep_alive, (int)h.framing, h.content_type, h.content_type_len);
         h1p_body_start(&d->b, &h);
         d->in_body = 1;

@@ -1,0 +1,221 @@
+/* response: one request's answer as it arrives, whichever HTTP client
+ * carries it: the head (status, and whether a 200 is a whole JSON answer
+ * rather than an event stream), the body fed through the SSE parser into
+ * chunk times and token counts, and at the end the error class the answer
+ * earns. Kept apart from the transports so that both clients read an
+ * answer the same way, and from the loop so that this file is only about
+ * what a server said. */
+#include "client/chunk.h"
+#include "client/loadgen_ctx.h"
+#include "common/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Chunk times are kept until the row is written; token counts only once a
+ * chunk carries other than one token (tok stays NULL while all are 1, which
+ * is a third of the memory of a long stream). */
+static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
+    if (f->n_chunks == f->cap_chunks) {
+        f->cap_chunks = f->cap_chunks ? f->cap_chunks * 2 : 32;
+        f->t_us = xrealloc(f->t_us, (size_t)f->cap_chunks * sizeof *f->t_us);
+        if (f->tok)
+            f->tok = xrealloc(f->tok, (size_t)f->cap_chunks * sizeof *f->tok);
+    }
+    if (tokens != 1 && !f->tok) {
+        f->tok = xmalloc((size_t)f->cap_chunks * sizeof *f->tok);
+        for (int i = 0; i < f->n_chunks; i++)
+            f->tok[i] = 1;
+    }
+    f->t_us[f->n_chunks] = t;
+    if (f->tok)
+        f->tok[f->n_chunks] = tokens;
+    f->n_chunks++;
+}
+
+int32_t response_chunk_tokens(const inflight *f, int i) {
+    return f->tok ? f->tok[i] : 1;
+}
+
+/* Keeps the start of what the server said when it failed (an error body,
+ * an error event, an event that could not be read), for errors.csv: only
+ * while the run has no words yet for the class it will likely end in, so
+ * a storm of the same error keeps one copy, not one per request. */
+static void keep_words(inflight *f, int likely_error, const char *p, size_t n) {
+    if (!f->words) {
+        if (errorlog_has(&f->g->res->errors, likely_error, f->row.http_status))
+            return;
+        f->words = xmalloc(ERRLOG_BODY_MAX);
+    }
+    size_t room = ERRLOG_BODY_MAX - f->words_len, k = n < room ? n : room;
+    memcpy(f->words + f->words_len, p, k);
+    f->words_len += k;
+}
+
+/* The server's own token counts, when it sends them. */
+static void take_usage(inflight *f, const chunk_info *ci) {
+    if (!ci->has_usage)
+        return;
+    f->saw_usage = 1;
+    f->usage_completion = ci->completion_tokens;
+    if (ci->prompt_tokens > 0)
+        f->usage_prompt = ci->prompt_tokens;
+}
+
+static void on_event(void *ud, const char *type, const char *data, size_t len) {
+    inflight *f = ud;
+    chunk_info ci;
+    chunk_parse(data, len, &ci);
+    if (ci.done) {
+        f->saw_done = 1;
+        return;
+    }
+    if (ci.malformed) {
+        if (!f->failed_parse)
+            keep_words(f, ERR_MALFORMED, data, len);
+        f->failed_parse = 1;
+        return;
+    }
+    if (ci.error || !strcmp(type, "error")) {
+        if (!f->error_event)
+            keep_words(f, ERR_HTTP, data, len);
+        f->error_event = 1;
+        return;
+    }
+    int64_t t = f->row.last_us; /* set by response_body to this read's time */
+    take_usage(f, &ci);
+    if (ci.has_output) {
+        int32_t k = 1;
+        if (ci.output_tokens > 0)
+            k = ci.output_tokens;
+        else if (ci.has_usage && ci.completion_tokens > f->last_completion)
+            k = (int32_t)(ci.completion_tokens - f->last_completion);
+        if (f->n_chunks >= f->g->cfg->max_chunks && f->g->cfg->max_chunks > 0) {
+            f->failed_parse = 1; /* no answer is that long: memory stays bounded */
+            return;
+        }
+        if (f->row.first_us < 0)
+            f->row.first_us = t;
+        add_chunk(f, t, k);
+    }
+    if (ci.has_usage)
+        f->last_completion = ci.completion_tokens;
+    if (ci.finish_reason[0]) {
+        f->saw_finish = 1;
+        snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
+    }
+}
+
+void response_begin(inflight *f) {
+    sse_init(&f->sse, f->g->cfg->max_event_bytes, on_event, f);
+}
+
+/* Whether a Content-Encoding leaves the body as it is. */
+static int identity(const char *coding) {
+    return !coding || !*coding || !strcasecmp(coding, "identity");
+}
+
+void response_head(inflight *f, int status, const char *content_type,
+                   const char *content_encoding) {
+    f->row.http_status = status;
+    f->status_known = 1;
+    /* Neither client asks for an encoding or decodes one: a compressed
+     * stream is bytes no parser can read, and reading them as events would
+     * make up an answer or a disconnect. */
+    f->encoded = status == 200 && !identity(content_encoding);
+    f->whole_json = status == 200 && content_type && strstr(content_type, "json") &&
+                    !strstr(content_type, "event-stream");
+}
+
+size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
+    if (f->encoded)
+        return 0; /* abort the transfer: the row is decided */
+    /* times of one stream never go back, nor before the request left */
+    if (t < f->row.last_us)
+        t = f->row.last_us;
+    if (t < f->row.sent_us)
+        t = f->row.sent_us;
+    if (f->whole_json) { /* kept whole, read when the transfer ends */
+        if (f->json_len + n > f->g->cfg->max_event_bytes) {
+            f->failed_parse = 1;
+            return 0;
+        }
+        if (f->json_len == 0)
+            f->json_first_us = t;
+        if (f->json_len + n + 1 > f->json_cap) {
+            f->json_cap = (f->json_len + n + 1) * 2;
+            f->json = xrealloc(f->json, f->json_cap);
+        }
+        memcpy(f->json + f->json_len, p, n);
+        f->json_len += n;
+        return n;
+    }
+    if (f->row.http_status != 200) { /* an error body: its start is kept */
+        keep_words(f, ERR_HTTP, p, n);
+        return n;
+    }
+    int64_t prev_last = f->row.last_us;
+    f->row.last_us = t; /* on_event reads the arrival time from here */
+    int before = f->n_chunks;
+    if (sse_feed(&f->sse, p, n) < 0)
+        f->failed_parse = 1;
+    if (f->n_chunks == before)
+        f->row.last_us = prev_last;
+    if (f->failed_parse || f->error_event)
+        return 0; /* abort the transfer: the row is decided */
+    return n;
+}
+
+/* A whole (non-streamed) completion: its output all arrives at once, so its
+ * one "chunk" is timed at the body's first byte and carries every token. */
+static void take_whole_json(inflight *f) {
+    chunk_info ci;
+    chunk_parse(f->json ? f->json : "", f->json_len, &ci);
+    if (ci.malformed || ci.error) {
+        keep_words(f, ci.malformed ? ERR_MALFORMED : ERR_HTTP, f->json, f->json_len);
+        f->failed_parse |= ci.malformed;
+        f->error_event |= !ci.malformed;
+        return;
+    }
+    take_usage(f, &ci);
+    if (ci.has_output) {
+        int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
+        f->row.first_us = f->row.last_us = f->json_first_us;
+        add_chunk(f, f->json_first_us, k);
+    }
+    f->saw_finish = 1; /* the body is complete: nothing more is coming */
+    if (ci.finish_reason[0])
+        snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
+}
+
+static int classify(inflight *f, xfer_end end) {
+    if (f->failed_parse || f->unasked || f->encoded)
+        return ERR_MALFORMED;
+    if (f->error_event)
+        return ERR_HTTP;
+    switch (end) {
+    case XFER_OK: break;
+    case XFER_CONNECT: return ERR_CONNECT;
+    case XFER_CLIENT: return ERR_CLIENT;
+    case XFER_TIMEOUT: return ERR_TIMEOUT;
+    default: return f->row.http_status >= 400 ? ERR_HTTP : ERR_DISCONNECT;
+    }
+    if (f->row.http_status != 200)
+        return ERR_HTTP;
+    if (!f->saw_done && !f->saw_finish)
+        return ERR_DISCONNECT; /* the stream ended before the answer did */
+    return ERR_NONE;
+}
+
+int response_end(inflight *f, xfer_end end) {
+    /* An unterminated last event is the server's own ending only when the
+     * transfer ended cleanly; after a broken connection it is just a
+     * cut-off fragment (the row says disconnect, not malformed). */
+    if (end == XFER_OK && f->whole_json)
+        take_whole_json(f);
+    else if (end == XFER_OK)
+        sse_finish(&f->sse);
+    return classify(f, end);
+}
