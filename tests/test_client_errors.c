@@ -87,7 +87,7 @@ static void runs_out_of_descriptors(const char *client) {
              "--rate 200 --arrival constant --requests 300 --timeout 1 --out %s/run",
              h.port, client, dir);
     int code = run_limited(64, args, &out);
-    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    CHECK_MSG(code == 1, "exit %d (every request failed: 1): %s", code, out);
     snprintf(path, sizeof path, "%s/run", dir);
     csv_table *t = rows_in(path);
     CHECK_INT(t->n_rows, 300);
@@ -238,7 +238,7 @@ TEST(client_errors_csv_counts_and_quotes_the_servers_words) {
              "--prompts random:8:6 --out %s/model",
              p.port, dir);
     code = run_limited(4096, args, &out);
-    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    CHECK_MSG(code == 1, "exit %d (every request failed: 1): %s", code, out);
     free(out);
     snprintf(path, sizeof path, "%s/model", dir);
     e = check_errors_csv(path);
@@ -252,6 +252,23 @@ TEST(client_errors_csv_counts_and_quotes_the_servers_words) {
     char *raw = read_file(path, NULL);
     CHECK_MSG(raw && strstr(raw, ",\"{\"\"error\"\":{\"\"message\"\":\"\"The model"), "%s", raw);
     free(raw);
+    sim_stop(&p);
+}
+
+/* With --threads the threads' logs are merged into one errors.csv. */
+TEST(client_errors_csv_with_threads) {
+    char *dir = temp_dir(), args[1024], path[1100], *out;
+    sim_proc p = sim_start("--fault http429=0.2");
+    snprintf(args, sizeof args,
+             "--url http://127.0.0.1:%d --rate 400 --requests 200 --prompts random:8:6 "
+             "--threads 2 --out %s/threads",
+             p.port, dir);
+    int code = run_limited(4096, args, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/threads", dir);
+    rfc_csv *e = check_errors_csv(path);
+    CHECK_MSG(error_row(e, "http", "429") > 0, "errors.csv has %d rows", e->n_rows);
     sim_stop(&p);
 }
 
@@ -326,7 +343,7 @@ TEST(client_probe_says_what_failed) {
     char args[512];
     snprintf(args, sizeof args, "--url http://127.0.0.1:%d --model m --requests 2 --out %s/refused",
              port, temp_dir());
-    CHECK_INT(run_limited(4096, args, &out), 0);
+    CHECK_INT(run_limited(4096, args, &out), 1); /* every request failed */
     CHECK_MSG(strstr(out, "cannot reach the server ("), "%s", out);
     free(out);
 }

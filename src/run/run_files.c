@@ -5,6 +5,7 @@
  * credentials are redacted, and only the name of the key's variable is
  * kept. */
 #include "analysis/serverstats.h"
+#include "client/errorlog.h"
 #include "analysis/summary.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
@@ -188,7 +189,8 @@ static void client_json(json_t *sj, const run_summary *s, double cpu_s, int thre
     json_object_set_new(client, "notes", notes);
 }
 
-static void print_table(const run_summary *s, const server_stats *ss, const char *out) {
+static void print_table(const run_summary *s, const server_stats *ss, const error_log *errors,
+                        const char *out) {
     summary_print(stdout, s);
     char line[256];
     if (server_stats_line(ss, line, sizeof line))
@@ -196,6 +198,7 @@ static void print_table(const run_summary *s, const server_stats *ss, const char
     if (ss->has_gpu && s->output_tokens > 0)
         printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
                ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
+    errorlog_print(stdout, errors); /* the server's own words, a line per error class */
     printf("rows            %s/requests.csv\n", out);
     fflush(stdout);
 }
@@ -240,7 +243,7 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
     json_decref(sj);
     if (o->print_summary)
-        print_table(&s, &ss, o->out);
+        print_table(&s, &ss, &x->res.errors, o->out);
     warn_client(&s, lag_over, cpu_over);
 
     int code = 0;

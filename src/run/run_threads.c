@@ -3,11 +3,13 @@
  * its own event loop and connections, all writing the same row files and
  * sharing one t=0; their records are merged for the summary. Only the first
  * thread samples /metrics and the GPUs. */
+#include "client/errorlog.h"
 #include "client/rowwriter.h"
 #include "common/clock.h"
 #include "common/util.h"
 #include "run/run_ctx.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,7 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         res->usage_counted += r->usage_counted;
         res->chunk_counted += r->chunk_counted;
         res->interrupted |= r->interrupted;
+        errorlog_merge(&res->errors, &r->errors);
         if (!res->write_error)
             res->write_error = r->write_error;
         if (k == 0) { /* the sampler's series move over */
@@ -92,6 +95,8 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         free(t[k].idx);
     }
     int werr = row_writer_close(&shared);
+    if (errorlog_write(base->out_dir, &res->errors) && !werr)
+        werr = errno ? errno : EIO;
     if (!res->write_error)
         res->write_error = werr;
     free(t);
