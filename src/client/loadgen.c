@@ -399,7 +399,10 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     g.t0 = cfg->t0_us ? cfg->t0_us : mono_us();
     if (sampling)
         on_sample_timer(-1, 0, &g); /* the sample at t=0 */
-    if (cfg->n > 0) {
+    if (stop_signal()) { /* stopped before it began (in the warmup, say): nothing is sent */
+        g.stopping = 1;
+        res->interrupted = 1;
+    } else if (cfg->n > 0) {
         arm_due_timer(&g);
         event_base_dispatch(g.base);
     }

@@ -216,10 +216,10 @@ static int prepare(run_ctx *x, run_result *rr) {
 }
 
 /* The warmup requests: their own schedule (seed + 1) and request indices
- * after the measured ones, no rows. Returns 1 when a stop signal came. */
-static int warmup(run_ctx *x) {
+ * after the measured ones, no rows. */
+static void warmup(run_ctx *x) {
     if (x->o.warmup <= 0)
-        return 0;
+        return;
     int64_t *wdue;
     size_t wn = arrivals_generate(&x->arrivals, (uint64_t)x->o.seed + 1, (size_t)x->o.warmup,
                                   INT64_MAX, &wdue);
@@ -234,8 +234,9 @@ static int warmup(run_ctx *x) {
     if (loadgen_run(&wc, &wr, err, sizeof err))
         warnx_("warmup: %s", err);
     rows_free(&wr.rows);
+    series_set_free(&wr.metrics);
+    series_set_free(&wr.gpu);
     free(wdue);
-    return wr.interrupted;
 }
 
 static double process_cpu_s(void) {
@@ -285,15 +286,18 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     x->lock_fd = -1;
     if (prepare(x, rr)) {
         rr->code = 2;
-    } else if (warmup(x)) {
-        rr->interrupted = 1;
-        rr->code = stop_exit_code(stop_signal());
-    } else if (measure(x, rr)) {
-        rr->code = 1;
     } else {
-        int meta_rc = run_write_meta(x, cmdline, extra_meta);
-        cmdline = extra_meta = NULL; /* stolen */
-        rr->code = run_write_summary(x, meta_rc, rr);
+        /* A stop during the warmup still measures: loadgen then sends
+         * nothing, every scheduled request becomes a cancelled row, and
+         * meta.json and summary.json are written, marked interrupted. */
+        warmup(x);
+        if (measure(x, rr)) {
+            rr->code = 1;
+        } else {
+            int meta_rc = run_write_meta(x, cmdline, extra_meta);
+            cmdline = extra_meta = NULL; /* stolen */
+            rr->code = run_write_summary(x, meta_rc, rr);
+        }
     }
     json_decref(cmdline);
     json_decref(extra_meta);
