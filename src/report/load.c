@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A token count as servelab writes it: empty (NAN) or a whole number that
  * fits the record's int32_t. */
@@ -329,6 +330,8 @@ int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *
     memset(files, 0, sizeof *files);
     snprintf(path, sizeof path, "%s/meta.json", dir);
     files->meta = json_load_file(path, 0, NULL);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    files->has_summary = access(path, F_OK) == 0;
     double last_sched;
     snprintf(path, sizeof path, "%s/requests.csv", dir);
     if (load_requests(path, part, rows, &last_sched, err, errlen))

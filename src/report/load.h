@@ -12,7 +12,8 @@
 #include <jansson.h>
 
 typedef struct run_files {
-    json_t *meta; /* NULL when missing */
+    json_t *meta;    /* NULL when missing */
+    int has_summary; /* summary.json is there (a run that was not cut short wrote it) */
     int has_chunks;
     series_set metrics; /* server_metrics.csv: the metrics servelab keeps */
     series_set gpu;     /* gpu.csv: "gpuN util_pct", "gpuN power_w" */

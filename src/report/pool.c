@@ -119,6 +119,19 @@ static void bootstrap_cis(report_run *rr) {
     }
 }
 
+/* Which of its files a repetition lacks. Without meta.json the offered
+ * rate stays unknown (NAN: an empty cell), rather than the schedule's own
+ * being shown as if it had been asked. */
+static void note_incomplete(report_run *rr) {
+    int no_meta = 0, no_summary = 0;
+    for (int k = 0; k < rr->n_reps; k++) {
+        no_meta |= !rr->files[k].meta;
+        no_summary |= !rr->files[k].has_summary;
+    }
+    snprintf(rr->incomplete, sizeof rr->incomplete, "%s%s%s", no_meta ? "no meta.json" : "",
+             no_meta && no_summary ? ", " : "", no_summary ? "no summary.json" : "");
+}
+
 int pool_run(report_run *rr, const report_opts *o, char *err, int errlen) {
     rr->files = xcalloc((size_t)rr->n_reps, sizeof *rr->files);
     for (int k = 0; k < rr->n_reps; k++)
@@ -131,8 +144,7 @@ int pool_run(report_run *rr, const report_opts *o, char *err, int errlen) {
     for (int k = 1; k < rr->n_reps; k++)
         server_stats_pool(&rr->server, &rr->files[k].server);
     summarize(&rr->rows, &rr->params, &rr->pooled);
-    if (!rr->files[0].meta) /* no nominal rate known: the schedule's own */
-        rr->pooled.offered_rps = rr->params.offered_rps = rr->pooled.realized_offered_rps;
+    note_incomplete(rr);
     summarize_parts(rr);
     bootstrap_cis(rr);
     return 0;

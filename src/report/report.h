@@ -28,6 +28,11 @@ typedef struct report_run {
     server_stats server;    /* /metrics and GPU figures, repetitions pooled */
     int fixture;
     char variant[512]; /* settings other than the load: runs sharing it form a line */
+    /* "" when every repetition has its meta.json and summary.json; else what
+     * is missing ("no meta.json, no summary.json"): the run was cut short or
+     * copied in part, and what those files say (its offered rate, where it
+     * ran) is unknown, never guessed. */
+    char incomplete[64];
 } report_run;
 
 typedef struct report {

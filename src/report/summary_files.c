@@ -177,13 +177,15 @@ static void put_csv_field(strbuf *o, const char *s) {
 void render_summary_csv(const report *r, strbuf *o) {
     for (int c = 0; c < N_CSV_COLS; c++)
         sb_printf(o, "%s%s", c ? "," : "", csv_cols[c]);
-    sb_puts(o, "\n");
+    sb_puts(o, ",incomplete\n"); /* the one text column besides run: what a run lacks */
     char v[N_CSV_COLS][32];
     for (int k = 0; k < r->n_runs; k++) {
         csv_values(&r->runs[k], v);
         put_csv_field(o, r->runs[k].name);
         for (int c = 1; c < N_CSV_COLS; c++)
             sb_printf(o, ",%s", v[c]);
+        sb_puts(o, ",");
+        put_csv_field(o, r->runs[k].incomplete);
         sb_puts(o, "\n");
     }
 }
@@ -196,6 +198,8 @@ void render_summary_json(const report *r, strbuf *o) {
         json_object_set_new(j, "run", json_string(rr->name));
         json_object_set_new(j, "repetitions", json_integer(rr->n_reps));
         json_object_set_new(j, "fixture", json_boolean(rr->fixture));
+        json_object_set_new(j, "incomplete",
+                            rr->incomplete[0] ? json_string(rr->incomplete) : json_null());
         json_object_set_new(j, "pooled", summary_json(&rr->pooled));
         json_object_set_new(j, "server", server_stats_json(&rr->server, rr->pooled.output_tokens));
         json_t *reps = json_array();

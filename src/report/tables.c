@@ -8,17 +8,45 @@
 #include <stdio.h>
 #include <string.h>
 
-static void meta_rows(const report *r, table *t) {
-    json_t *meta = r->runs[0].files[0].meta;
-    char buf[512];
-    int fixture = 1;
+/* Runs that lack meta.json or summary.json, as "a, b" into buf; how many. */
+static int incomplete_runs(const report *r, char *buf, size_t n) {
+    int count = 0;
+    size_t used = 0;
+    buf[0] = 0;
     for (int k = 0; k < r->n_runs; k++)
+        if (r->runs[k].incomplete[0]) {
+            if (used < n)
+                used += (size_t)snprintf(buf + used, n - used, "%s%s", count ? ", " : "",
+                                         r->runs[k].name);
+            count++;
+        }
+    return count;
+}
+
+/* The header's facts come from the first run that recorded them; where some
+ * runs did not (no meta.json), it says so instead of letting one run's
+ * facts stand for all. */
+static void meta_rows(const report *r, table *t) {
+    json_t *meta = NULL;
+    for (int k = 0; k < r->n_runs && !meta; k++)
+        meta = r->runs[k].files[0].meta;
+    char buf[512], missing[256];
+    int fixture = 1, no_meta = 0;
+    for (int k = 0; k < r->n_runs; k++) {
         fixture &= r->runs[k].fixture;
+        no_meta |= !r->runs[k].files[0].meta;
+    }
     const char *cells[2];
     cells[0] = "rows";
-    cells[1] = fixture ? "fixture: every run was against servelab sim (simulated server)"
-                       : "measured against a real server";
+    cells[1] = no_meta   ? "unknown for runs without meta.json: where they were measured"
+               : fixture ? "fixture: every run was against servelab sim (simulated server)"
+                         : "measured against a real server";
     table_add_row(t, cells);
+    if (incomplete_runs(r, missing, sizeof missing)) {
+        cells[0] = "incomplete runs";
+        cells[1] = missing;
+        table_add_row(t, cells);
+    }
     json_t *gpus = json_object_get(meta, "gpus");
     if (json_array_size(gpus) > 0) {
         json_t *g = json_array_get(gpus, 0);
@@ -29,7 +57,7 @@ static void meta_rows(const report *r, table *t) {
     } else {
         snprintf(buf, sizeof buf, "none recorded");
     }
-    cells[0] = "GPU";
+    cells[0] = no_meta ? "GPU (of the runs with meta.json)" : "GPU";
     cells[1] = buf;
     table_add_row(t, cells);
     json_t *server = json_object_get(meta, "server");
@@ -38,15 +66,15 @@ static void meta_rows(const report *r, table *t) {
     snprintf(buf, sizeof buf, "%s%s%s", json_is_string(ver) ? json_string_value(ver) : "unknown",
              json_is_string(hdr) ? ", Server: " : "",
              json_is_string(hdr) ? json_string_value(hdr) : "");
-    cells[0] = "server";
+    cells[0] = no_meta ? "server (of the runs with meta.json)" : "server";
     cells[1] = buf;
     table_add_row(t, cells);
     json_t *cfg = json_object_get(meta, "config");
     json_t *model = json_object_get(cfg, "model");
-    cells[0] = "model";
+    cells[0] = no_meta ? "model (of the runs with meta.json)" : "model";
     cells[1] = json_is_string(model) ? json_string_value(model) : "unknown";
     table_add_row(t, cells);
-    cells[0] = "API";
+    cells[0] = no_meta ? "API (of the runs with meta.json)" : "API";
     json_t *api = json_object_get(cfg, "api");
     cells[1] = json_is_string(api) ? json_string_value(api) : "unknown";
     table_add_row(t, cells);
@@ -66,14 +94,14 @@ static void meta_rows(const report *r, table *t) {
              json_string_value(json_object_get(host, "cpu_model")) ?: "unknown",
              (int)json_integer_value(json_object_get(host, "cores")),
              json_string_value(json_object_get(host, "kernel")) ?: "?");
-    cells[0] = "client host";
+    cells[0] = no_meta ? "client host (of the runs with meta.json)" : "client host";
     cells[1] = buf;
     table_add_row(t, cells);
     json_t *tool = json_object_get(meta, "tool");
     snprintf(buf, sizeof buf, "servelab %s (%s)",
              json_string_value(json_object_get(tool, "version")) ?: "?",
              json_string_value(json_object_get(tool, "git_commit")) ?: "?");
-    cells[0] = "measured with";
+    cells[0] = no_meta ? "measured with (of the runs with meta.json)" : "measured with";
     cells[1] = buf;
     table_add_row(t, cells);
 }
@@ -104,8 +132,12 @@ table *overview_table(const report *r) {
     table *t = table_new(15, h);
     for (int k = 0; k < r->n_runs; k++) {
         const run_summary *s = &r->runs[k].pooled;
-        char b[15][32];
-        snprintf(b[0], 32, "%.31s", r->runs[k].name);
+        char b[15][32], name[128];
+        if (r->runs[k].incomplete[0])
+            snprintf(name, sizeof name, "%.31s (incomplete: %s)", r->runs[k].name,
+                     r->runs[k].incomplete);
+        else
+            snprintf(name, sizeof name, "%.31s", r->runs[k].name);
         format_number(b[1], s->offered_rps, 2);
         format_number(b[2], s->realized_offered_rps, 2);
         snprintf(b[3], 32, "%zu", s->requests);
@@ -123,6 +155,7 @@ table *overview_table(const report *r) {
         const char *cells[15];
         for (int c = 0; c < 15; c++)
             cells[c] = b[c];
+        cells[0] = name;
         table_add_row(t, cells);
     }
     return t;
@@ -157,7 +190,7 @@ table *detail_table(const report_run *rr) {
     const char *h[] = {"figure", "value"};
     table *t = table_new(2, h);
     const run_summary *s = &rr->pooled;
-    char b[64], c[64];
+    char b[256], c[64];
     const char *cells[2];
 #define ROW(label, ...)                                                                            \
     do {                                                                                           \
@@ -166,6 +199,11 @@ table *detail_table(const report_run *rr) {
         cells[1] = b;                                                                              \
         table_add_row(t, cells);                                                                   \
     } while (0)
+    if (rr->incomplete[0])
+        ROW("incomplete",
+            "%s: the run was cut short or copied in part; what those files say "
+            "(the offered rate, where it ran) is unknown",
+            rr->incomplete);
     ROW("repetitions pooled", "%d", rr->n_reps);
     ROW("duration (t=0 to last end, summed over repetitions)", "%.3f s", s->duration_s);
     ROW("arrival window (t=0 to last arrival)", "%.3f s", s->arrival_window_s);
