@@ -19,8 +19,10 @@
  *                     close to what it expects; a bound far above it (ten
  *                     times or more, there only to catch a hang) needs no
  *                     mark. The runner starts TEST_ALONE tests first.
- *   TEST_SLOW(name)   a minute-long end-to-end run; make test-fast
- *                     (--fast) leaves it out.
+ *   TEST_SLOW(name)   a long end-to-end run (the demo's minute, calibrate,
+ *                     the 2,000-request and fault-matrix runs, a 10 s
+ *                     timeout waited out): make test-fast (--fast) leaves
+ *                     it out, make test runs it.
  *   TEST_SLOW_ALONE(name)  both.
  *   TEST_MARKED(name, marks)  any TEST_MARK_* bits.
  *

@@ -350,7 +350,7 @@ TEST(client_probe_says_what_failed) {
 
 /* /v1/models accepted and never answered: the probe times out (10 s), and
  * that is what the warning says, not that the server is unreachable. */
-TEST(client_probe_timeout_is_not_unreachable) {
+TEST_SLOW(client_probe_timeout_is_not_unreachable) {
     hostile_script s = {.modes = {HOSTILE_GOOD}, .n_modes = 1, .models_status = -1};
     hostile_server h = hostile_start(&s);
     char *out = probe_run(&h, "");

@@ -94,12 +94,12 @@ static void fault_matrix(int sim_threads) {
     CHECK_INT(other, 0);
 }
 
-TEST_ALONE(fault_matrix_5000_requests_counts_match_trace) {
+TEST_SLOW_ALONE(fault_matrix_5000_requests_counts_match_trace) {
     fault_matrix(1);
 }
 
 /* The same against a simulator with three I/O threads behind its engine. */
-TEST_ALONE(fault_matrix_sim_threads_counts_match_trace) {
+TEST_SLOW_ALONE(fault_matrix_sim_threads_counts_match_trace) {
     fault_matrix(3);
 }
 

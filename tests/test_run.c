@@ -38,7 +38,7 @@ static int trace_row_of(csv_table *tr, const char *id) {
     return -1;
 }
 
-TEST_ALONE(run_2000_requests_match_simulator_trace) {
+TEST_SLOW_ALONE(run_2000_requests_match_simulator_trace) {
     char *dir = temp_dir();
     char args[1024], *out;
     snprintf(args, sizeof args, "--trace %s/trace.csv", dir);

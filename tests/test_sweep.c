@@ -241,7 +241,7 @@ TEST(sweep_server_metrics_agree_with_trace) {
     CHECK_INT(peak_metrics, peak_trace);
 }
 
-TEST(sweep_report_shows_queueing_share_rising_with_load) {
+TEST_SLOW(sweep_report_shows_queueing_share_rising_with_load) {
     char *dir = temp_dir();
     char *cfg = write_campaign(dir, "name: q\n"
                                     "target: {sim: {profile: tiny, max_num_seqs: 4, "
