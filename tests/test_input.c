@@ -112,6 +112,11 @@ TEST(input_campaign_numbers_in_quotes_or_hex_refused) {
                      "c.yaml:3: target.sim.kv_blocks: expected an integer >= 1, got the string");
 }
 
+TEST(input_campaign_schedule_of_more_than_a_week_refused) {
+    campaign_refused(HEAD "runs: [{name: a, rate: 1e-300}]\n",
+                     "c.yaml:3: runs[0]: 100 requests at 1e-300/s would take more than 7 days");
+}
+
 TEST(input_campaign_nesting_is_bounded) {
     size_t n = 100000;
     char *yaml = malloc(2 * n + 256), *w = yaml;

@@ -161,3 +161,36 @@ TEST(outdir_path_too_long_is_refused) {
     CHECK_INT(sweep_into(cfg, out, "", &msg), 2);
     CHECK_MSG(strstr(msg, "--out: the path has 4083 characters"), "%s", msg);
 }
+
+/* A sweep refuses an --out that holds a plain run (the report would pool it
+ * with the campaign), a run refuses a campaign's directory, and --force and
+ * --resume are one or the other. */
+TEST(outdir_run_and_campaign_never_share_a_directory) {
+    char *dir = temp_dir(), out[1024], *msg;
+    snprintf(out, sizeof out, "%s/o", dir);
+    sim_proc p = sim_start(NULL);
+    CHECK_INT(run_into(p.port, out, "", &msg), 0);
+    char *cfg = campaign_file(dir, "  - {name: a}\n");
+    CHECK_INT(sweep_into(cfg, out, "", &msg), 2);
+    CHECK_MSG(strstr(msg, "already holds results (1 run directory)"), "%s", msg);
+    CHECK_INT(sweep_into(cfg, out, "--force --resume", &msg), 2);
+    CHECK_MSG(strstr(msg, "give --force or --resume, not both"), "%s", msg);
+    CHECK_INT(sweep_into(cfg, out, "--force", &msg), 0);
+    CHECK(!exists(out, "requests.csv") && exists(out, "a/rep-1/requests.csv"));
+    CHECK_INT(run_into(p.port, out, "--force", &msg), 2);
+    CHECK_MSG(strstr(msg, "holds a campaign (campaign.json)"), "%s", msg);
+    sim_stop(&p);
+}
+
+/* The demo replaces its own output, and nothing else's. */
+TEST(outdir_demo_keeps_what_is_not_a_demo) {
+    char *dir = temp_dir(), p[1100], cmd[1200], *msg;
+    snprintf(p, sizeof p, "%s/campaign.json", dir);
+    FILE *f = fopen(p, "w");
+    fputs("{\"name\": \"mine\"}\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "demo --out %s", dir);
+    CHECK_INT(servelab_cmd(cmd, &msg), 2);
+    CHECK_MSG(strstr(msg, "holds results that are not a demo's"), "%s", msg);
+    CHECK(exists(dir, "campaign.json"));
+}

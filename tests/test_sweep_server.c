@@ -62,4 +62,9 @@ TEST(sweep_table_units_and_no_nan) {
     char line[256];
     snprintf(line, sizeof line, "%.*s", (int)strcspn(row + 1, "\n"), row + 1);
     CHECK_MSG(!strstr(line, "nan") && strstr(line, " - "), "%s", line);
+    /* campaign.json says why the run failed, not only that it did */
+    char p[1400];
+    snprintf(p, sizeof p, "%s/o/campaign.json", dir);
+    char *cj = read_file(p, NULL);
+    CHECK_MSG(cj && strstr(cj, "\"error\": \"5 of 5 requests failed\""), "%s", cj);
 }

@@ -6,7 +6,10 @@
 #include "cli/commands.h"
 #include "sweep/sweep.h"
 
+#include <jansson.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #define DEMO_CAMPAIGN                                                                              \
     "name: demo\n"                                                                                 \
@@ -45,12 +48,28 @@ static const opt_def demo_options[] = {{.name = "out",
                                         .help = "print the resolved plan and exit"},
                                        {0}};
 
+/* The demo replaces its own earlier output, and only that: a directory
+ * holding another campaign, or a run, is not the demo's to wipe. */
+static int holds_other_results(const char *out) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/campaign.json", out);
+    json_t *c = json_load_file(path, 0, NULL);
+    const char *name = json_string_value(json_object_get(c, "name"));
+    int other = c && (!name || strcmp(name, "demo"));
+    json_decref(c);
+    snprintf(path, sizeof path, "%s/requests.csv", out);
+    return other || access(path, F_OK) == 0;
+}
+
 static int demo_main(int argc, char **argv) {
     sweep_opts so = {.force = 1}; /* the demo replaces its own earlier output */
     opt_defaults(demo_options, &so);
     int rc = cli_parse(&cmd_demo, argc, argv, &so, 0, NULL);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (!so.dry_run && holds_other_results(so.out))
+        return cli_fail(&cmd_demo,
+                        "--out %s holds results that are not a demo's: give another --out", so.out);
     campaign cp;
     char err[1024];
     if (campaign_load_string(demo_campaign, "(built-in demo campaign)", &cp, err, sizeof err))

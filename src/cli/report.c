@@ -79,8 +79,8 @@ static int report_main(int argc, char **argv) {
         fprintf(stderr, "servelab: report: %s\n", err);
         code = 1;
     } else {
-        printf("report: %d runs, %d files in %s (open %s/report.html)\n", r.n_runs, n, o.out,
-               o.out);
+        printf("report: %d run%s, %d files in %s (open %s/report.html)\n", r.n_runs,
+               r.n_runs == 1 ? "" : "s", n, o.out, o.out);
     }
     out_files_free(files, n);
     report_free(&r);

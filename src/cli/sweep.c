@@ -33,6 +33,10 @@ static int sweep_main(int argc, char **argv) {
     int rc = cli_parse(&cmd_sweep, argc, argv, &so, -1, &args);
     if (rc)
         return rc > 0 ? 0 : 2;
+    if (so.force && so.resume) {
+        opt_args_free(&args);
+        return cli_fail(&cmd_sweep, "give --force or --resume, not both");
+    }
     if (args.n_positional != 1) {
         opt_args_free(&args);
         return cli_fail(&cmd_sweep, "give exactly one campaign file (see servelab sweep --help)");

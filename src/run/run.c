@@ -115,6 +115,13 @@ static int prepare_out(run_ctx *x, run_result *rr) {
         return fail(rr, "--out %s: cannot create directory: %s", out, strerror(errno));
     if (dir_lock(out, &x->lock_fd, err, sizeof err))
         return fail(rr, "--out %s", err);
+    char campaign[4200];
+    snprintf(campaign, sizeof campaign, "%s/campaign.json", out);
+    if (access(campaign, F_OK) == 0) /* a sweep's: its report would pool this run */
+        return fail(rr,
+                    "--out %s holds a campaign (campaign.json): give the run a directory of "
+                    "its own",
+                    out);
     int held = run_dir_holds(out, names, sizeof names);
     if (held && !x->o.force)
         return fail(rr,

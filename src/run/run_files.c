@@ -240,6 +240,7 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
     int lag_over, cpu_over;
     client_json(sj, &s, x->res.cpu_s, o->threads, &lag_over, &cpu_over);
+    json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
     json_decref(sj);
     if (o->print_summary)
@@ -256,8 +257,11 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
      * whatever the figures say, and so is one past --max-error-rate. */
     if (s.requests &&
         (s.failed == s.requests || (double)s.failed > o->max_error_rate * (double)s.requests)) {
-        fprintf(stderr, "servelab: run: %zu of %zu requests failed%s\n", s.failed, s.requests,
-                s.failed == s.requests ? "" : " (more than --max-error-rate)");
+        char why[128];
+        snprintf(why, sizeof why, "%zu of %zu requests failed%s", s.failed, s.requests,
+                 s.failed == s.requests ? "" : " (more than --max-error-rate)");
+        if (!rr->error[0]) /* said by servelab run, recorded by a sweep */
+            snprintf(rr->error, sizeof rr->error, "%s", why);
         code = 1;
     }
     if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "sim/sim_options.h"
 #include "sweep/yamlread.h"
+#include "workload/arrivals.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -468,6 +469,11 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
     if (run->p.duration_s > 0 && isinf(run->p.rate))
         return yread_fail(y, r, prefix, "duration (%gs) needs a finite rate, but rate is inf",
                           run->p.duration_s);
+    if (run->p.duration_s <= 0 && isfinite(run->p.rate) &&
+        (double)(run->p.requests - 1) / run->p.rate > ARRIVALS_MAX_S)
+        return yread_fail(y, r, prefix,
+                          "%lld requests at %g/s would take more than %d days to arrive",
+                          (long long)run->p.requests, run->p.rate, ARRIVALS_MAX_S / 86400);
     return 0;
 }
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* What a sweep adds to a run's own files in a run directory. */
-static const char *const sweep_files[] = {"trace.csv", "server.log", ".servelab.lock", NULL};
+static const char *const sweep_files[] = {"trace.csv", "server.log", NULL};
 
 static int is_dir(const char *path) {
     struct stat st;
@@ -26,12 +26,13 @@ static int exists(const char *path) {
     return access(path, F_OK) == 0;
 }
 
-/* Is DIR a run directory a sweep wrote? */
+/* Is DIR a run directory? It holds what every run writes first (rows,
+ * meta.json) or what a sweep adds to one (a trace, a server log); a report
+ * folder, which has a summary.json too, is not one. */
 static int is_run_dir(const char *dir) {
-    char names[8];
-    if (run_dir_holds(dir, names, sizeof names))
-        return 1;
-    for (const char *const *f = sweep_files; *f; f++) {
+    static const char *const marks[] = {"requests.csv", "chunks.csv", "meta.json", "trace.csv",
+                                        "server.log", NULL};
+    for (const char *const *f = marks; *f; f++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/%s", dir, *f);
         if (exists(path))
@@ -40,44 +41,51 @@ static int is_run_dir(const char *dir) {
     return 0;
 }
 
-static void clear_run_dir(const char *dir) {
+/* Removes a run directory's files; the lock file too, but never the one of
+ * `out` itself, which this sweep holds. */
+static void clear_run_dir(const char *dir, const char *out) {
     run_dir_clear(dir);
     for (const char *const *f = sweep_files; *f; f++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/%s", dir, *f);
         unlink(path);
     }
-    rmdir(dir); /* only when nothing else is in it */
+    if (strcmp(dir, out)) {
+        char lock[4800];
+        snprintf(lock, sizeof lock, "%s/.servelab.lock", dir);
+        unlink(lock);
+        rmdir(dir); /* only when nothing else is in it */
+    }
 }
 
-/* Calls fn on every run directory OUT/NAME/rep-K; returns how many. */
-static int each_run_dir(const char *out, void (*fn)(const char *dir, void *arg), void *arg) {
-    DIR *d = opendir(out);
-    if (!d)
-        return 0;
+/* Calls fn (when not NULL) on every run directory at or under `dir`, down
+ * to `depth` more levels (a sweep writes OUT/RUN/rep-K; anything else that
+ * holds run files would be pooled by the report all the same); returns how
+ * many. With fn, directories left empty are removed on the way back. */
+static int walk(const char *dir, int depth, void (*fn)(const char *dir, void *arg), void *arg) {
     int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char run[4200];
-        snprintf(run, sizeof run, "%s/%s", out, e->d_name);
-        DIR *r = is_dir(run) ? opendir(run) : NULL;
-        for (struct dirent *f; r && (f = readdir(r));) {
-            char rep[4600];
-            snprintf(rep, sizeof rep, "%s/%s", run, f->d_name);
-            if (!strncmp(f->d_name, "rep-", 4) && is_dir(rep) && is_run_dir(rep)) {
-                n++;
-                if (fn)
-                    fn(rep, arg);
-            }
-        }
-        if (r)
-            closedir(r);
+    if (is_run_dir(dir)) {
+        n++;
         if (fn)
-            rmdir(run); /* only when empty */
+            fn(dir, arg);
     }
-    closedir(d);
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char sub[4600];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || !is_dir(sub))
+            continue;
+        n += walk(sub, depth - 1, fn, arg);
+        if (fn)
+            rmdir(sub); /* only when empty */
+    }
+    if (d)
+        closedir(d);
     return n;
+}
+
+static int each_run_dir(const char *out, void (*fn)(const char *dir, void *arg), void *arg) {
+    return walk(out, 3, fn, arg);
 }
 
 /* The earlier campaign.json, or NULL. */
@@ -148,7 +156,7 @@ static void clear_unless_kept(const char *dir, void *arg) {
         if (!strcmp(path, dir))
             return;
     }
-    clear_run_dir(dir);
+    clear_run_dir(dir, c->out);
 }
 
 static void clear_sweep_files(const char *out) {
@@ -171,9 +179,10 @@ int outdir_prepare(const char *out, json_t *runs, json_t *target, int force, int
         return 0;
     if (!force && !resume) {
         snprintf(err, errlen,
-                 "--out %s already holds a campaign (%s%d run director%s): add --resume to keep "
-                 "its finished runs, --force to replace it, or give another --out",
-                 out, has_campaign ? "campaign.json, " : "", n_dirs, n_dirs == 1 ? "y" : "ies");
+                 "--out %s already holds %s (%s%d run director%s): add --resume to keep its "
+                 "finished runs, --force to replace it, or give another --out",
+                 out, has_campaign ? "a campaign" : "results",
+                 has_campaign ? "campaign.json, " : "", n_dirs, n_dirs == 1 ? "y" : "ies");
         return -1;
     }
     if (resume) {

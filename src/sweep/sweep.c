@@ -416,7 +416,7 @@ static int write_report(const sweep *s) {
     char *paths[1] = {(char *)s->out};
     report_opts ropts = {0};
     if (report_build(paths, 1, &ropts, &r, err, sizeof err)) {
-        fprintf(stderr, "servelab: sweep: report: %s\n", err);
+        fprintf(stderr, "servelab: sweep: %s\n", err); /* err names the report */
         return -1;
     }
     out_file *files;
@@ -483,8 +483,8 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     if (o->dry_run) {
         print_plan(c, s.out);
         if (bad_workloads && !no_program)
-            snprintf(err, errlen, "%d run%s would fail on its workload (above)", bad_workloads,
-                     bad_workloads > 1 ? "s" : "");
+            snprintf(err, errlen, "%d run%s would fail on %s workload (above)", bad_workloads,
+                     bad_workloads > 1 ? "s" : "", bad_workloads > 1 ? "their" : "its");
         return bad_workloads || no_program ? 2 : 0;
     }
     if (prepare_out(&s, err, errlen))
