@@ -30,8 +30,8 @@ static int exists(const char *path) {
  * meta.json) or what a sweep adds to one (a trace, a server log); a report
  * folder, which has a summary.json too, is not one. */
 static int is_run_dir(const char *dir) {
-    static const char *const marks[] = {"requests.csv", "chunks.csv", "meta.json", "trace.csv",
-                                        "server.log", NULL};
+    static const char *const marks[] = {"requests.csv", "chunks.csv", "meta.json",
+                                        "trace.csv",    "server.log", NULL};
     for (const char *const *f = marks; *f; f++) {
         char path[4800];
         snprintf(path, sizeof path, "%s/%s", dir, *f);
