@@ -139,7 +139,7 @@ TEST(csv_quoting_row_writer_quotes_text_fields) {
                          .error = ERR_NONE,
                          .chunks = 2};
         row_writer_request(&w, &r);
-        row_writer_chunks(&w, (uint32_t)i, t, NULL, 2);
+        row_writer_chunks(&w, (uint32_t)i, t, NULL, NULL, 2);
     }
     CHECK_INT(row_writer_close(&w), 0);
     char path[1200];

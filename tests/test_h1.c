@@ -207,7 +207,7 @@ static void on_done(void *ud, h1_result r, int os_errno) {
     }
 }
 
-static const h1_handlers handlers = {on_head, on_body, on_done};
+static const h1_handlers handlers = {on_head, on_body, on_done, NULL};
 
 /* Runs transfers on one client until every one is done (or 10 s). */
 static void run_transfers(const char *url, const char *const *headers, outcome **os, int n,

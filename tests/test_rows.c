@@ -38,7 +38,7 @@ static void write_rows(const char *dir, const char *cls, int n) {
     for (int i = 0; i < n; i++) {
         request_row r = sample_row((uint32_t)i, cls);
         row_writer_request(&w, &r);
-        row_writer_chunks(&w, (uint32_t)i, t, NULL, 3);
+        row_writer_chunks(&w, (uint32_t)i, t, NULL, NULL, 3);
     }
     CHECK_INT(row_writer_close(&w), 0);
 }
@@ -104,7 +104,7 @@ TEST(rows_chunk_rows_are_on_disk_with_their_request_row) {
     for (int i = 0; i < 3; i++) {
         request_row r = sample_row((uint32_t)i, "short");
         row_writer_request(&w, &r);
-        row_writer_chunks(&w, (uint32_t)i, t, tok, 3);
+        row_writer_chunks(&w, (uint32_t)i, t, tok, NULL, 3);
         size_t rn, cn;
         char *rs = read_file(req, &rn), *cs = read_file(chunks, &cn);
         CHECK_INT(count_lines(rs, rn), 2 + i);
@@ -115,10 +115,10 @@ TEST(rows_chunk_rows_are_on_disk_with_their_request_row) {
     CHECK_INT(row_writer_close(&w), 0);
     size_t cn;
     char *cs = read_file(chunks, &cn);
-    CHECK_STR(cs, "request_id,index,t_ms,tokens\n"
-                  "req-0,0,5.100,1\nreq-0,1,7.100,2\nreq-0,2,9.100,1\n"
-                  "req-1,0,5.100,1\nreq-1,1,7.100,2\nreq-1,2,9.100,1\n"
-                  "req-2,0,5.100,1\nreq-2,1,7.100,2\nreq-2,2,9.100,1\n");
+    CHECK_STR(cs, "request_id,index,t_ms,tokens,coalesced\n"
+                  "req-0,0,5.100,1,0\nreq-0,1,7.100,2,0\nreq-0,2,9.100,1,0\n"
+                  "req-1,0,5.100,1,0\nreq-1,1,7.100,2,0\nreq-1,2,9.100,1,0\n"
+                  "req-2,0,5.100,1,0\nreq-2,1,7.100,2,0\nreq-2,2,9.100,1,0\n");
     free(cs);
     free(dir);
 }

@@ -43,6 +43,8 @@ struct h1_client {
     h1_handlers h;
     struct addrinfo *addrs; /* NULL: the host did not resolve */
     int n_addrs, good_addr; /* the address that last connected, tried first */
+    h1_conn *pre;           /* h1_preconnect's connections not yet open */
+    int preconnecting;      /* how many */
     char *head_start;       /* "POST /path HTTP/1.1\r\nHost: ...\r\n<headers>" */
     size_t head_start_len;
     h1_conn *idle;      /* the keep-alive pool */
@@ -53,11 +55,13 @@ struct h1_client {
 struct h1_conn {
     h1_client *c;
     int fd;
-    int addr_i;    /* address being connected to */
-    int connected; /* the TCP handshake completed */
-    int reused;    /* carried a transfer before this one */
-    int pooled;    /* in the idle pool */
-    int err;       /* errno of the last address that failed */
+    int addr_i;     /* address being connected to */
+    int connected;  /* the TCP handshake completed */
+    int reused;     /* carried a transfer before this one */
+    int pooled;     /* in the idle pool */
+    int err;        /* errno of the last address that failed */
+    int preconnect; /* opened by h1_preconnect, for the pool; still connecting */
+    int64_t connect_start_us;
     struct event *rev, *wev;
     h1_xfer *x; /* NULL while idle */
     h1_conn *next_idle, *prev_idle;
@@ -84,6 +88,7 @@ struct h1_xfer {
     size_t rhead_len, rhead_cap;
     size_t got; /* response bytes seen, head included */
     int keep_alive;
+    h1_times t;
     h1p_body decoder; /* the response body's framing */
 };
 
@@ -204,6 +209,8 @@ void h1_client_free(h1_client *c) {
         return;
     while (c->idle)
         conn_close(c->idle);
+    while (c->pre)
+        conn_close(c->pre);
     if (c->addrs)
         freeaddrinfo(c->addrs);
     free(c->head_start);
@@ -234,10 +241,45 @@ static void idle_add(h1_conn *k) {
     c->idle = k;
 }
 
+/* Read priorities (h1.h): 0 for a transfer awaiting its first token, 1
+ * for the rest. Fails harmlessly on a base with one priority. */
+static void conn_priority(h1_conn *k, int urgent) {
+    if (k->rev && event_base_get_npriorities(k->c->base) > 1)
+        event_priority_set(k->rev, urgent ? 0 : 1);
+}
+
+/* h1_preconnect's list of connections still connecting (the pool's links:
+ * such a connection is not pooled yet). */
+static void pre_add(h1_conn *k) {
+    h1_client *c = k->c;
+    k->preconnect = 1;
+    k->next_idle = c->pre;
+    k->prev_idle = NULL;
+    if (c->pre)
+        c->pre->prev_idle = k;
+    c->pre = k;
+    c->preconnecting++;
+}
+
+static void pre_remove(h1_conn *k) {
+    h1_client *c = k->c;
+    k->preconnect = 0;
+    c->preconnecting--;
+    if (k->prev_idle)
+        k->prev_idle->next_idle = k->next_idle;
+    else
+        c->pre = k->next_idle;
+    if (k->next_idle)
+        k->next_idle->prev_idle = k->prev_idle;
+    k->next_idle = k->prev_idle = NULL;
+}
+
 /* Closes a connection that carries no transfer. */
 static void conn_close(h1_conn *k) {
     if (k->pooled)
         idle_remove(k);
+    if (k->preconnect)
+        pre_remove(k);
     if (k->rev)
         event_free(k->rev);
     if (k->wev)
@@ -355,6 +397,7 @@ static void finish(h1_xfer *x, h1_result r, int reuse) {
         if (reuse) {
             event_del(k->wev);
             k->reused = 1;
+            conn_priority(k, 0);
             idle_add(k);
         } else {
             conn_close(k);
@@ -362,7 +405,10 @@ static void finish(h1_xfer *x, h1_result r, int reuse) {
     }
     void *ud = x->ud;
     int os_errno = x->os_errno;
+    h1_times t = x->t;
     xfer_free(x);
+    if (c->h.phases)
+        c->h.phases(ud, &t);
     c->h.done(ud, r, os_errno);
 }
 
@@ -372,6 +418,7 @@ static void reset_response(h1_xfer *x) {
     x->got = 0;
     x->sent = 0;
     x->os_errno = 0;
+    x->t = (h1_times){-1, -1, -1};
 }
 
 static void attach_new_conn(h1_xfer *x);
@@ -401,6 +448,7 @@ static void send_request(h1_xfer *x) {
         if (x->body_len > boff)
             iov[n++] = (struct iovec){(char *)x->body + boff, x->body_len - boff};
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        int64_t handed = mono_us(); /* loopback delivers inside the call: before it, then */
         ssize_t w = sendmsg(k->fd, &m, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
@@ -412,14 +460,39 @@ static void send_request(h1_xfer *x) {
             break;
         }
         x->sent += (size_t)w;
+        if (x->t.written_us < 0 && x->sent == x->head_len + x->body_len)
+            x->t.written_us = handed;
     }
     event_del(k->wev);
+}
+
+/* One of h1_preconnect's connections finished connecting: into the pool,
+ * or closed when it failed. */
+static void preconnected(h1_conn *k, int fd) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    pre_remove(k);
+    if (err) {
+        conn_close(k);
+        return;
+    }
+    k->connected = 1;
+    k->reused = 1; /* a pooled connection: it may die while idle, and is retried then */
+    event_del(k->wev);
+    conn_priority(k, 0);
+    event_add(k->rev, NULL);
+    idle_add(k);
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     h1_conn *k = arg;
     h1_xfer *x = k->x;
+    if (!x && k->preconnect) {
+        preconnected(k, fd);
+        return;
+    }
     if (!x) {
         event_del(k->wev);
         return;
@@ -440,6 +513,8 @@ static void on_writable(evutil_socket_t fd, short what, void *arg) {
         }
         k->connected = 1;
         k->c->good_addr = k->addr_i;
+        x->t.connect_us = mono_us() - k->connect_start_us;
+        conn_priority(k, 1);
         event_add(k->rev, NULL);
     }
     send_request(x);
@@ -452,6 +527,7 @@ static void attach_new_conn(h1_xfer *x) {
     k->fd = -1;
     k->x = x;
     x->conn = k;
+    k->connect_start_us = mono_us();
     if (conn_try_from(k, 0) < 0) {
         x->conn = NULL;
         x->os_errno = k->err;
@@ -477,6 +553,7 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
     x->ud = ud;
     x->body = body;
     x->body_len = len;
+    x->t = (h1_times){-1, -1, -1};
     size_t extra = extra_header ? strlen(extra_header) + 2 : 0;
     x->head = xmalloc(c->head_start_len + extra + 48);
     memcpy(x->head, c->head_start, c->head_start_len);
@@ -502,11 +579,36 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
     if (k) {
         k->x = x;
         x->conn = k;
+        x->t.connect_us = 0;
+        conn_priority(k, 1);
         send_request(x);
     } else {
         attach_new_conn(x);
     }
     return x;
+}
+
+void h1_preconnect(h1_client *c, int n) {
+    for (int i = 0; i < n && c->addrs; i++) {
+        h1_conn *k = xcalloc(1, sizeof *k);
+        k->c = c;
+        k->fd = -1;
+        k->connect_start_us = mono_us();
+        if (conn_try_from(k, 0) < 0) {
+            free(k);
+            break; /* out of descriptors or ports: requests will say so themselves */
+        }
+        pre_add(k);
+    }
+}
+
+int h1_preconnecting(const h1_client *c) {
+    return c->preconnecting;
+}
+
+void h1_settle(h1_xfer *x) {
+    if (x->conn)
+        conn_priority(x->conn, 0);
 }
 
 void h1_cancel(h1_xfer *x) {
@@ -685,6 +787,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg) {
             finish(x, clean_end ? H1_OK : H1_BROKEN, 0);
             return;
         }
+        if (x->got == 0)
+            x->t.first_byte_us = c->arrived_us;
         if (take_bytes(x, c->buf, (size_t)n))
             return;
         if ((size_t)n < sizeof c->buf)

@@ -15,7 +15,10 @@
  * the time of a read is when its last segment was received, not when this
  * process got round to reading it. A client busy with other streams, or
  * preempted by another process, then delays its reading but not its
- * figures. (Without the kernel's stamp, the read's own time is used.)
+ * figures, unless it is so late that a stream's next chunk arrived too:
+ * one read then returns both with the later one's stamp (the caller sees
+ * them in one body call and can say so). (Without the kernel's stamp, the
+ * read's own time is used.)
  *
  * Every transfer ends with exactly one call of `done`, never from inside
  * h1_start, and after it the transfer is gone. */
@@ -35,6 +38,14 @@ typedef enum {
                    or local ports (EMFILE, ENFILE, ENOMEM, ENOBUFS, EADDRNOTAVAIL) */
 } h1_result;
 
+/* Where a transfer's time went (CLOCK_MONOTONIC µs; -1: not reached). */
+typedef struct h1_times {
+    int64_t connect_us;    /* how long its TCP handshake took; 0 on a pooled connection */
+    int64_t written_us;    /* its request's last byte handed to the kernel */
+    int64_t first_byte_us; /* the first byte of the answer reached this machine (the
+                              kernel's stamp, as body times) */
+} h1_times;
+
 typedef struct h1_handlers {
     /* the final (non-1xx) response head; content_type and content_encoding
      * (the body is passed on as it came, never decoded) may be NULL */
@@ -46,6 +57,8 @@ typedef struct h1_handlers {
     /* the end; os_errno is the system's error behind H1_CONNECT, H1_CLIENT or
      * H1_BROKEN when there was one (ECONNREFUSED, EMFILE, ECONNRESET), else 0 */
     void (*done)(void *ud, h1_result r, int os_errno);
+    /* optional (may be NULL): the transfer's phases, just before `done` */
+    void (*phases)(void *ud, const h1_times *t);
 } h1_handlers;
 
 typedef struct h1_client h1_client;
@@ -69,5 +82,20 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
 
 /* Ends a transfer without calling `done` (SIGINT). */
 void h1_cancel(h1_xfer *x);
+
+/* Opens n connections now, into the keep-alive pool, so that requests
+ * started later only write (a burst then costs no handshakes). They are
+ * ordinary pooled connections: a server that closes one is noticed and it
+ * leaves the pool. */
+void h1_preconnect(h1_client *c, int n);
+/* How many of them are still connecting. */
+int h1_preconnecting(const h1_client *c);
+
+/* Read priority. A transfer starts urgent: its connection's reads come
+ * before other streams' (the base needs two priorities,
+ * event_base_priority_init(base, 2)); once its first token came the caller
+ * settles it to the ordinary priority. A base with one priority ignores
+ * both. */
+void h1_settle(h1_xfer *x);
 
 #endif

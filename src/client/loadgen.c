@@ -25,14 +25,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 int64_t lg_now(const lg *g) {
     return mono_us() - g->t0;
 }
 
+/* Requests started at one go: from the timer, and between two reads. A
+ * burst is sent in slices so that no stream's data waits behind hundreds
+ * of connects and writes: after each slice the loop reads what came. */
+#define DISPATCH_SLICE 32
+#define DISPATCH_BETWEEN_READS 4
+
 static void start_request(lg *g, inflight *f);
-static void dispatch_due(lg *g, int64_t now);
+static void dispatch_due(lg *g, int64_t now, int most);
+static inflight *dequeue(lg *g);
+static int slot_free(const lg *g);
 
 static void active_add(lg *g, inflight *f) {
     f->aprev = NULL;
@@ -64,6 +73,7 @@ static void free_inflight(inflight *f) {
     sse_release(&f->sse);
     free(f->t_us);
     free(f->tok);
+    free(f->coal);
     free(f);
 }
 
@@ -78,6 +88,58 @@ static void note_error(lg *g, inflight *f, int error) {
         len = strlen(words);
     }
     errorlog_note(&g->res->errors, error, f->row.http_status, f->row.index, words, len);
+}
+
+void client_check_merge(client_check *a, const client_check *b) {
+    a->first_tokens += b->first_tokens;
+    a->first_coalesced += b->first_coalesced;
+    a->chunks += b->chunks;
+    a->coalesced += b->coalesced;
+    a->delayed += b->delayed;
+    if (b->max_delay_ms > a->max_delay_ms)
+        a->max_delay_ms = b->max_delay_ms;
+    for (int i = 0; i < b->n_named && a->n_named < CLIENT_DELAY_NAMED; i++)
+        a->named[a->n_named++] = b->named[i];
+}
+
+/* The client's own delay in one request (µs): its lateness in sending,
+ * and its time between starting the request and handing over the last
+ * byte that the handshake does not explain. -1: unknown. */
+static int64_t client_delay_us(const inflight *f) {
+    const request_row *r = &f->row;
+    int64_t d = r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1;
+    if (f->sliced && r->sent_us >= 0 && r->sent_us - r->dispatched_us > d)
+        d = r->sent_us - r->dispatched_us;
+    if (r->written_us >= 0 && r->sent_us >= 0 && r->connect_us >= 0) {
+        int64_t w = r->written_us - r->sent_us - r->connect_us;
+        if (w > d)
+            d = w;
+    }
+    return d;
+}
+
+/* The row's coalescing counts, and what the run's self-check keeps. */
+static void check_request(lg *g, inflight *f) {
+    request_row *r = &f->row;
+    client_check *k = &g->res->check;
+    r->coalesced = 0;
+    for (int i = 0; f->coal && i < f->n_chunks; i++)
+        r->coalesced += f->coal[i];
+    r->first_coalesced = f->coal && f->n_chunks > 0 && f->coal[0];
+    k->chunks += (size_t)f->n_chunks;
+    k->coalesced += (size_t)r->coalesced;
+    if (r->first_us >= 0) {
+        k->first_tokens++;
+        k->first_coalesced += (size_t)r->first_coalesced;
+    }
+    int64_t d = client_delay_us(f);
+    if (d > 1000) {
+        k->delayed++;
+        if (k->n_named < CLIENT_DELAY_NAMED)
+            k->named[k->n_named++] = r->index;
+    }
+    if (d >= 0 && d / 1000.0 > k->max_delay_ms)
+        k->max_delay_ms = d / 1000.0;
 }
 
 /* The request is over: its row, its figures, its memory. */
@@ -105,9 +167,10 @@ static void finish_request(lg *g, inflight *f, int error) {
     r->finish_reason = f->finish[0] ? f->finish : (error ? "" : "");
     if (error)
         note_error(g, f, error);
+    check_request(g, f);
     if (g->writing) {
         row_writer_request(&g->rw, r);
-        row_writer_chunks(&g->rw, r->index, f->t_us, f->tok, f->n_chunks);
+        row_writer_chunks(&g->rw, r->index, f->t_us, f->tok, f->coal, f->n_chunks);
     }
     /* compact record for the summary */
     req_rec rec;
@@ -147,13 +210,8 @@ void lg_transfer_ended(lg *g, inflight *f, xfer_end end) {
     g->in_flight--;
     active_remove(g, f);
     finish_request(g, f, error);
-    if (g->queue_head && !g->stopping) {
-        inflight *q = g->queue_head;
-        g->queue_head = q->next;
-        if (!g->queue_head)
-            g->queue_tail = NULL;
-        start_request(g, q);
-    }
+    if (g->queue_head && !g->stopping)
+        start_request(g, dequeue(g)); /* its slot came free just now */
 }
 
 /* ---- our own client's callbacks ---- */
@@ -171,12 +229,27 @@ static size_t h1_on_body(void *ud, const char *p, size_t n, int64_t arrived_us) 
     inflight *f = ud;
     lg *g = f->g;
     size_t used = response_body(f, p, n, arrived_us - g->t0);
-    if (g->next_due < g->cfg->n && !g->stopping) {
+    if (!f->settled && f->row.first_us >= 0 && f->hx) {
+        h1_settle(f->hx); /* its first token came: its reads wait their turn now */
+        f->settled = 1;
+    }
+    if (!g->stopping && (g->next_due < g->cfg->n || g->queue_head)) {
         int64_t now = lg_now(g);
-        if (g->cfg->due_us[g->next_due] <= now)
-            dispatch_due(g, now);
+        if ((g->next_due < g->cfg->n && g->cfg->due_us[g->next_due] <= now) ||
+            (g->queue_head && slot_free(g)))
+            dispatch_due(g, now, DISPATCH_BETWEEN_READS);
     }
     return used;
+}
+
+/* Where the transfer's time went, as offsets from t=0 (the handshake's
+ * length as it is). */
+static void h1_on_phases(void *ud, const h1_times *t) {
+    inflight *f = ud;
+    lg *g = f->g;
+    f->row.connect_us = t->connect_us;
+    f->row.written_us = t->written_us >= 0 ? t->written_us - g->t0 : -1;
+    f->row.first_byte_us = t->first_byte_us >= 0 ? t->first_byte_us - g->t0 : -1;
 }
 
 static void h1_on_done(void *ud, h1_result r, int os_errno) {
@@ -224,8 +297,34 @@ static inflight *new_inflight(lg *g, size_t slot) {
     r->cls = workload_class_of(c->w, r->index);
     r->scheduled_us = c->due_us[slot];
     r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
+    r->connect_us = r->written_us = r->first_byte_us = -1;
     r->prompt_tokens = r->output_tokens = -1;
+    r->server_prompt_ms = r->server_decode_ms = -1;
+    r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
     return f;
+}
+
+/* The FIFO of requests taken in but not yet sent: held by the cap, or
+ * waiting for the next slice of a burst. */
+static void enqueue(lg *g, inflight *f) {
+    if (g->queue_tail)
+        g->queue_tail->next = f;
+    else
+        g->queue_head = f;
+    g->queue_tail = f;
+}
+
+static inflight *dequeue(lg *g) {
+    inflight *f = g->queue_head;
+    g->queue_head = f->next;
+    if (!g->queue_head)
+        g->queue_tail = NULL;
+    f->next = NULL;
+    return f;
+}
+
+static int slot_free(const lg *g) {
+    return g->cfg->concurrency <= 0 || g->in_flight < g->cfg->concurrency;
 }
 
 static void arm_due_timer(lg *g) {
@@ -238,37 +337,37 @@ static void arm_due_timer(lg *g) {
     evtimer_add(g->due_timer, &tv);
 }
 
-/* Starts every request whose time has come (at most 256 at once, so a
- * burst does not starve the sockets) and arms the timer for the next. */
-static void dispatch_due(lg *g, int64_t now) {
+/* Starts the requests whose time has come, at most `most` (so a burst
+ * does not starve the sockets), and arms the timer for the next: at once
+ * when more are due, which lets the loop read first. */
+static void dispatch_due(lg *g, int64_t now, int most) {
     const loadgen_config *c = g->cfg;
-    int started = 0;
     while (g->next_due < c->n && c->due_us[g->next_due] <= now) {
         inflight *f = new_inflight(g, g->next_due++);
-        f->row.dispatched_us = now;
-        if (c->concurrency > 0 && g->in_flight >= c->concurrency) {
-            if (g->queue_tail)
-                g->queue_tail->next = f;
-            else
-                g->queue_head = f;
-            g->queue_tail = f;
-        } else {
-            start_request(g, f);
-            started++;
-        }
-        if (started >= 256)
-            break;
+        f->row.dispatched_us = now; /* taken in: what waits from here is the cap or a slice */
+        enqueue(g, f);
+    }
+    int started = 0;
+    for (; started < most && g->queue_head && slot_free(g); started++) {
+        inflight *f = dequeue(g);
+        f->sliced = 1; /* it had a slot: its wait from now on is the client's own */
+        start_request(g, f);
     }
     if (started && !g->h1)
         curl_glue_kick(g);
-    arm_due_timer(g);
+    if (g->queue_head && slot_free(g) && !g->stopping) {
+        struct timeval now_tv = {0, 0}; /* the rest of the slice after the loop has read */
+        evtimer_add(g->due_timer, &now_tv);
+    } else {
+        arm_due_timer(g);
+    }
 }
 
 static void on_due(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
-    dispatch_due(g, lg_now(g));
+    dispatch_due(g, lg_now(g), DISPATCH_SLICE);
 }
 
 void lg_check_done(lg *g) {
@@ -334,6 +433,35 @@ static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
     sampler_gpu_now(&g->smp, lg_now(g) / 1000.0);
 }
 
+/* Opens cfg->preconnect connections before t=0 and waits (at most 10 s,
+ * or until a stop signal) for them to be open or to have failed. */
+static void on_tick(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+static void preconnect(lg *g) {
+    h1_preconnect(g->h1, g->cfg->preconnect);
+    struct event *tick = evtimer_new(g->base, on_tick, NULL);
+    int64_t give_up = mono_us() + 10000000;
+    while (h1_preconnecting(g->h1) > 0 && mono_us() < give_up && !stop_signal()) {
+        struct timeval tv = {0, 10000};
+        evtimer_add(tick, &tv); /* the loop below returns within 10 ms */
+        event_base_loop(g->base, EVLOOP_ONCE);
+    }
+    event_free(tick);
+}
+
+/* The wall clock at monotonic time t (µs), to the microsecond: a packet
+ * capture's times, which are the wall clock's, then read against rows. */
+static int64_t wall_at(int64_t t) {
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    int64_t mono = mono_us();
+    return (int64_t)real.tv_sec * 1000000 + real.tv_nsec / 1000 - (mono - t);
+}
+
 static double cpu_seconds(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -357,6 +485,8 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         g.writing = 1;
     }
     g.base = event_base_precise();
+    event_base_priority_init(g.base, 2); /* streams awaiting a first token are read first */
+    g.curl_read_us = -1;
     curl_glue_init(&g);
     if (cfg->client == HTTP_CLIENT_BUILTIN) {
         size_t nh = 0;
@@ -366,7 +496,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         nh = 0;
         for (struct curl_slist *h = cfg->headers; h; h = h->next)
             hv[nh++] = h->data;
-        static const h1_handlers handlers = {h1_on_head, h1_on_body, h1_on_done};
+        static const h1_handlers handlers = {h1_on_head, h1_on_body, h1_on_done, h1_on_phases};
         g.h1 = h1_client_new(g.base, cfg->endpoint, hv, &handlers);
         free(hv);
     }
@@ -396,7 +526,12 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         evtimer_add(g.sample_timer, &tv);
     }
     double cpu0 = cpu_seconds();
-    g.t0 = cfg->t0_us ? cfg->t0_us : mono_us();
+    if (g.h1 && cfg->preconnect > 0)
+        preconnect(&g);
+    g.t0 = cfg->t0_when_ready ? cfg->t0_when_ready(cfg->t0_arg)
+           : cfg->t0_us       ? cfg->t0_us
+                              : mono_us();
+    res->t0_unix_us = wall_at(g.t0);
     if (sampling)
         on_sample_timer(-1, 0, &g); /* the sample at t=0 */
     if (stop_signal()) { /* stopped before it began (in the warmup, say): nothing is sent */

@@ -31,9 +31,14 @@ typedef struct loadgen_config {
     body_opts body;
     const int64_t *due_us; /* the schedule */
     size_t n;
-    size_t first_index;             /* request index of due_us[0] (warmup uses its own range) */
-    const uint32_t *indices;        /* request index of each slot; NULL: first_index + slot */
-    int64_t t0_us;                  /* the run's t=0 on the monotonic clock; 0: when it starts */
+    size_t first_index;      /* request index of due_us[0] (warmup uses its own range) */
+    const uint32_t *indices; /* request index of each slot; NULL: first_index + slot */
+    int64_t t0_us;           /* the run's t=0 on the monotonic clock; 0: when it starts */
+    /* Or, when set, t=0 comes from this call, made once the loop is ready
+     * (connections opened): threads agree on one t=0 through it. */
+    int64_t (*t0_when_ready)(void *arg);
+    void *t0_arg;
+    int preconnect; /* connections opened before t=0 (our own client only); 0: none */
     struct row_writer *shared_rows; /* rows go to these files (threads share them) */
     int concurrency;                /* 0: no cap */
     double timeout_s;               /* per request; 0: none */
@@ -51,6 +56,22 @@ typedef struct loadgen_config {
     gpu_monitor *gpu;
 } loadgen_config;
 
+/* What the client knows of its own delay (see docs/accuracy.md): the run
+ * is within 1 ms only if no request waited more than 1 ms for the client
+ * and few first tokens shared a read with a later chunk. */
+#define CLIENT_DELAY_NAMED 20
+typedef struct client_check {
+    size_t first_tokens, first_coalesced; /* requests with a first token; of them, coalesced */
+    size_t chunks, coalesced;             /* output chunks; of them, coalesced */
+    size_t delayed;                       /* requests the client held more than 1 ms */
+    double max_delay_ms;
+    uint32_t named[CLIENT_DELAY_NAMED]; /* the first of them, by request index */
+    int n_named;
+} client_check;
+
+/* Adds b's counts to a (threads merge theirs). */
+void client_check_merge(client_check *a, const client_check *b);
+
 typedef struct loadgen_result {
     run_rows rows;
     int interrupted;                     /* a stop signal (common/stop.h) ended it */
@@ -63,6 +84,8 @@ typedef struct loadgen_result {
      * written as errors.csv when this loop writes its own rows (not with
      * shared_rows: then the caller merges and writes them) */
     error_log errors;
+    client_check check;
+    int64_t t0_unix_us; /* the wall clock (CLOCK_REALTIME) at t=0, µs since the epoch */
 } loadgen_result;
 
 /* Runs the whole schedule. Returns 0, or -1 with a message in err when it

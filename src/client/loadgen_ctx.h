@@ -34,7 +34,13 @@ typedef struct inflight {
     sse_parser sse;
     int64_t *t_us;
     int32_t *tok;
+    uint8_t *coal;    /* 1: the chunk's read also held a later one (NULL while none did) */
+    int64_t last_raw; /* the arrival time of the last chunk's read, as the client gave it */
+    int64_t read_raw; /* that of the read being parsed */
     int n_chunks, cap_chunks;
+    int settled;          /* our client was told the first token came (h1_settle) */
+    int sliced;           /* sent by a dispatch pass (a slot was free when it was taken in), not
+                             when a slot came free: its wait in the queue was the client's own */
     long last_completion; /* cumulative usage.completion_tokens seen so far */
     int saw_done, saw_finish, saw_usage, failed_parse, error_event;
     long usage_prompt, usage_completion;
@@ -73,7 +79,8 @@ struct lg {
     int stopping;
     sampler smp;
     struct event *sample_timer;
-    int *port_fd; /* curl's sockets by local port, + 1 (loadgen_curl.c); NULL: none yet */
+    int *port_fd;         /* curl's sockets by local port, + 1 (loadgen_curl.c); NULL: none yet */
+    int64_t curl_read_us; /* the time of the socket event curl is acting on; -1: none */
 };
 
 /* How a transfer ended, whichever client carried it. */

@@ -28,7 +28,10 @@ static size_t curl_on_write(char *p, size_t size, size_t nmemb, void *ud) {
         curl_easy_getinfo(f->easy, CURLINFO_CONTENT_TYPE, &ct);
         response_head(f, (int)code, ct, f->coding);
     }
-    return response_body(f, p, size * nmemb, lg_now(f->g));
+    /* one socket event's bytes share its time, as one read of our own
+     * client does, so that chunks that came together are seen so */
+    int64_t t = f->g->curl_read_us >= 0 ? f->g->curl_read_us : lg_now(f->g);
+    return response_body(f, p, size * nmemb, t);
 }
 
 /* Whether a transfer failed for want of something on this machine: curl's
@@ -163,6 +166,27 @@ static void restart_on_fresh(lg *g, inflight *f) {
     curl_glue_start(g, f);
 }
 
+/* Where the transfer's time went, from curl's own timers (µs from the
+ * transfer's start, about when it was sent): the handshake (none when
+ * curl reused a connection), the request's start of sending (curl tells
+ * no later moment: so written_ms is when it began to write) and the
+ * answer's first byte. */
+static void take_phases(inflight *f) {
+    curl_off_t lookup = 0, connect = 0, pre = 0, first = 0;
+    long connects = 0;
+    curl_easy_getinfo(f->easy, CURLINFO_NUM_CONNECTS, &connects);
+    curl_easy_getinfo(f->easy, CURLINFO_NAMELOOKUP_TIME_T, &lookup);
+    curl_easy_getinfo(f->easy, CURLINFO_CONNECT_TIME_T, &connect);
+    curl_easy_getinfo(f->easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
+    curl_easy_getinfo(f->easy, CURLINFO_STARTTRANSFER_TIME_T, &first);
+    request_row *r = &f->row;
+    if (r->sent_us < 0)
+        return;
+    r->connect_us = connects > 0 && connect >= lookup ? connect - lookup : connects > 0 ? -1 : 0;
+    r->written_us = pre > 0 ? r->sent_us + pre : -1;
+    r->first_byte_us = first > 0 ? r->sent_us + first : -1;
+}
+
 static void drain_messages(lg *g) {
     CURLMsg *m;
     int left;
@@ -187,6 +211,7 @@ static void drain_messages(lg *g) {
             curl_easy_getinfo(f->easy, CURLINFO_RESPONSE_CODE, &code);
             f->row.http_status = (int)code;
         }
+        take_phases(f);
         long os_errno = 0;
         if (rc != CURLE_OK)
             curl_easy_getinfo(f->easy, CURLINFO_OS_ERRNO, &os_errno);
@@ -201,7 +226,9 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg) {
     lg *g = arg;
     int flags = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
     int running;
+    g->curl_read_us = lg_now(g);
     curl_multi_socket_action(g->multi, fd, flags, &running);
+    g->curl_read_us = -1;
     drain_messages(g);
 }
 

@@ -23,6 +23,8 @@ static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
         f->t_us = xrealloc(f->t_us, (size_t)f->cap_chunks * sizeof *f->t_us);
         if (f->tok)
             f->tok = xrealloc(f->tok, (size_t)f->cap_chunks * sizeof *f->tok);
+        if (f->coal)
+            f->coal = xrealloc(f->coal, (size_t)f->cap_chunks);
     }
     if (tokens != 1 && !f->tok) {
         f->tok = xmalloc((size_t)f->cap_chunks * sizeof *f->tok);
@@ -32,7 +34,23 @@ static void add_chunk(inflight *f, int64_t t, int32_t tokens) {
     f->t_us[f->n_chunks] = t;
     if (f->tok)
         f->tok[f->n_chunks] = tokens;
+    if (f->coal)
+        f->coal[f->n_chunks] = 0;
     f->n_chunks++;
+}
+
+/* A chunk from the same read as the one before it (the very same arrival
+ * time, as the client handed it over): the earlier one did not arrive when
+ * its stamp says, only no later; it is flagged, and its time is an upper
+ * bound. A server that writes two chunks in one segment has them flagged
+ * too, although their stamp is right: the client cannot tell the two apart. */
+static void note_same_read(inflight *f, int64_t raw) {
+    if (f->n_chunks > 0 && raw == f->last_raw) {
+        if (!f->coal)
+            f->coal = xcalloc((size_t)f->cap_chunks, 1);
+        f->coal[f->n_chunks - 1] = 1;
+    }
+    f->last_raw = raw;
 }
 
 int32_t response_chunk_tokens(const inflight *f, int i) {
@@ -98,6 +116,7 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
         }
         if (f->row.first_us < 0)
             f->row.first_us = t;
+        note_same_read(f, f->read_raw);
         add_chunk(f, t, k);
     }
     if (ci.has_usage)
@@ -132,6 +151,7 @@ void response_head(inflight *f, int status, const char *content_type,
 size_t response_body(inflight *f, const char *p, size_t n, int64_t t) {
     if (f->encoded)
         return 0; /* abort the transfer: the row is decided */
+    f->read_raw = t;
     /* times of one stream never go back, nor before the request left */
     if (t < f->row.last_us)
         t = f->row.last_us;

@@ -177,6 +177,13 @@ static void put_count(row_line *l, long v) {
     put_bytes(l, ",", 1);
 }
 
+/* A duration the server reported (ms, finite and >= 0), or nothing. */
+static void put_server_ms(row_line *l, double ms) {
+    if (ms >= 0 && ms < 1e12)
+        put_fmt(l, "%.3f", ms);
+    put_bytes(l, ",", 1);
+}
+
 /* A text field, quoted when it holds a comma, a quote, CR or LF. */
 static void put_text(row_line *l, const char *s) {
     size_t n = s ? strlen(s) : 0;
@@ -188,8 +195,8 @@ static void put_text(row_line *l, const char *s) {
 }
 
 /* Room for every field but the two texts (class and finish_reason, which
- * are sized as written): 17 fields of at most 24 bytes. */
-#define ROW_FIXED_BYTES 512
+ * are sized as written): 28 fields of at most 24 bytes. */
+#define ROW_FIXED_BYTES 1024
 
 static void format_request(row_line *l, const request_row *r) {
     char id[32];
@@ -215,6 +222,17 @@ static void format_request(row_line *l, const request_row *r) {
     put_text(l, err_class_name(r->error));
     put_count(l, r->chunks);
     put_ms(l, r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1);
+    put_ms(l, r->connect_us);
+    put_ms(l, r->written_us);
+    put_ms(l, r->first_byte_us);
+    put_count(l, r->chunks > 0 ? r->coalesced : -1);
+    put_count(l, r->chunks > 0 ? r->first_coalesced : -1);
+    put_server_ms(l, r->server_prompt_ms);
+    put_server_ms(l, r->server_decode_ms);
+    put_count(l, r->server_prompt_n);
+    put_count(l, r->server_decode_n);
+    put_count(l, r->server_cache_n);
+    put_count(l, r->cached_tokens);
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }
@@ -242,15 +260,16 @@ void row_writer_request(row_writer *w, const request_row *r) {
 #define CHUNK_ROW_BYTES 128
 
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
-                       int n) {
+                       const uint8_t *coalesced, int n) {
     char id[32];
     request_id_format(id, sizeof id, index);
     for (int i = 0; i < n; i++) {
         if (w->n + CHUNK_ROW_BYTES > w->cap)
             w->buf = xrealloc(w->buf, w->cap *= 2); /* one request's rows stay one write */
         int64_t t = t_us[i] < 0 ? 0 : t_us[i];      /* times run from the start: never negative */
-        int k = snprintf(w->buf + w->n, w->cap - w->n, "%s,%d,%lld.%03lld,%d\n", id, i,
-                         (long long)(t / 1000), (long long)(t % 1000), tokens ? tokens[i] : 1);
+        int k = snprintf(w->buf + w->n, w->cap - w->n, "%s,%d,%lld.%03lld,%d,%d\n", id, i,
+                         (long long)(t / 1000), (long long)(t % 1000), tokens ? tokens[i] : 1,
+                         coalesced ? coalesced[i] != 0 : 0);
         if (k < 0 || (size_t)k >= w->cap - w->n) {
             if (!w->write_error)
                 w->write_error = EOVERFLOW; /* cannot happen: the row is bounded above */

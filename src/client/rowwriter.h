@@ -13,8 +13,10 @@
 
 #define REQUESTS_CSV_HEADER                                                                        \
     "request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,prompt_tokens,"     \
-    "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms\n"
-#define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens\n"
+    "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
+    "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
+    "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens\n"
+#define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
     uint32_t index;
@@ -25,6 +27,16 @@ typedef struct request_row {
     int http_status; /* 0: no response */
     int error;       /* ERR_* from common/record.h */
     int chunks;
+    /* where the time to the first byte went (µs; -1 unknown): the handshake's
+     * length (0 on a pooled connection), and when the request's last byte
+     * left and the answer's first byte came (offsets from t=0) */
+    int64_t connect_us, written_us, first_byte_us;
+    int coalesced;       /* chunks whose read also held a later chunk of this answer */
+    int first_coalesced; /* the first token's chunk is one of them */
+    /* the server's own account, when it gives one (llama.cpp's `timings`;
+     * usage.prompt_tokens_details.cached_tokens): -1 when not given */
+    double server_prompt_ms, server_decode_ms;
+    long server_prompt_n, server_decode_n, server_cache_n, cached_tokens;
 } request_row;
 
 typedef struct row_writer {
@@ -44,12 +56,13 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen);
  * buffer of whole lines, so threads never interleave inside a line). */
 void row_writer_clone(const row_writer *owner, row_writer *w);
 /* A finished request: its row, then (right after, even with n = 0) its chunk
- * rows; tokens NULL: one token each. The request row is held until its
+ * rows; tokens NULL: one token each; coalesced (1: the chunk's read also held
+ * a later chunk, so its time is that later one's) NULL: none. The request row is held until its
  * chunk rows come, and the chunks call writes both, chunk rows first. (A
  * row whose chunks call never comes is written alone by the next call.) */
 void row_writer_request(row_writer *w, const request_row *r);
 void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const int32_t *tokens,
-                       int n);
+                       const uint8_t *coalesced, int n);
 /* Write what is held and close; returns 0 or the first write errno. */
 int row_writer_close(row_writer *w);
 /* The request id for index i ("req-i"), into buf. */

@@ -223,7 +223,8 @@ static float to_float(double v) {
 }
 
 /* chunks.csv: per-token inter-chunk gaps and tokens inside the window.
- * Rows of one request are contiguous (servelab writes them together). */
+ * Rows of one request are contiguous (servelab writes them together). The
+ * fifth column, coalesced, came later: runs written before it have four. */
 static int load_chunks(const char *path, run_rows *rows, double last_sched, int *present, char *err,
                        int errlen) {
     csv_file c;
@@ -250,9 +251,10 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
             rc = -1;
             break;
         }
-        if (row.n != 4 || csv_number(&row, 2, &t) || !isfinite(t) || csv_number(&row, 3, &tok) ||
-            !chunk_tokens_ok(tok)) {
-            snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens", path, c.line);
+        if ((row.n != 4 && row.n != 5) || csv_number(&row, 2, &t) || !isfinite(t) ||
+            csv_number(&row, 3, &tok) || !chunk_tokens_ok(tok)) {
+            snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens[,coalesced]", path,
+                     c.line);
             rc = -1;
             break;
         }

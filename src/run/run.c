@@ -154,6 +154,19 @@ static int prepare_headers(run_ctx *x, run_result *rr) {
     return 0;
 }
 
+/* How many connections to open before t=0: what --preconnect says, or
+ * for auto as many as can be in flight at once at the start, when that is
+ * known: the --concurrency cap, or every request of an unpaced burst. */
+static int preconnect_count(const run_opts *o, size_t n) {
+    if (!strcmp(o->preconnect, "off"))
+        return 0;
+    long want = strcmp(o->preconnect, "auto") ? atol(o->preconnect)
+                : o->concurrency > 0          ? (long)o->concurrency
+                : isinf(o->rate)              ? (long)n
+                                              : 0;
+    return (int)(want < (long)n ? want : (long)n);
+}
+
 /* What the server says about itself, the endpoints, the GPUs and the HTTP
  * client (client/h1.h says why there are two). */
 static void prepare_target(run_ctx *x) {
@@ -185,6 +198,7 @@ static void prepare_target(run_ctx *x) {
                                       .ignore_eos = o->ignore_eos,
                                       .max_tokens = (int)o->max_tokens},
                              .concurrency = (int)o->concurrency,
+                             .preconnect = preconnect_count(o, x->n),
                              .timeout_s = o->timeout_s,
                              .insecure = o->insecure,
                              .client = x->client,

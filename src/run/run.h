@@ -32,7 +32,8 @@ typedef struct run_opts {
     const char *prompts, *mix;
     int64_t max_tokens; /* 0: per class */
     int ignore_eos;
-    const char *cusage; /* auto|on|off */
+    const char *cusage;     /* auto|on|off */
+    const char *preconnect; /* auto|off|N: connections opened before t=0 */
     /* the run */
     int64_t warmup;
     double timeout_s;

@@ -6,6 +6,7 @@
  * kept. */
 #include "analysis/serverstats.h"
 #include "client/errorlog.h"
+#include "client/rowwriter.h"
 #include "analysis/summary.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *const run_file_names[] = {
@@ -136,6 +138,19 @@ static const char *token_counting(const loadgen_result *res) {
     return res->chunk_counted && !res->usage_counted ? "chunk_count" : "mixed";
 }
 
+/* The wall clock at t=0 to the microsecond ("2026-12-01T10:50:58.123456Z"):
+ * a packet capture's times are the wall clock's, and rows are offsets from
+ * t=0, so the two can be read against each other. */
+static json_t *t0_utc_json(int64_t unix_us) {
+    time_t s = (time_t)(unix_us / 1000000);
+    struct tm tm;
+    char buf[64], out[80];
+    if (unix_us <= 0 || !gmtime_r(&s, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm))
+        return json_null();
+    snprintf(out, sizeof out, "%s.%06lldZ", buf, (long long)(unix_us % 1000000));
+    return json_string(out);
+}
+
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     const run_opts *o = &x->o;
     const loadgen_result *res = &x->res;
@@ -145,6 +160,7 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     json_object_set_new(meta, "config", config_json(x));
     json_object_set_new(meta, "seed", json_integer((json_int_t)o->seed));
     json_object_set_new(meta, "started_utc", json_string(x->started));
+    json_object_set_new(meta, "t0_utc", t0_utc_json(res->t0_unix_us));
     json_object_set_new(meta, "host", host_info_json());
     json_object_set_new(meta, "gpus", gpu_meta_json(x->gpu));
     if (!x->gpu)
@@ -170,22 +186,73 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     return rc;
 }
 
-/* Is this run within what the client measures to 1 ms? Its own lag and
- * CPU say so; `servelab calibrate` tells the limits beforehand. */
-static void client_json(json_t *sj, const run_summary *s, double cpu_s, int threads, int *lag_over,
-                        int *cpu_over) {
-    double cpu_pct = s->duration_s > 0 ? 100 * cpu_s / s->duration_s : 0;
-    *lag_over = s->lag.n && s->lag.p99 > 1.0;
-    *cpu_over = client_cpu_saturated(s->duration_s, cpu_s, threads);
+/* The client's verdicts on itself. */
+typedef struct client_verdict {
+    int lag_over;    /* schedule lag p99 over 1 ms */
+    int cpu_over;    /* its CPU saturated */
+    int delayed;     /* some request waited more than 1 ms for it */
+    int coalesced;   /* more than 1% of first tokens shared a read with a later chunk */
+    char named[256]; /* the first of the delayed requests, "req-3 req-17 ..." */
+} client_verdict;
+
+static void name_delayed(const client_check *k, char *buf, size_t cap) {
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < k->n_named && n + 16 < cap; i++) {
+        char id[24];
+        request_id_format(id, sizeof id, k->named[i]);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? " " : "", id);
+    }
+    if ((size_t)k->n_named < k->delayed && n + 8 < cap)
+        snprintf(buf + n, cap - n, " ...");
+}
+
+/* Is this run within what the client measures to 1 ms? Its own lag, CPU,
+ * per-request delay and coalesced first tokens say so (docs/accuracy.md);
+ * `servelab calibrate` tells the limits beforehand. */
+static void client_json(json_t *sj, const run_summary *s, const loadgen_result *res, int threads,
+                        client_verdict *v) {
+    const client_check *k = &res->check;
+    double cpu_pct = s->duration_s > 0 ? 100 * res->cpu_s / s->duration_s : 0;
+    v->lag_over = s->lag.n && s->lag.p99 > 1.0;
+    v->cpu_over = client_cpu_saturated(s->duration_s, res->cpu_s, threads);
+    v->delayed = k->delayed > 0;
+    v->coalesced = k->first_coalesced * 100 > k->first_tokens;
+    name_delayed(k, v->named, sizeof v->named);
     json_t *client = json_object_get(sj, "client");
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
-    json_object_set_new(client, "within_1ms", json_boolean(!*lag_over && !*cpu_over));
+    json_object_set_new(client, "within_1ms",
+                        json_boolean(!v->lag_over && !v->cpu_over && !v->delayed && !v->coalesced));
+    json_object_set_new(client, "max_client_delay_ms", json_real(k->max_delay_ms));
+    json_object_set_new(client, "delayed_requests", json_integer((json_int_t)k->delayed));
+    json_t *ids = json_array();
+    for (int i = 0; i < k->n_named; i++) {
+        char id[24];
+        request_id_format(id, sizeof id, k->named[i]);
+        json_array_append_new(ids, json_string(id));
+    }
+    json_object_set_new(client, "delayed_request_ids", ids);
+    json_object_set_new(client, "first_tokens", json_integer((json_int_t)k->first_tokens));
+    json_object_set_new(client, "coalesced_first_tokens",
+                        json_integer((json_int_t)k->first_coalesced));
+    json_object_set_new(client, "chunks", json_integer((json_int_t)k->chunks));
+    json_object_set_new(client, "coalesced_chunks", json_integer((json_int_t)k->coalesced));
     json_t *notes = json_array();
-    if (*lag_over)
+    if (v->lag_over)
         json_array_append_new(notes, json_string("schedule lag p99 over 1 ms"));
-    if (*cpu_over)
+    if (v->cpu_over)
         json_array_append_new(notes, json_string("client CPU saturated"));
+    if (v->delayed)
+        json_array_append_new(
+            notes, json_sprintf("%zu requests waited more than 1 ms for the client (at most "
+                                "%.2f ms): %s",
+                                k->delayed, k->max_delay_ms, v->named));
+    if (v->coalesced)
+        json_array_append_new(notes,
+                              json_sprintf("%zu of %zu first tokens came in one read with a later "
+                                           "chunk: their TTFT is an upper bound",
+                                           k->first_coalesced, k->first_tokens));
     json_object_set_new(client, "notes", notes);
 }
 
@@ -206,19 +273,36 @@ static void print_table(const run_summary *s, const server_stats *ss, const erro
 /* One warning, with the advice that fits the cause: a client that used all
  * its CPU needs more threads; one that was late without using it was held
  * off the CPU by something else, which more threads do not cure. */
-static void warn_client(const run_summary *s, int lag_over, int cpu_over) {
-    if (!lag_over && !cpu_over)
+static void warn_client(const run_summary *s, const client_check *k, const client_verdict *v) {
+    int lag_over = v->lag_over, cpu_over = v->cpu_over;
+    if (!lag_over && !cpu_over && !v->delayed && !v->coalesced)
         return;
-    char what[128];
+    char what[384];
     if (lag_over)
         snprintf(what, sizeof what, "the client's schedule lag p99 was %.2f ms", s->lag.p99);
-    else
+    else if (cpu_over)
         snprintf(what, sizeof what, "the client used all of its CPU");
-    const char *advice = cpu_over ? "its CPU was saturated: add --threads, or spread the load over "
-                                    "more machines"
-                                  : "it was held off the CPU by other work on this machine: pin it "
-                                    "apart with --cpus and --realtime, or quiet the machine "
-                                    "(--threads will not help)";
+    else if (v->delayed)
+        snprintf(what, sizeof what,
+                 "%zu requests waited more than 1 ms for the client (at most %.2f ms: %s)",
+                 k->delayed, k->max_delay_ms, v->named);
+    else
+        snprintf(what, sizeof what,
+                 "%zu of %zu first tokens came in one read with a later chunk (their TTFT is "
+                 "an upper bound)",
+                 k->first_coalesced, k->first_tokens);
+    const char *advice =
+        !lag_over && !cpu_over && v->delayed
+            ? "one client thread sends a burst a request after another: --threads shares it out, "
+              "and --cpus with --realtime keeps other work off the client's CPU"
+        : !lag_over && !cpu_over
+            ? "its reads fell behind the stream: --threads shares the streams out, and --cpus "
+              "with --realtime keeps other work off the client's CPU"
+        : cpu_over ? "its CPU was saturated: add --threads, or spread the load over "
+                     "more machines"
+                   : "it was held off the CPU by other work on this machine: pin it "
+                     "apart with --cpus and --realtime, or quiet the machine "
+                     "(--threads will not help)";
     warnx_("%s, beyond what it measures within 1 ms: %s%s (servelab calibrate tells this "
            "machine's limits)",
            what, advice,
@@ -238,14 +322,14 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     server_stats_compute(&x->res.metrics, &x->res.gpu, &ss);
     json_t *sj = summary_json(&s);
     json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
-    int lag_over, cpu_over;
-    client_json(sj, &s, x->res.cpu_s, o->threads, &lag_over, &cpu_over);
+    client_verdict v;
+    client_json(sj, &s, &x->res, o->threads, &v);
     json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
     json_decref(sj);
     if (o->print_summary)
         print_table(&s, &ss, &x->res.errors, o->out);
-    warn_client(&s, lag_over, cpu_over);
+    warn_client(&s, &x->res.check, &v);
 
     int code = 0;
     if (x->res.write_error || meta_rc || sum_rc) {

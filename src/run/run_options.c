@@ -9,6 +9,7 @@
 #include "workload/arrivals.h"
 #include "common/util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,20 @@ static int header_check(const char *text, char *err, size_t errlen) {
     }
     if (strpbrk(text, "\r\n")) {
         snprintf(err, errlen, "a header may not hold CR or LF");
+        return -1;
+    }
+    return 0;
+}
+
+/* auto, off, or a whole number of connections (0 is off). */
+static int preconnect_check(const char *text, char *err, size_t errlen) {
+    if (!strcmp(text, "auto") || !strcmp(text, "off"))
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || v > 1000000) {
+        snprintf(err, errlen, "expected auto, off or a number of connections, got '%s'", text);
         return -1;
     }
     return 0;
@@ -318,6 +333,16 @@ const opt_def run_options[] = {
      .choices = "auto|builtin|libcurl",
      .def = "auto",
      .help = "auto|builtin|libcurl (auto: builtin for plain http://)"},
+    {.name = "preconnect",
+     .key = "preconnect",
+     .meta = "preconnect",
+     .type = OPT_STRING,
+     RUN(preconnect),
+     .arg = "auto|off|N",
+     .check = preconnect_check,
+     .def = "auto",
+     .help = "connections opened before t=0 (auto: the --concurrency cap, or every "
+             "request with --rate inf and no cap; built-in client only)"},
     {.name = "cpus",
      .meta = "cpus",
      .type = OPT_STRING,

@@ -1,8 +1,10 @@
 /* run_threads: `run --threads N`: the measured schedule split over N client
  * threads. Request i goes to thread i % N (deterministic), each thread with
  * its own event loop and connections, all writing the same row files and
- * sharing one t=0; their records are merged for the summary. Only the first
- * thread samples /metrics and the GPUs. */
+ * sharing one t=0, agreed on once every thread has opened its connections
+ * (--preconnect): t=0 is then a few milliseconds ahead, so every thread
+ * is waiting for it. Their records are merged for the summary. Only the
+ * first thread samples /metrics and the GPUs. */
 #include "client/errorlog.h"
 #include "client/rowwriter.h"
 #include "common/clock.h"
@@ -14,6 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The threads' meeting point before t=0. */
+typedef struct start_line {
+    pthread_barrier_t ready, agreed;
+    int64_t t0;
+} start_line;
+
+static int64_t agree_t0(void *arg) {
+    start_line *s = arg;
+    if (pthread_barrier_wait(&s->ready) == PTHREAD_BARRIER_SERIAL_THREAD)
+        s->t0 = mono_us() + 5000;
+    pthread_barrier_wait(&s->agreed);
+    return s->t0;
+}
 
 typedef struct lg_thread {
     pthread_t tid;
@@ -37,7 +53,10 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
     if (row_writer_open(&shared, base->out_dir, err, errlen))
         return -1;
     lg_thread *t = xcalloc((size_t)n_threads, sizeof *t);
-    int64_t t0 = mono_us() + 20000; /* every thread started before t=0 */
+    start_line line;
+    pthread_barrier_init(&line.ready, NULL, (unsigned)n_threads);
+    pthread_barrier_init(&line.agreed, NULL, (unsigned)n_threads);
+    int share = (base->preconnect + n_threads - 1) / n_threads;
     for (int k = 0; k < n_threads; k++) {
         size_t cnt = 0;
         for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads)
@@ -53,7 +72,9 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         t[k].cfg.due_us = t[k].due;
         t[k].cfg.n = cnt;
         t[k].cfg.indices = t[k].idx;
-        t[k].cfg.t0_us = t0;
+        t[k].cfg.t0_when_ready = agree_t0;
+        t[k].cfg.t0_arg = &line;
+        t[k].cfg.preconnect = share < (int)cnt ? share : (int)cnt;
         t[k].cfg.shared_rows = &shared;
         t[k].cfg.progress = 0;
         if (k > 0) {
@@ -81,10 +102,12 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         res->usage_counted += r->usage_counted;
         res->chunk_counted += r->chunk_counted;
         res->interrupted |= r->interrupted;
+        client_check_merge(&res->check, &r->check);
         errorlog_merge(&res->errors, &r->errors);
         if (!res->write_error)
             res->write_error = r->write_error;
         if (k == 0) { /* the sampler's series move over */
+            res->t0_unix_us = r->t0_unix_us;
             res->metrics = r->metrics;
             res->gpu = r->gpu;
             res->metrics_samples = r->metrics_samples;
@@ -99,6 +122,8 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         werr = errno ? errno : EIO;
     if (!res->write_error)
         res->write_error = werr;
+    pthread_barrier_destroy(&line.ready);
+    pthread_barrier_destroy(&line.agreed);
     free(t);
     return rc;
 }

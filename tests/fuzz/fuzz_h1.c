@@ -67,7 +67,7 @@ static void on_done(void *ud, h1_result r, int os_errno) {
     event_base_loopbreak(base);
 }
 
-static const h1_handlers handlers = {on_head, on_body, on_done};
+static const h1_handlers handlers = {on_head, on_body, on_done, NULL};
 
 static void pause_ms(int ms) {
     struct timespec ts = {0, ms * 1000000L};

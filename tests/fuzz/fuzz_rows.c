@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < n; i++) {
         plan(&p[i], (uint32_t)i, &w, &s, mode);
         row_writer_request(&rw, &p[i].r);
-        row_writer_chunks(&rw, (uint32_t)i, p[i].t_us, p[i].tok, p[i].n_chunks);
+        row_writer_chunks(&rw, (uint32_t)i, p[i].t_us, p[i].tok, NULL, p[i].n_chunks);
     }
     FUZZ_CHECK(row_writer_close(&rw) == 0);
     FUZZ_CHECK(fuzz_count_fds() == fds);
