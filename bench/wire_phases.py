@@ -202,7 +202,8 @@ CHECKS = [
 
 
 def pairs(rows, wire, column, field, is_offset, t0_ns):
-    """(row value, wire value) in ms for every row both sides have. Offsets
+    """(request id, row value, wire value), values in ms, for every row both
+    sides have. Offsets
     are relative to t0_ns, or to the capture's epoch when t0_ns is None
     (then only the aligned figures mean anything)."""
     out = []
@@ -214,7 +215,7 @@ def pairs(rows, wire, column, field, is_offset, t0_ns):
         v = req[field]
         if is_offset:
             v -= t0_ns or 0
-        out.append((float(text), v / 1e6))
+        out.append((row["request_id"], float(text), v / 1e6))
     return out
 
 
@@ -225,23 +226,25 @@ def pct(sorted_vals, p):
 
 
 def report_line(label, diffs, limit_ms, note):
-    errs = sorted(abs(d) for d in diffs)
+    """One line for (request id, row - wire) pairs; whether p99 is in the limit."""
+    errs = sorted(abs(d) for _, d in diffs)
+    worst_id, worst = max(diffs, key=lambda x: abs(x[1]))
     p99 = pct(errs, 99)
     verdict = "PASS" if p99 < limit_ms else "FAIL"
     print(f"{label:<50} {len(errs):>7} {pct(errs, 50):>9.4f} {p99:>9.4f} {errs[-1]:>9.4f}"
-          f"  {verdict}  {note}")
+          f"  {verdict}  worst {worst_id} ({worst:+.4f}) {note}")
     return verdict == "PASS"
 
 
 def check_column(column, what, diffs, absolute, limit_ms):
     """The column's lines; returns whether its main one passed."""
-    offset = statistics.median(diffs)
+    offset = statistics.median(d for _, d in diffs)
     main = True
     if absolute:
         main = report_line(f"{column} vs {what}", diffs, limit_ms, "")
     note = f"(median row - wire {offset:+.4f} ms)" if absolute else "(clocks differ: median removed)"
-    aligned = report_line(f"{column} vs {what}, aligned", [d - offset for d in diffs], limit_ms,
-                          note)
+    aligned = report_line(f"{column} vs {what}, aligned", [(i, d - offset) for i, d in diffs],
+                          limit_ms, note)
     return main if absolute else aligned
 
 
@@ -274,7 +277,7 @@ def main(argv):
             ok = False
             continue
         absolute = t0 is not None or not is_offset
-        ok &= check_column(column, what, [r - w for r, w in got], absolute, limit_ms)
+        ok &= check_column(column, what, [(i, r - w) for i, r, w in got], absolute, limit_ms)
     return 0 if ok else 1
 
 
