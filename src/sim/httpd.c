@@ -294,6 +294,8 @@ void http_stream_start(http_conn *c, int status, const char *content_type,
                        const char *extra_headers) {
     if (c->dead || !c->response_open)
         return;
+    if (c->srv->lim.close_after_stream)
+        c->keep_alive = 0; /* the head says Connection: close; response_done closes */
     put_head(c, status, content_type, "Transfer-Encoding: chunked\r\n", extra_headers);
     conn_flush(c);
 }

@@ -8,7 +8,7 @@
  *
  * Keep-alive and pipelining are supported (one response at a time; while
  * answers wait for a peer that does not read them, its next requests wait
- * too). A
+ * too), except after a streamed answer under `close_after_stream`. A
  * response is either whole (`http_reply`) or streamed with chunked transfer
  * encoding (`http_stream_*`). When the peer disappears while a response is
  * open, the handler is told through the `on_gone` callback, always from the
@@ -47,6 +47,10 @@ typedef struct httpd_limits {
                                 long unread answers to its pipelined requests is closed */
     int idle_timeout_ms;     /* an idle keep-alive connection is closed after this */
     int reuse_port;          /* SO_REUSEPORT: several servers (threads) share the port */
+    int close_after_stream;  /* a streamed answer says Connection: close and the connection
+                                closes once it is written (llama.cpp's server does this, so
+                                each of its clients' requests pays a new connect); whole
+                                answers and errors keep the connection as usual */
 } httpd_limits;
 
 typedef struct httpd httpd;

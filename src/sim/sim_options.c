@@ -209,6 +209,11 @@ const opt_def sim_options[] = {
      .min = 1,
      .def = "300000",
      .help = "an idle keep-alive connection closes after this"},
+    {.name = "close-after-stream",
+     .key = "close_after_stream",
+     .type = OPT_FLAG,
+     SIM(cfg.limits.close_after_stream),
+     .help = "close the connection after each streamed answer, as llama.cpp does"},
     {0}};
 
 int sim_opts_init(sim_opts *o, const char *name) {
