@@ -13,8 +13,8 @@ column the rows have, how far the row is from what the wire saw:
 
 A TCP connection is tied to a request by the X-Request-Id header servelab
 sends (req-N); several requests on one connection are told apart by that
-header too. Capture stamps are CLOCK_REALTIME: with meta.json's start_unix_s
-(the run's t=0 on that clock) t_pcap - start_unix_s compares with a column
+header too. Capture stamps are CLOCK_REALTIME: with meta.json's t0_utc
+(the run's t=0 on that clock, to the microsecond) t_pcap - t0 compares with a column
 directly; either way the figures after removing the median offset are shown
 as well, so a constant clock offset and a real spread can be told apart.
 
@@ -23,6 +23,7 @@ Standard library only (the bench machines have no pip packages).
 Exit status 1 when a column fails its main check, 2 on bad input."""
 
 import csv
+import datetime
 import json
 import re
 import statistics
@@ -181,16 +182,23 @@ def find_key(obj, key):
 
 
 def start_ns(run_dir):
-    """meta.json's start_unix_s in integer ns (kept exact), else None."""
+    """meta.json's t0_utc ("2026-12-01T10:50:58.123456Z", the wall clock at
+    the run's t=0) in integer ns since the epoch (kept exact), else None."""
     try:
         with open(f"{run_dir}/meta.json") as f:
-            meta = json.load(f, parse_float=Decimal)
+            meta = json.load(f)
     except (OSError, ValueError):
         return None
-    v = find_key(meta, "start_unix_s")
-    if v is None or isinstance(v, bool):
+    v = meta.get("t0_utc")
+    if not isinstance(v, str) or not v.endswith("Z") or "." not in v:
         return None
-    return int(Decimal(v) * 1_000_000_000)
+    whole, frac = v[:-1].split(".", 1)
+    try:
+        t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(
+            tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return None
+    return int(t.timestamp()) * 1_000_000_000 + int(frac.ljust(9, "0")[:9])
 
 
 # (column, what the wire saw, the wire field, whether it is an offset from t=0)
@@ -285,8 +293,8 @@ def main(argv):
     matched = sum(1 for r in rows if r.get("request_id") in wire)
     print(f"wire_phases: {len(rows)} rows, {n_conns} connections and {len(wire)} requests "
           f"in the capture, {matched} rows matched by X-Request-Id")
-    print("t=0: " + (f"meta.json start_unix_s = {Decimal(t0) / 10**9}" if t0 is not None else
-                     "meta.json has no start_unix_s: offsets are compared after alignment only"))
+    print("t=0: " + (f"meta.json t0_utc = {Decimal(t0) / 10**9} s since the epoch" if t0 is not None else
+                     "meta.json has no t0_utc: offsets are compared after alignment only"))
     print(f"{'column vs capture':<50} {'matched':>7} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9}"
           f"  p99 < {limit_ms:g} ms")
     ok = True

@@ -142,6 +142,29 @@ static after answer_good(conn *c) {
     return KEEP;
 }
 
+/* The first two tokens in one chunk of one write: what a client that
+ * reads late sees, made certain. */
+static after answer_two_in_one(conn *c) {
+    char ev[1024];
+    if (send_str(c, sse_chunked_head))
+        return CLOSE;
+    sleep_ms(20);
+    token_event(ev, sizeof ev, 0, 0);
+    size_t n = strlen(ev);
+    token_event(ev + n, sizeof ev - n, 1, 0);
+    if (send_chunk(c, ev))
+        return CLOSE;
+    for (int i = 2; i < HOSTILE_GOOD_TOKENS; i++) {
+        sleep_ms(20);
+        token_event(ev, sizeof ev, i, i == HOSTILE_GOOD_TOKENS - 1);
+        if (send_chunk(c, ev))
+            return CLOSE;
+    }
+    if (send_chunk(c, usage_event) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
+        return CLOSE;
+    return KEEP;
+}
+
 static after answer_huge(conn *c, int many_lines) {
     if (send_str(c, sse_close_head))
         return CLOSE;
@@ -364,6 +387,7 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_MANY_EVENTS: return answer_many_events(c);
     case HOSTILE_GZIP_SSE: return answer_gzip(c);
     case HOSTILE_NOT_FOUND: return answer_whole(c, 404, "application/json", HOSTILE_NOT_FOUND_BODY);
+    case HOSTILE_TWO_IN_ONE: return answer_two_in_one(c);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

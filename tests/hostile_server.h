@@ -40,6 +40,8 @@ typedef enum hostile_mode {
                              blocks: the events lie in it as they are), which no one asked for */
     HOSTILE_NOT_FOUND,    /* 404 application/json, an OpenAI-style error object over several
                              lines ("The model `gpt-4` does not exist.") */
+    HOSTILE_TWO_IN_ONE,   /* the GOOD stream, but its first two tokens sent in one write, 20 ms
+                             after the head (they reach the client in one read) */
     HOSTILE_N_MODES
 } hostile_mode;
 

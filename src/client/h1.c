@@ -25,6 +25,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,14 @@ struct h1_client {
 struct h1_conn {
     h1_client *c;
     int fd;
-    int addr_i;     /* address being connected to */
-    int connected;  /* the TCP handshake completed */
-    int reused;     /* carried a transfer before this one */
-    int pooled;     /* in the idle pool */
-    int err;        /* errno of the last address that failed */
-    int preconnect; /* opened by h1_preconnect, for the pool; still connecting */
-    int64_t connect_start_us;
+    int addr_i;               /* address being connected to */
+    int connected;            /* the TCP handshake completed */
+    int reused;               /* carried a transfer before this one */
+    int pooled;               /* in the idle pool */
+    int err;                  /* errno of the last address that failed */
+    int preconnect;           /* opened by h1_preconnect, for the pool; still connecting */
+    int64_t connect_start_us; /* the first connect() of this connection (0: none yet) */
+    int64_t connect_done_us;  /* when its handshake was seen complete (0: not yet) */
     struct event *rev, *wev;
     h1_xfer *x; /* NULL while idle */
     h1_conn *next_idle, *prev_idle;
@@ -339,12 +341,21 @@ static int conn_open(h1_conn *k, int i) {
     int one = 1;
     setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(k->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
-    if (connect(k->fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
+    if (!k->connect_start_us)
+        k->connect_start_us = mono_us();
+    int rc = connect(k->fd, a->ai_addr, a->ai_addrlen);
+    if (rc < 0 && errno != EINPROGRESS) {
         k->err = errno;
         close(k->fd);
         k->fd = -1;
         return -1;
     }
+    /* Over loopback (and often a LAN) the handshake is over when connect()
+     * returns: look at once, so that its length is the handshake's and not
+     * how long the loop took to come back to this socket. */
+    struct pollfd p = {k->fd, POLLOUT, 0};
+    if (rc == 0 || (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && !(p.revents & POLLERR)))
+        k->connect_done_us = mono_us();
     k->rev = event_new(c->base, k->fd, EV_READ | EV_PERSIST, on_readable, k);
     k->wev = event_new(c->base, k->fd, EV_WRITE | EV_PERSIST, on_writable, k);
     event_add(k->wev, NULL);
@@ -485,6 +496,31 @@ static void preconnected(h1_conn *k, int fd) {
     idle_add(k);
 }
 
+/* The handshake's length: the kernel's own measure of it (the round trip
+ * from our SYN to the server's SYN-ACK, TCP_INFO's first RTT sample, in µs)
+ * when it has one, else from connect() to when we saw it done, which also
+ * holds the system call's and the loop's own time. */
+static int64_t handshake_us(const h1_conn *k) {
+    int64_t seen = (k->connect_done_us ? k->connect_done_us : mono_us()) - k->connect_start_us;
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    if (getsockopt(k->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && ti.tcpi_rtt > 0 &&
+        (int64_t)ti.tcpi_rtt <= seen)
+        return ti.tcpi_rtt;
+    return seen;
+}
+
+/* The handshake of a transfer's own connection is over: reads start, and
+ * its length is the transfer's connect time. */
+static void conn_established(h1_conn *k) {
+    h1_xfer *x = k->x;
+    k->connected = 1;
+    k->c->good_addr = k->addr_i;
+    x->t.connect_us = handshake_us(k);
+    conn_priority(k, 1);
+    event_add(k->rev, NULL);
+}
+
 static void on_writable(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     h1_conn *k = arg;
@@ -511,11 +547,7 @@ static void on_writable(evutil_socket_t fd, short what, void *arg) {
             finish(x, is_client_errno(k->err) ? H1_CLIENT : H1_CONNECT, 0);
             return;
         }
-        k->connected = 1;
-        k->c->good_addr = k->addr_i;
-        x->t.connect_us = mono_us() - k->connect_start_us;
-        conn_priority(k, 1);
-        event_add(k->rev, NULL);
+        conn_established(k);
     }
     send_request(x);
 }
@@ -527,7 +559,6 @@ static void attach_new_conn(h1_xfer *x) {
     k->fd = -1;
     k->x = x;
     x->conn = k;
-    k->connect_start_us = mono_us();
     if (conn_try_from(k, 0) < 0) {
         x->conn = NULL;
         x->os_errno = k->err;
@@ -536,6 +567,9 @@ static void attach_new_conn(h1_xfer *x) {
         x->has_pending = 1;
         struct timeval now = {0, 0};
         event_add(x->timer, &now);
+    } else if (k->connect_done_us) {
+        conn_established(k); /* connected already: the request goes now, not a loop later */
+        send_request(x);
     }
 }
 
@@ -593,7 +627,6 @@ void h1_preconnect(h1_client *c, int n) {
         h1_conn *k = xcalloc(1, sizeof *k);
         k->c = c;
         k->fd = -1;
-        k->connect_start_us = mono_us();
         if (conn_try_from(k, 0) < 0) {
             free(k);
             break; /* out of descriptors or ports: requests will say so themselves */

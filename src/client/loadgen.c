@@ -90,6 +90,23 @@ static void note_error(lg *g, inflight *f, int error) {
     errorlog_note(&g->res->errors, error, f->row.http_status, f->row.index, words, len);
 }
 
+/* Keeps request `id` among the named if it is one of the worst. */
+static void keep_worst(client_check *k, uint32_t id, float ms) {
+    int at = k->n_named;
+    if (at == CLIENT_DELAY_NAMED) {
+        at = 0;
+        for (int i = 1; i < k->n_named; i++)
+            if (k->named_ms[i] < k->named_ms[at])
+                at = i;
+        if (k->named_ms[at] >= ms)
+            return;
+    } else {
+        k->n_named++;
+    }
+    k->named[at] = id;
+    k->named_ms[at] = ms;
+}
+
 void client_check_merge(client_check *a, const client_check *b) {
     a->first_tokens += b->first_tokens;
     a->first_coalesced += b->first_coalesced;
@@ -98,8 +115,20 @@ void client_check_merge(client_check *a, const client_check *b) {
     a->delayed += b->delayed;
     if (b->max_delay_ms > a->max_delay_ms)
         a->max_delay_ms = b->max_delay_ms;
-    for (int i = 0; i < b->n_named && a->n_named < CLIENT_DELAY_NAMED; i++)
-        a->named[a->n_named++] = b->named[i];
+    for (int i = 0; i < b->n_named; i++)
+        keep_worst(a, b->named[i], b->named_ms[i]);
+}
+
+void client_check_sort(client_check *k) {
+    for (int i = 1; i < k->n_named; i++)
+        for (int j = i; j > 0 && k->named_ms[j] > k->named_ms[j - 1]; j--) {
+            uint32_t id = k->named[j];
+            float ms = k->named_ms[j];
+            k->named[j] = k->named[j - 1];
+            k->named_ms[j] = k->named_ms[j - 1];
+            k->named[j - 1] = id;
+            k->named_ms[j - 1] = ms;
+        }
 }
 
 /* The client's own delay in one request (µs): its lateness in sending,
@@ -135,8 +164,7 @@ static void check_request(lg *g, inflight *f) {
     int64_t d = client_delay_us(f);
     if (d > 1000) {
         k->delayed++;
-        if (k->n_named < CLIENT_DELAY_NAMED)
-            k->named[k->n_named++] = r->index;
+        keep_worst(k, r->index, (float)(d / 1000.0));
     }
     if (d >= 0 && d / 1000.0 > k->max_delay_ms)
         k->max_delay_ms = d / 1000.0;

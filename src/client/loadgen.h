@@ -65,12 +65,15 @@ typedef struct client_check {
     size_t chunks, coalesced;             /* output chunks; of them, coalesced */
     size_t delayed;                       /* requests the client held more than 1 ms */
     double max_delay_ms;
-    uint32_t named[CLIENT_DELAY_NAMED]; /* the first of them, by request index */
+    uint32_t named[CLIENT_DELAY_NAMED]; /* the worst of them, by request index, */
+    float named_ms[CLIENT_DELAY_NAMED]; /* with their delay (in no order: see below) */
     int n_named;
 } client_check;
 
 /* Adds b's counts to a (threads merge theirs). */
 void client_check_merge(client_check *a, const client_check *b);
+/* Puts the named requests in order, the worst first. */
+void client_check_sort(client_check *k);
 
 typedef struct loadgen_result {
     run_rows rows;

@@ -246,7 +246,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     if (v->delayed)
         json_array_append_new(
             notes, json_sprintf("%zu requests waited more than 1 ms for the client (at most "
-                                "%.2f ms): %s",
+                                "%.2f ms; the worst: %s)",
                                 k->delayed, k->max_delay_ms, v->named));
     if (v->coalesced)
         json_array_append_new(notes,
@@ -283,9 +283,10 @@ static void warn_client(const run_summary *s, const client_check *k, const clien
     else if (cpu_over)
         snprintf(what, sizeof what, "the client used all of its CPU");
     else if (v->delayed)
-        snprintf(what, sizeof what,
-                 "%zu requests waited more than 1 ms for the client (at most %.2f ms: %s)",
-                 k->delayed, k->max_delay_ms, v->named);
+        snprintf(
+            what, sizeof what,
+            "%zu requests waited more than 1 ms for the client (at most %.2f ms; the worst: %s)",
+            k->delayed, k->max_delay_ms, v->named);
     else
         snprintf(what, sizeof what,
                  "%zu of %zu first tokens came in one read with a later chunk (their TTFT is "
@@ -323,6 +324,7 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_t *sj = summary_json(&s);
     json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
     client_verdict v;
+    client_check_sort(&x->res.check);
     client_json(sj, &s, &x->res, o->threads, &v);
     json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
