@@ -27,7 +27,7 @@ while [ "$i" -lt "$REPEAT" ]; do
         echo "client_compare: $v run $i/$REPEAT ..." >&2
         # shellcheck disable=SC2086
         "$BIN" calibrate --levels "$LEVEL" --seconds 3 $args --save /dev/null 2>/dev/null |
-            awk -v v="$v" 'NR == 2 { sub("%", "", $11); print v, $6, $8, $10, $11, $4 }' >>"$ROWS"
+            awk -v v="$v" 'NR == 2 { sub("%", "", $12); print v, $7, $9, $11, $12, $5 }' >>"$ROWS"
     done
 done
 median() { # variant column

@@ -1,6 +1,9 @@
 /* calibrate: the simulator and the client as child processes, then a join
- * of the client's chunks.csv with the simulator's per-token trace. */
+ * of the client's chunks.csv with the simulator's per-token trace, request
+ * by request (a burst runs three requests a stream, so a stream is not a
+ * request). */
 #include "calibrate/calibrate.h"
+#include "calibrate/verdict.h"
 #include "analysis/stats.h"
 #include "common/clock.h"
 #include "common/csv.h"
@@ -140,10 +143,8 @@ static void add_placement(char **argv, const char *cpus, int realtime) {
         argv_add(argv, "--realtime", NULL);
 }
 
-/* The bar every figure of a level must pass. */
-static int within_1ms(const calib_result *r) {
-    return r->failed == 0 && r->lag_p99_ms < 1 && r->ttft_err_p99_ms < 1 && r->itl_err_p99_ms < 1 &&
-           r->client_cpu_pct < 95;
+int calibrate_level_requests(const calib_level *lv) {
+    return lv->burst ? 3 * lv->streams : lv->streams;
 }
 
 /* One level's simulator: every stream gets one token per step, whatever
@@ -214,36 +215,27 @@ static pid_t start_sim(const calib_opts *o, const calib_level *lv, const char *d
     return sim;
 }
 
-/* The client: arrivals spread evenly over one second, its rows in `out`.
- * Its exit status and resource use; -1 when it could not start. */
+/* The client: arrivals spread evenly over one second, or all at t=0 with
+ * at most STREAMS in flight; its rows in `out`. Its exit status and
+ * resource use; -1 when it could not start. */
 static int run_client(const calib_opts *o, const calib_level *lv, int n_tok, const char *url,
                       const char *out, struct rusage *ru, double *wall_s, char *err, int errlen) {
     char prompts[64], rate[32], reqs[32], threads[16];
     snprintf(prompts, sizeof prompts, "random:8:%d", n_tok);
     snprintf(rate, sizeof rate, "%d", lv->streams);
-    snprintf(reqs, sizeof reqs, "%d", lv->streams);
+    snprintf(reqs, sizeof reqs, "%d", calibrate_level_requests(lv));
     snprintf(threads, sizeof threads, "%d", o->threads > 0 ? o->threads : 1);
-    char *argv[32] = {(char *)o->self,
-                      "run",
-                      "--quiet",
-                      "--url",
-                      (char *)url,
-                      "--rate",
-                      rate,
-                      "--arrival",
-                      "constant",
-                      "--requests",
-                      reqs,
-                      "--prompts",
-                      prompts,
-                      "--ignore-eos",
-                      "--no-sampling",
-                      "--timeout",
-                      "120",
-                      "--threads",
-                      threads,
-                      "--out",
-                      (char *)out};
+    char *argv[32] = {(char *)o->self, "run",       "--quiet",   "--url",     (char *)url,
+                      "--requests",    reqs,        "--prompts", prompts,     "--ignore-eos",
+                      "--no-sampling", "--timeout", "120",       "--threads", threads,
+                      "--out",         (char *)out};
+    if (lv->burst) {
+        argv_add(argv, "--rate", "inf");
+        argv_add(argv, "--concurrency", rate);
+    } else {
+        argv_add(argv, "--rate", rate);
+        argv_add(argv, "--arrival", "constant");
+    }
     add_placement(argv, o->client_cpus, o->realtime);
     if (o->http_client)
         argv_add(argv, "--http-client", o->http_client);
@@ -277,16 +269,17 @@ static void read_run_summary(const char *out, calib_result *res) {
 }
 
 /* The client's chunk times against the simulator's token times (ct, st:
- * streams x n_tok, NAN where missing): TTFT error after aligning the two
+ * n_req x n_tok, NAN where missing): TTFT error after aligning the two
  * clocks by the median first-token offset, inter-token error gap against
- * gap, and the steady chunk rate. */
-static void compare_with_truth(const double *ct, const double *st, int streams, int n_tok,
-                               size_t chunks, calib_result *res) {
-    size_t cells = (size_t)streams * (size_t)n_tok, nf = 0, ng = 0;
-    double *first = xmalloc((size_t)streams * sizeof *first);
+ * gap, and the steady chunk rate of the first `streams` requests (the
+ * ones that start together; in a burst the later ones replace them). */
+static void compare_with_truth(const double *ct, const double *st, int n_req, int streams,
+                               int n_tok, size_t chunks, calib_result *res) {
+    size_t cells = (size_t)n_req * (size_t)n_tok, nf = 0, ng = 0;
+    double *first = xmalloc((size_t)n_req * sizeof *first);
     double *gaps = xmalloc(cells * sizeof *gaps);
     double tmin = INFINITY, tmax = -INFINITY;
-    for (int r = 0; r < streams; r++) {
+    for (int r = 0; r < n_req; r++) {
         const double *c = ct + (size_t)r * (size_t)n_tok, *s = st + (size_t)r * (size_t)n_tok;
         if (isfinite(c[0]) && isfinite(s[0]))
             first[nf++] = c[0] - s[0];
@@ -300,6 +293,7 @@ static void compare_with_truth(const double *ct, const double *st, int streams, 
                 gaps[ng++] = fabs((c[i] - c[i - 1]) - (s[i] - s[i - 1]));
         }
     }
+    res->joined = nf;
     sort_doubles(first, nf);
     double offset = percentile_sorted(first, nf, 50);
     for (size_t i = 0; i < nf; i++)
@@ -315,25 +309,28 @@ static void compare_with_truth(const double *ct, const double *st, int streams, 
     free(gaps);
 }
 
-/* Join the client's chunks.csv with the simulator's per-token trace. */
-static void join_level(const char *out, const char *dir, int streams, int n_tok,
+/* Join the client's chunks.csv with the simulator's per-token trace, both
+ * indexed by request ("req-N"). */
+static void join_level(const char *out, const char *dir, int n_req, int streams, int n_tok,
                        calib_result *res) {
-    size_t cells = (size_t)streams * (size_t)n_tok, nc, ns;
+    size_t cells = (size_t)n_req * (size_t)n_tok, nc, ns;
     double *ct = xmalloc(cells * sizeof *ct), *st = xmalloc(cells * sizeof *st);
     for (size_t i = 0; i < cells; i++)
         ct[i] = st[i] = NAN;
     char path[1400];
     snprintf(path, sizeof path, "%s/chunks.csv", out);
-    load_times(path, 0, 1, 2, ct, streams, n_tok, &nc);
+    load_times(path, 0, 1, 2, ct, n_req, n_tok, &nc);
     snprintf(path, sizeof path, "%s/tokens.csv", dir);
-    load_times(path, 0, 1, 2, st, streams, n_tok, &ns);
+    load_times(path, 0, 1, 2, st, n_req, n_tok, &ns);
     res->chunks = nc;
-    compare_with_truth(ct, st, streams, n_tok, nc, res);
+    compare_with_truth(ct, st, n_req, streams, n_tok, nc, res);
     free(ct);
     free(st);
 }
 
-static int level_run(const calib_opts *o, int li, calib_result *res, char *err, int errlen) {
+/* Repetition k of level li, in a directory of its own: level-LI, then
+ * level-LI-2, ... (a run refuses an --out that holds a run). */
+static int level_run(const calib_opts *o, int li, int k, calib_result *res, char *err, int errlen) {
     const calib_level *lv = &o->levels[li];
     memset(res, 0, sizeof *res);
     res->level = *lv;
@@ -343,7 +340,10 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
         n_tok = 2;
     res->offered_chunks_per_s = lv->streams * 1000.0 / lv->step_ms;
     char dir[1024], out[1200], url[64];
-    snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
+    if (k == 0)
+        snprintf(dir, sizeof dir, "%s/level-%d", o->work, li);
+    else
+        snprintf(dir, sizeof dir, "%s/level-%d-%d", o->work, li, k + 1);
     mkdir(dir, 0755);
     proc_guard guard;
     pid_t sim = start_sim(o, lv, dir, url, &guard, err, errlen);
@@ -363,8 +363,9 @@ static int level_run(const calib_opts *o, int li, calib_result *res, char *err, 
     res->client_rss_mib = ru_run.ru_maxrss / 1024.0;
     res->sim_rss_mib = ru_sim.ru_maxrss / 1024.0;
     read_run_summary(out, res);
-    join_level(out, dir, lv->streams, n_tok, res);
-    res->within_1ms = within_1ms(res);
+    join_level(out, dir, calibrate_level_requests(lv), lv->streams, n_tok, res);
+    res->runs = 1;
+    res->within_1ms = calibrate_within_1ms(res);
     return 0;
 }
 
@@ -388,9 +389,10 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
     for (int i = 0; i < o->n_levels; i++) {
         for (int k = 0; k < rep; k++) {
             if (!o->quiet)
-                fprintf(stderr, "calibrate: %d streams, a chunk every %g ms each (%d/%d) ...\n",
-                        o->levels[i].streams, o->levels[i].step_ms, k + 1, rep);
-            if (level_run(o, i, &tries[k], err, errlen)) {
+                fprintf(stderr, "calibrate: %d streams%s, a chunk every %g ms each (%d/%d) ...\n",
+                        o->levels[i].streams, o->levels[i].burst ? " started together" : "",
+                        o->levels[i].step_ms, k + 1, rep);
+            if (level_run(o, i, k, &tries[k], err, errlen)) {
                 free(tries);
                 return -1;
             }
@@ -410,14 +412,21 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
                                         offsetof(calib_result, sim_rss_mib)};
         for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
             *(double *)((char *)m + fields[f]) = median_field(tries, rep, fields[f]);
-        for (int k = 1; k < rep; k++)
+        for (int k = 1; k < rep; k++) {
             m->failed += tries[k].failed;
-        m->within_1ms = within_1ms(m);
+            if (tries[k].joined < m->joined) /* the worst repetition's join */
+                m->joined = tries[k].joined;
+        }
+        m->runs = rep;
+        m->within_1ms = calibrate_within_1ms(m);
     }
     free(tries);
-    /* memory per stream: growth over the smallest level */
+    /* memory per stream: growth over the first level of the same arrivals
+     * (a burst keeps three requests' rows a stream) */
     for (int i = 0; i < o->n_levels; i++) {
         const calib_result *b = &results[0];
+        for (int j = 0; j < i && b->level.burst != results[i].level.burst; j++)
+            b = &results[j + 1];
         int ds = results[i].level.streams - b->level.streams;
         results[i].bytes_per_stream =
             ds > 0 ? (results[i].client_rss_mib - b->client_rss_mib) * 1048576.0 / ds : NAN;
@@ -426,10 +435,10 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
 }
 
 void calibrate_print_table(FILE *f, const calib_result *r, int n) {
-    fprintf(f, "%8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n", "streams",
-            "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50", "ttft p99",
-            "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu", "sim MiB",
-            "within 1 ms");
+    fprintf(f, "%8s %-8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n", "streams",
+            "arrivals", "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50",
+            "ttft p99", "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu",
+            "sim MiB", "within 1 ms");
     for (int i = 0; i < n; i++) {
         char bps[32];
         if (isfinite(r[i].bytes_per_stream))
@@ -437,46 +446,14 @@ void calibrate_print_table(FILE *f, const calib_result *r, int n) {
         else
             snprintf(bps, sizeof bps, "-");
         fprintf(f,
-                "%8d %8g %10.0f %10.0f %8.3f %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f%% %8.1f %9s "
+                "%8d %-8s %8g %10.0f %10.0f %8.3f %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f%% %8.1f %9s "
                 "%6.0f%% %8.1f %s\n",
-                r[i].level.streams, r[i].level.step_ms, r[i].offered_chunks_per_s,
-                r[i].achieved_chunks_per_s, r[i].lag_p50_ms, r[i].lag_p99_ms, r[i].ttft_err_p50_ms,
-                r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms, r[i].itl_err_p99_ms, r[i].client_cpu_pct,
-                r[i].client_rss_mib, bps, r[i].sim_cpu_pct, r[i].sim_rss_mib,
-                r[i].within_1ms ? "yes" : "no");
+                r[i].level.streams, r[i].level.burst ? "burst" : "spread", r[i].level.step_ms,
+                r[i].offered_chunks_per_s, r[i].achieved_chunks_per_s, r[i].lag_p50_ms,
+                r[i].lag_p99_ms, r[i].ttft_err_p50_ms, r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms,
+                r[i].itl_err_p99_ms, r[i].client_cpu_pct, r[i].client_rss_mib, bps,
+                r[i].sim_cpu_pct, r[i].sim_rss_mib, r[i].within_1ms ? "yes" : "no");
     }
-}
-
-void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n) {
-    int best = -1;
-    for (int i = 0; i < n; i++)
-        if (r[i].within_1ms &&
-            (best < 0 || r[i].achieved_chunks_per_s > r[best].achieved_chunks_per_s ||
-             r[i].level.streams > r[best].level.streams))
-            best = i;
-    if (best < 0) {
-        snprintf(buf, cap,
-                 "This machine did not measure within 1 ms even at %d streams (%.0f chunks/s): "
-                 "schedule lag p99 %.2f ms, TTFT error p99 %.2f ms, inter-token error p99 %.2f "
-                 "ms; treat sub-millisecond differences as noise.",
-                 r[0].level.streams, r[0].achieved_chunks_per_s, r[0].lag_p99_ms,
-                 r[0].ttft_err_p99_ms, r[0].itl_err_p99_ms);
-        return;
-    }
-    int max_streams = 0;
-    double max_chunks = 0;
-    for (int i = 0; i < n; i++)
-        if (r[i].within_1ms) {
-            if (r[i].level.streams > max_streams)
-                max_streams = r[i].level.streams;
-            if (r[i].achieved_chunks_per_s > max_chunks)
-                max_chunks = r[i].achieved_chunks_per_s;
-        }
-    snprintf(buf, cap,
-             "This machine measures within 1 ms up to %d concurrent streams, %.0f chunks/s "
-             "and %d new requests/s (schedule lag, TTFT and inter-token errors all under 1 ms "
-             "at p99, client CPU under 95%%).",
-             max_streams, max_chunks, max_streams);
 }
 
 static json_t *jnum(double v) {
@@ -488,6 +465,7 @@ json_t *calibrate_json(const calib_result *r, int n) {
     for (int i = 0; i < n; i++) {
         json_t *o = json_object();
         json_object_set_new(o, "streams", json_integer(r[i].level.streams));
+        json_object_set_new(o, "arrivals", json_string(r[i].level.burst ? "burst" : "spread"));
         json_object_set_new(o, "step_ms", jnum(r[i].level.step_ms));
         json_object_set_new(o, "seconds", jnum(r[i].seconds));
         json_object_set_new(o, "offered_chunks_per_s", jnum(r[i].offered_chunks_per_s));
@@ -495,6 +473,7 @@ json_t *calibrate_json(const calib_result *r, int n) {
         json_object_set_new(o, "requests", json_integer((json_int_t)r[i].requests));
         json_object_set_new(o, "failed", json_integer((json_int_t)r[i].failed));
         json_object_set_new(o, "chunks", json_integer((json_int_t)r[i].chunks));
+        json_object_set_new(o, "joined", json_integer((json_int_t)r[i].joined));
         json_object_set_new(o, "lag_p50_ms", jnum(r[i].lag_p50_ms));
         json_object_set_new(o, "lag_p99_ms", jnum(r[i].lag_p99_ms));
         json_object_set_new(o, "ttft_err_p50_ms", jnum(r[i].ttft_err_p50_ms));

@@ -4,8 +4,11 @@
  * recorded with the simulator's own per-token ground truth: schedule lag,
  * TTFT error (after aligning the two clocks by the median offset),
  * inter-token error (gap against gap, no alignment needed), CPU and peak
- * memory of both. `servelab calibrate` prints the table and one sentence;
- * bench/client_capacity.sh repeats it and reports medians. */
+ * memory of both. A level's arrivals are spread evenly over a second, or
+ * all start together (a burst: --rate inf --concurrency STREAMS, three
+ * requests a stream), as most people benchmark. `servelab calibrate`
+ * prints the table and one sentence (verdict.c); bench/client_capacity.sh
+ * and bench/burst_accuracy.sh repeat it and report medians. */
 #ifndef SERVELAB_CALIBRATE_H
 #define SERVELAB_CALIBRATE_H
 
@@ -15,7 +18,12 @@
 typedef struct calib_level {
     int streams;    /* concurrent streams */
     double step_ms; /* the simulator's step: each stream gets a chunk per step */
+    int burst;      /* 1: STREAMS started together, 3 x STREAMS requests in all */
 } calib_level;
+
+/* Requests a level's client sends: one a stream when spread, three when
+ * started together (each stream runs three requests back to back). */
+int calibrate_level_requests(const calib_level *lv);
 
 typedef struct calib_result {
     calib_level level;
@@ -23,12 +31,14 @@ typedef struct calib_result {
     double offered_chunks_per_s;  /* streams / step */
     double achieved_chunks_per_s; /* chunk rate while every stream was open */
     size_t requests, failed, chunks;
+    size_t joined; /* requests whose first chunk was found in the simulator's trace */
     double lag_p50_ms, lag_p99_ms;
     double ttft_err_p50_ms, ttft_err_p99_ms;
     double itl_err_p50_ms, itl_err_p99_ms;
     double client_cpu_pct, client_rss_mib, bytes_per_stream;
     double sim_cpu_pct, sim_rss_mib;
     int within_1ms;
+    int runs; /* repetitions behind every figure (each the median over them) */
 } calib_result;
 
 typedef struct calib_opts {
@@ -59,8 +69,6 @@ void calibrate_placement(calib_opts *o, char *sim_buf, char *client_buf);
  * message when a level could not run at all. */
 int calibrate_run(const calib_opts *o, calib_result *results, char *err, int errlen);
 void calibrate_print_table(FILE *f, const calib_result *r, int n);
-/* "This machine measures within 1 ms up to ..." */
-void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n);
 json_t *calibrate_json(const calib_result *r, int n);
 
 #endif

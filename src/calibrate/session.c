@@ -1,6 +1,7 @@
 /* session: the whole of `servelab calibrate` after its options are read
  * (see session.h). */
 #include "calibrate/session.h"
+#include "calibrate/verdict.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
@@ -8,35 +9,47 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static const calib_level default_levels[] = {{10, 1}, {100, 1}, {1000, 10}, {5000, 50}, {5000, 25}};
+static const calib_level default_levels[] = {{10, 1, 0},    {100, 1, 0},   {1000, 10, 0},
+                                             {5000, 50, 0}, {5000, 25, 0}, {1000, 10, 1},
+                                             {5000, 50, 1}};
 
-/* One "STREAMS@STEP_MS" of a level list of `len` bytes. */
+/* One "[burst:|spread:]STREAMS@STEP_MS" of a level list of `len` bytes. */
 static int parse_level(const char *s, size_t len, calib_level *lv) {
     char t[64], extra;
     if (len == 0 || len >= sizeof t)
         return -1;
     memcpy(t, s, len);
     t[len] = 0;
-    return sscanf(t, "%d@%lf%c", &lv->streams, &lv->step_ms, &extra) == 2 && lv->streams >= 1 &&
-                   lv->streams <= 50000 && lv->step_ms > 0
+    const char *p = t;
+    lv->burst = 0;
+    if (!strncmp(p, "burst:", 6)) {
+        lv->burst = 1;
+        p += 6;
+    } else if (!strncmp(p, "spread:", 7)) {
+        p += 7;
+    }
+    return sscanf(p, "%d@%lf%c", &lv->streams, &lv->step_ms, &extra) == 2 && lv->streams >= 1 &&
+                   lv->streams <= 50000 && lv->step_ms > 0 && isfinite(lv->step_ms)
                ? 0
                : -1;
 }
 
-/* The levels of "S@MS,..." into *out (malloc'd); their count, or -1 with
- * the level that is wrong. */
-static int parse_levels(const char *s, calib_level **out, char *err, size_t errlen) {
+int calibrate_levels_parse(const char *s, calib_level **out, char *err, size_t errlen) {
     int n = 0;
     calib_level *lv = xmalloc((strlen(s) / 2 + 1) * sizeof *lv);
     for (const char *p = s;;) {
         size_t len = strcspn(p, ",");
         if (parse_level(p, len, &lv[n])) {
-            snprintf(err, errlen, "'%.*s' is not STREAMS@STEP_MS (e.g. 1000@10)", (int)len, p);
+            snprintf(err, errlen,
+                     "'%.*s' is not STREAMS@STEP_MS or burst:STREAMS@STEP_MS (e.g. 1000@10, "
+                     "burst:1000@10)",
+                     (int)len, p);
             free(lv);
             return -1;
         }
@@ -51,7 +64,7 @@ static int parse_levels(const char *s, calib_level **out, char *err, size_t errl
 
 int calibrate_levels_check(const char *text, char *err, size_t errlen) {
     calib_level *lv;
-    if (parse_levels(text, &lv, err, errlen) < 0)
+    if (calibrate_levels_parse(text, &lv, err, errlen) < 0)
         return -1;
     free(lv);
     return 0;
@@ -125,7 +138,7 @@ int calibrate_session(calib_session *s, char *err, int errlen) {
     o->levels = default_levels;
     o->n_levels = (int)(sizeof default_levels / sizeof *default_levels);
     if (s->levels) {
-        o->n_levels = parse_levels(s->levels, &custom, err, (size_t)errlen);
+        o->n_levels = calibrate_levels_parse(s->levels, &custom, err, (size_t)errlen);
         if (o->n_levels < 0)
             return -1;
         o->levels = custom;
@@ -146,7 +159,7 @@ int calibrate_session(calib_session *s, char *err, int errlen) {
     int rc = calibrate_run(o, res, err, errlen);
     if (rc == 0) {
         double took = (mono_us() - t0) / 1e6;
-        char sentence[512];
+        char sentence[1024];
         calibrate_sentence(sentence, sizeof sentence, res, o->n_levels);
         json_t *doc = json_pack("{s:o,s:o,s:s,s:s,s:f,s:i,s:o}", "tool", tool_info_json(), "host",
                                 host_info_json(), "sentence", sentence, "placement", placement,

@@ -16,7 +16,8 @@ static const opt_def calibrate_options[] = {
      .arg = "S@MS,...",
      .check = calibrate_levels_check,
      .def = NULL,
-     .help = "streams and simulator step (default 10@1,100@1,1000@10,5000@50,5000@25)"},
+     .help = "streams @ simulator step in ms; burst:S@MS starts the S together (default "
+             "10@1,100@1,1000@10,5000@50,5000@25,burst:1000@10,burst:5000@50)"},
     {.name = "seconds",
      .type = OPT_NUMBER,
      CAL(o.seconds),
@@ -102,7 +103,10 @@ const command cmd_calibrate = {
     .about = "how far this machine measures within 1 ms",
     .text = "Runs the simulator and the client on this machine at rising load and says\n"
             "up to which streams and chunk rate it measures within 1 ms: schedule lag, TTFT\n"
-            "and inter-token errors against the simulator's per-token trace. The two are\n"
+            "and inter-token errors against the simulator's per-token trace. A level's\n"
+            "arrivals are spread over a second (S@MS) or all start together (burst:S@MS:\n"
+            "--rate inf --concurrency S, 3 x S requests); for each, the sentence claims no\n"
+            "further than below the lightest level that failed. The two processes are\n"
             "pinned to separate CPUs when there are enough (--no-pin to not) and ask for\n"
             "SCHED_FIFO (--no-realtime to not).",
     .options = calibrate_options,
