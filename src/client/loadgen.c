@@ -113,6 +113,8 @@ void client_check_merge(client_check *a, const client_check *b) {
     a->chunks += b->chunks;
     a->coalesced += b->coalesced;
     a->delayed += b->delayed;
+    a->late_sent += b->late_sent;
+    a->slow_written += b->slow_written;
     if (b->max_delay_ms > a->max_delay_ms)
         a->max_delay_ms = b->max_delay_ms;
     for (int i = 0; i < b->n_named; i++)
@@ -131,20 +133,23 @@ void client_check_sort(client_check *k) {
         }
 }
 
-/* The client's own delay in one request (µs): its lateness in sending,
- * and its time between starting the request and handing over the last
- * byte that the handshake does not explain. -1: unknown. */
-static int64_t client_delay_us(const inflight *f) {
+/* The client's own delay in one request (µs, -1 unknown), of two kinds:
+ * its lateness in sending (the timer's, or a burst's slices: TTFT from the
+ * schedule holds it, TTFT from send does not), and its time between
+ * sending and handing over the last byte that the handshake does not
+ * explain (TTFT from send holds that too). */
+static int64_t late_send_us(const inflight *f) {
     const request_row *r = &f->row;
     int64_t d = r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1;
     if (f->sliced && r->sent_us >= 0 && r->sent_us - r->dispatched_us > d)
         d = r->sent_us - r->dispatched_us;
-    if (r->written_us >= 0 && r->sent_us >= 0 && r->connect_us >= 0) {
-        int64_t w = r->written_us - r->sent_us - r->connect_us;
-        if (w > d)
-            d = w;
-    }
     return d;
+}
+
+static int64_t slow_write_us(const request_row *r) {
+    if (r->written_us < 0 || r->sent_us < 0 || r->connect_us < 0)
+        return -1;
+    return r->written_us - r->sent_us - r->connect_us;
 }
 
 /* The row's coalescing counts, and what the run's self-check keeps. */
@@ -161,7 +166,9 @@ static void check_request(lg *g, inflight *f) {
         k->first_tokens++;
         k->first_coalesced += (size_t)r->first_coalesced;
     }
-    int64_t d = client_delay_us(f);
+    int64_t late = late_send_us(f), slow = slow_write_us(r), d = late > slow ? late : slow;
+    k->late_sent += late > 1000;
+    k->slow_written += slow > 1000;
     if (d > 1000) {
         k->delayed++;
         keep_worst(k, r->index, (float)(d / 1000.0));

@@ -63,7 +63,9 @@ typedef struct loadgen_config {
 typedef struct client_check {
     size_t first_tokens, first_coalesced; /* requests with a first token; of them, coalesced */
     size_t chunks, coalesced;             /* output chunks; of them, coalesced */
-    size_t delayed;                       /* requests the client held more than 1 ms */
+    size_t delayed;                       /* requests the client held more than 1 ms: */
+    size_t late_sent;                     /* sent more than 1 ms after it could have been */
+    size_t slow_written; /* more than 1 ms from sending to the last byte, beyond the handshake */
     double max_delay_ms;
     uint32_t named[CLIENT_DELAY_NAMED]; /* the worst of them, by request index, */
     float named_ms[CLIENT_DELAY_NAMED]; /* with their delay (in no order: see below) */

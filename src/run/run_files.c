@@ -192,19 +192,40 @@ typedef struct client_verdict {
     int cpu_over;    /* its CPU saturated */
     int delayed;     /* some request waited more than 1 ms for it */
     int coalesced;   /* more than 1% of first tokens shared a read with a later chunk */
-    char named[256]; /* the first of the delayed requests, "req-3 req-17 ..." */
+    char named[256]; /* the worst of the delayed requests, "req-3 req-17 ..." */
+    char delay_words[512];
 } client_verdict;
 
+/* What the delayed requests were held by, and what it does to TTFT. */
+static void describe_delays(const client_check *k, client_verdict *v) {
+    char kinds[160] = "";
+    if (k->late_sent && k->slow_written)
+        snprintf(kinds, sizeof kinds, "%zu sent late, %zu slow to write", k->late_sent,
+                 k->slow_written);
+    snprintf(
+        v->delay_words, sizeof v->delay_words,
+        "%zu requests waited more than 1 ms for the client (at most %.2f ms; the worst: %s)%s%s%s",
+        k->delayed, k->max_delay_ms, v->named, kinds[0] ? ": " : "", kinds,
+        k->slow_written ? "; TTFT from send includes the time it took to write them"
+                        : "; TTFT from send is not affected, TTFT from the schedule is");
+}
+
+/* The worst few of the delayed requests, in words (summary.json's
+ * delayed_request_ids has all that were kept). */
 static void name_delayed(const client_check *k, char *buf, size_t cap) {
     size_t n = 0;
+    int shown = k->n_named < 8 ? k->n_named : 8;
     buf[0] = 0;
-    for (int i = 0; i < k->n_named && n + 16 < cap; i++) {
+    for (int i = 0; i < shown && n + 16 < cap; i++) {
         char id[24];
         request_id_format(id, sizeof id, k->named[i]);
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? " " : "", id);
     }
-    if ((size_t)k->n_named < k->delayed && n + 8 < cap)
+    if ((size_t)shown < k->delayed && n + 8 < cap)
         snprintf(buf + n, cap - n, " ...");
+}
+if ((size_t)k->n_named < k->delayed && n + 8 < cap)
+    snprintf(buf + n, cap - n, " ...");
 }
 
 /* Is this run within what the client measures to 1 ms? Its own lag, CPU,
@@ -219,6 +240,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     v->delayed = k->delayed > 0;
     v->coalesced = k->first_coalesced * 100 > k->first_tokens;
     name_delayed(k, v->named, sizeof v->named);
+    describe_delays(k, v);
     json_t *client = json_object_get(sj, "client");
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
@@ -226,6 +248,8 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
                         json_boolean(!v->lag_over && !v->cpu_over && !v->delayed && !v->coalesced));
     json_object_set_new(client, "max_client_delay_ms", json_real(k->max_delay_ms));
     json_object_set_new(client, "delayed_requests", json_integer((json_int_t)k->delayed));
+    json_object_set_new(client, "late_sent_requests", json_integer((json_int_t)k->late_sent));
+    json_object_set_new(client, "slow_written_requests", json_integer((json_int_t)k->slow_written));
     json_t *ids = json_array();
     for (int i = 0; i < k->n_named; i++) {
         char id[24];
@@ -244,10 +268,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     if (v->cpu_over)
         json_array_append_new(notes, json_string("client CPU saturated"));
     if (v->delayed)
-        json_array_append_new(
-            notes, json_sprintf("%zu requests waited more than 1 ms for the client (at most "
-                                "%.2f ms; the worst: %s)",
-                                k->delayed, k->max_delay_ms, v->named));
+        json_array_append_new(notes, json_string(v->delay_words));
     if (v->coalesced)
         json_array_append_new(notes,
                               json_sprintf("%zu of %zu first tokens came in one read with a later "
@@ -277,16 +298,13 @@ static void warn_client(const run_summary *s, const client_check *k, const clien
     int lag_over = v->lag_over, cpu_over = v->cpu_over;
     if (!lag_over && !cpu_over && !v->delayed && !v->coalesced)
         return;
-    char what[384];
+    char what[640];
     if (lag_over)
         snprintf(what, sizeof what, "the client's schedule lag p99 was %.2f ms", s->lag.p99);
     else if (cpu_over)
         snprintf(what, sizeof what, "the client used all of its CPU");
     else if (v->delayed)
-        snprintf(
-            what, sizeof what,
-            "%zu requests waited more than 1 ms for the client (at most %.2f ms; the worst: %s)",
-            k->delayed, k->max_delay_ms, v->named);
+        snprintf(what, sizeof what, "%s", v->delay_words);
     else
         snprintf(what, sizeof what,
                  "%zu of %zu first tokens came in one read with a later chunk (their TTFT is "
