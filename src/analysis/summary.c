@@ -197,8 +197,8 @@ static void phases_print(FILE *f, const ttft_phases *p, const server_reported *s
         fputs("TTFT phases     p50 ms:", f);
         p50_of(f, " ", "dispatch", &p->dispatch, "");
         p50_of(f, ", ", "connect", &p->connect, "");
-        p50_of(f, ", ", "client write", &p->client_write, "");
-        p50_of(f, ", ", "server to first byte", &p->server, "");
+        p50_of(f, ", ", "write", &p->client_write, "");
+        p50_of(f, ", ", "server", &p->server, "");
         p50_of(f, ", ", "first byte to token", &p->stream, "");
         fprintf(f, "; %zu of %zu first tokens coalesced\n", p->first_coalesced, p->first_tokens);
     }
