@@ -122,6 +122,21 @@ TEST(report_phases_known_figures_from_known_columns) {
     CHECK(sr != NULL);
     CHECK_NEAR(json_real_value(json_object_get(sr, "cached_prompt_share")), 0.375, 1e-9);
     json_decref(j);
+    /* the run's table says the same in a line each */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    summary_print(f, &s);
+    fclose(f);
+    CHECK_MSG(strstr(text, "TTFT phases     p50 ms: dispatch 0.500, connect 0.500, write 0.500, "
+                           "server 10.000, first byte to token 8.000; 1 of 3 first tokens "
+                           "coalesced\n") &&
+                  strstr(text, "server's own    TTFT - prompt_ms p50 4.250 ms; decode p50 client "
+                               "1000.000 tok/s, server 750.000 tok/s; 37.5% of prompt tokens "
+                               "cached\n") &&
+                  !strstr(text, "nan"),
+              "%s", text);
+    free(text);
     /* and the report prints both tables, with the note that they need not add up */
     char cmd[2048], *out, path[1200];
     snprintf(cmd, sizeof cmd, "report %s --out %s/report", dir, dir);
