@@ -11,7 +11,15 @@
 #include <sys/stat.h>
 
 static req_rec ok_rec(double sched, double sent, double first, double last, double end, int out) {
-    req_rec r = {sched, sent, first, last, end, 0, 10, out, 0, ERR_NONE, 0};
+    req_rec r = req_rec_unknown(); /* no phase or server columns, as in an older run */
+    r.scheduled_ms = sched;
+    r.sent_ms = sent;
+    r.first_ms = first;
+    r.last_ms = last;
+    r.end_ms = end;
+    r.lag_ms = 0;
+    r.prompt_tokens = 10;
+    r.output_tokens = out;
     return r;
 }
 

@@ -1,4 +1,5 @@
-/* stats: sorting, numpy-compatible percentiles and a distribution summary. */
+/* stats: sorting, numpy-compatible percentiles, a distribution summary and
+ * its JSON form. */
 #include "analysis/stats.h"
 #include "common/rng.h"
 #include "common/util.h"
@@ -129,4 +130,16 @@ void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint
     *lo = percentile_sorted(rep, (size_t)reps, 2.5);
     *hi = percentile_sorted(rep, (size_t)reps, 97.5);
     free(rep);
+}
+
+static json_t *finite_or_null(double x) {
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *dist_json(const dist *d) {
+    return json_pack(
+        "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)d->n, "mean",
+        finite_or_null(d->mean), "sd", finite_or_null(d->sd), "min", finite_or_null(d->min), "p50",
+        finite_or_null(d->p50), "p90", finite_or_null(d->p90), "p95", finite_or_null(d->p95), "p99",
+        finite_or_null(d->p99), "p99_9", finite_or_null(d->p999), "max", finite_or_null(d->max));
 }

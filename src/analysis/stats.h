@@ -6,6 +6,7 @@
 #ifndef SERVELAB_STATS_H
 #define SERVELAB_STATS_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,9 @@ dist dist_of(double *x, size_t n);
 /* The same for floats (sorted in place, figures computed in double): the
  * same numbers as dist_of on their widened copy, without the copy. */
 dist dist_of_floats(float *x, size_t n);
+/* summary.json's object for a distribution: {n, mean, sd, min, p50, p90,
+ * p95, p99, p99_9, max}, each figure null when not finite. */
+json_t *dist_json(const dist *d);
 
 /* Bootstrap 95% confidence interval of the p-th percentile of sorted x,
  * `reps` replicates, seeded. Exact for the order statistics: the k-th

@@ -106,17 +106,11 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             ? p->cost_per_hour * (s->duration_s / 3600.0) / s->output_tokens * 1e6
             : NAN;
     s->client_cpu_s = p->client_cpu_s;
+    phases_compute(rows, &s->phases, &s->server_rep);
 }
 
 static json_t *num(double x) {
     return isfinite(x) ? json_real(x) : json_null();
-}
-
-static json_t *dist_json(const dist *d) {
-    return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)d->n, "mean",
-                     num(d->mean), "sd", num(d->sd), "min", num(d->min), "p50", num(d->p50), "p90",
-                     num(d->p90), "p95", num(d->p95), "p99", num(d->p99), "p99_9", num(d->p999),
-                     "max", num(d->max));
 }
 
 json_t *summary_json(const run_summary *s) {
@@ -167,6 +161,10 @@ json_t *summary_json(const run_summary *s) {
     json_object_set_new(client, "cpu_s",
                         s->client_cpu_s >= 0 ? json_real(s->client_cpu_s) : json_null());
     json_object_set_new(o, "client", client);
+    if (s->phases.present)
+        json_object_set_new(o, "ttft_phases", ttft_phases_json(&s->phases));
+    if (s->server_rep.present)
+        json_object_set_new(o, "server_reported", server_reported_json(&s->server_rep));
     return o;
 }
 
@@ -182,6 +180,37 @@ static void dist_line(FILE *f, const char *name, const dist *d) {
     }
     fprintf(f, "  %-22s %10.2f %10.2f %10.2f %10.2f %10.2f\n", name, d->mean, d->p50, d->p90,
             d->p95, d->p99);
+}
+
+/* One figure's median for the run's table: "-" when no request has it. */
+static void p50_of(FILE *f, const char *sep, const char *name, const dist *d, const char *unit) {
+    if (d->n)
+        fprintf(f, "%s%s %.3f%s", sep, name, d->p50, unit);
+    else
+        fprintf(f, "%s%s -", sep, name);
+}
+
+/* Where TTFT went, and the server's own account, a line each when the
+ * rows have them. */
+static void phases_print(FILE *f, const ttft_phases *p, const server_reported *sr) {
+    if (p->present) {
+        fputs("TTFT phases     p50 ms:", f);
+        p50_of(f, " ", "dispatch", &p->dispatch, "");
+        p50_of(f, ", ", "connect", &p->connect, "");
+        p50_of(f, ", ", "write", &p->client_write, "");
+        p50_of(f, ", ", "server", &p->server, "");
+        p50_of(f, ", ", "first byte to token", &p->stream, "");
+        fprintf(f, "; %zu of %zu first tokens coalesced\n", p->first_coalesced, p->first_tokens);
+    }
+    if (sr->present) {
+        fputs("server's own   ", f);
+        p50_of(f, " ", "TTFT - prompt_ms p50", &sr->ttft_minus_prompt, " ms");
+        p50_of(f, "; ", "decode p50 client", &sr->client_decode_tok_s, " tok/s");
+        p50_of(f, ", ", "server", &sr->server_decode_tok_s, " tok/s");
+        if (sr->cached_n)
+            fprintf(f, "; %.1f%% of prompt tokens cached", 100 * sr->cached_share);
+        fputc('\n', f);
+    }
 }
 
 void summary_print(FILE *f, const run_summary *s) {
@@ -237,6 +266,7 @@ void summary_print(FILE *f, const run_summary *s) {
     if (isfinite(s->cost_per_million_output_tokens))
         fprintf(f, "cost            $%.4f per million output tokens at $%.2f/hour\n",
                 s->cost_per_million_output_tokens, s->cost_per_hour);
+    phases_print(f, &s->phases, &s->server_rep);
     fprintf(f, "client          schedule lag p50 %.3f ms, p99 %.3f ms, max %.3f ms",
             s->lag.n ? s->lag.p50 : 0, s->lag.n ? s->lag.p99 : 0, s->lag.n ? s->lag.max : 0);
     if (s->client_cpu_s >= 0)

@@ -12,6 +12,7 @@
 #ifndef SERVELAB_SUMMARY_H
 #define SERVELAB_SUMMARY_H
 
+#include "analysis/phases.h"
 #include "analysis/stats.h"
 #include "common/record.h"
 
@@ -46,12 +47,15 @@ typedef struct run_summary {
     double goodput_rps, goodput_fraction;
     double cost_per_hour, cost_per_million_output_tokens; /* NAN when no cost */
     double client_cpu_s;
+    ttft_phases phases;         /* present: some request has the phase columns */
+    server_reported server_rep; /* present: the server reported its own timings */
 } run_summary;
 
 /* The rows are not changed, except that itl_ms is sorted in place (its
  * order means nothing; sorting it where it lies saves a copy as large). */
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s);
-/* summary.json's object for a run. */
+/* summary.json's object for a run (with ttft_phases and server_reported
+ * only where present). */
 json_t *summary_json(const run_summary *s);
 /* The table printed at the end of `servelab run`. */
 void summary_print(FILE *f, const run_summary *s);

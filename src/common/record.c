@@ -2,6 +2,7 @@
 #include "common/record.h"
 #include "common/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,27 @@ int err_class_parse(const char *s) {
         if (!strcmp(s, err_names[i]))
             return i;
     return -1;
+}
+
+req_rec req_rec_unknown(void) {
+    req_rec r = {.scheduled_ms = NAN,
+                 .sent_ms = NAN,
+                 .first_ms = NAN,
+                 .last_ms = NAN,
+                 .end_ms = NAN,
+                 .lag_ms = NAN,
+                 .prompt_tokens = -1,
+                 .output_tokens = -1,
+                 .error = ERR_NONE,
+                 .written_ms = NAN,
+                 .first_byte_ms = NAN,
+                 .connect_ms = NAN,
+                 .server_prompt_ms = NAN,
+                 .server_decode_ms = NAN,
+                 .server_decode_n = -1,
+                 .cached_tokens = -1,
+                 .first_coalesced = -1};
+    return r;
 }
 
 void rows_reserve(run_rows *rows, size_t n) {

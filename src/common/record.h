@@ -32,7 +32,23 @@ typedef struct req_rec {
     int16_t cls;
     uint8_t error;
     uint16_t part; /* repetition within pooled rows (0 for a single run) */
+    /* Where the time to the first token went (NAN unknown). The two
+     * instants are offsets from t=0 like the times above, so doubles (a
+     * float loses the microsecond after a few minutes); the durations are
+     * floats, exact enough for what they hold. */
+    double written_ms;    /* the request's last byte handed to the kernel */
+    double first_byte_ms; /* the answer's first byte arrived */
+    float connect_ms;     /* the handshake: 0 on a pooled connection */
+    /* the server's own account (llama.cpp's `timings`): NAN, -1 unknown */
+    float server_prompt_ms, server_decode_ms;
+    int32_t server_decode_n, cached_tokens;
+    int8_t first_coalesced; /* 1: the first token's chunk was read with a later one; -1 unknown */
 } req_rec;
+
+/* A record with every field unknown (times NAN, counts -1, no error, part
+ * 0): what a record is before anything is known of its request, so that a
+ * field left unfilled never reads as a measured 0. */
+req_rec req_rec_unknown(void);
 
 typedef struct run_rows {
     req_rec *r;

@@ -35,9 +35,11 @@ static int class_id(run_rows *rows, const char *s, size_t n) {
 }
 
 static const char *requests_cols[] = {
-    "request_id",    "class",   "scheduled_ms",  "sent_ms",       "first_token_ms",
-    "last_token_ms", "end_ms",  "prompt_tokens", "output_tokens", "error",
-    "lag_ms",        "ttft_ms", "tpot_ms",       "e2e_ms"};
+    "request_id", "class", "scheduled_ms", "sent_ms", "first_token_ms", "last_token_ms", "end_ms",
+    "prompt_tokens", "output_tokens", "error", "lag_ms", "ttft_ms", "tpot_ms", "e2e_ms",
+    /* where TTFT went, and the server's own account: later columns */
+    "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
+    "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens"};
 enum {
     C_ID,
     C_CLASS,
@@ -53,12 +55,24 @@ enum {
     C_TTFT,
     C_TPOT,
     C_E2E,
+    C_CONNECT,
+    C_WRITTEN,
+    C_FIRST_BYTE,
+    C_COALESCED,
+    C_FIRST_COALESCED,
+    C_SRV_PROMPT_MS,
+    C_SRV_DECODE_MS,
+    C_SRV_PROMPT_N,
+    C_SRV_DECODE_N,
+    C_SRV_CACHE_N,
+    C_CACHED,
     C_N
 };
 
-/* The columns the loader reads or checks, by their header names; lag_ms
- * and the durations are optional (runs from before lag_ms lack it, and the
- * durations are only checked: the report computes them from the times). */
+/* The columns the loader reads or checks, by their header names; lag_ms,
+ * the durations and the phase and server columns are optional (runs from
+ * before lag_ms or the phases lack them, and the durations are only
+ * checked: the report computes them from the times). */
 static int find_columns(const csv_row *header, int *col, const char *path, char *err, int errlen) {
     for (int k = 0; k < C_N; k++) {
         col[k] = csv_column(header, requests_cols[k]);
@@ -120,6 +134,54 @@ static const char *read_times(const csv_row *row, const int *col, req_rec *r) {
     return NULL;
 }
 
+/* A count column, where present: empty (-1) or a count that fits an
+ * int32_t. */
+static int count_of(const csv_row *row, int col, int32_t *v) {
+    double d;
+    *v = -1;
+    if (col < 0)
+        return 0;
+    if (csv_number(row, col, &d) || !count_ok(d) || (isnan(d) && row->len[col]))
+        return -1;
+    if (!isnan(d))
+        *v = (int32_t)d;
+    return 0;
+}
+
+/* A phase or server column holding a time or a duration, where present. */
+static int phase_time_of(const csv_row *row, int col, double *v) {
+    *v = NAN;
+    return col >= 0 ? time_of(row, col, v) : 0;
+}
+
+/* Where TTFT went and the server's own account: the first column whose
+ * value is bad, or NULL. Counts the record does not keep are only checked;
+ * first_coalesced is empty, 0 or 1. A duration past what a float holds is
+ * bad (no server or handshake takes 10^38 ms). */
+static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
+    double t[5];
+    const int times[] = {C_CONNECT, C_WRITTEN, C_FIRST_BYTE, C_SRV_PROMPT_MS, C_SRV_DECODE_MS};
+    for (int i = 0; i < 5; i++)
+        if (phase_time_of(row, col[times[i]], &t[i]) ||
+            ((i == 0 || i >= 3) && !isnan(t[i]) && t[i] > FLT_MAX))
+            return requests_cols[times[i]];
+    r->connect_ms = (float)t[0];
+    r->written_ms = t[1];
+    r->first_byte_ms = t[2];
+    r->server_prompt_ms = (float)t[3];
+    r->server_decode_ms = (float)t[4];
+    int32_t n[6];
+    const int counts[] = {C_COALESCED,    C_FIRST_COALESCED, C_SRV_PROMPT_N,
+                          C_SRV_DECODE_N, C_SRV_CACHE_N,     C_CACHED};
+    for (int i = 0; i < 6; i++)
+        if (count_of(row, col[counts[i]], &n[i]) || (i == 1 && n[i] > 1))
+            return requests_cols[counts[i]];
+    r->first_coalesced = (int8_t)n[1];
+    r->server_decode_n = n[3];
+    r->cached_tokens = n[5];
+    return NULL;
+}
+
 /* One row's times, token counts and error class into *r (its part and
  * class left to the caller); NULL, or the first column whose value is bad,
  * in column order, and only then the first time out of order (*why then
@@ -139,6 +201,8 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r,
     int e = err_class_parse(ebuf);
     if (!bad && e < 0)
         bad = "error";
+    if (!bad)
+        bad = read_phases(row, col, r);
     if (!bad && (bad = out_of_order(r, &after))) /* every value reads: are they in order? */
         *why = after;
     if (bad)
@@ -183,7 +247,7 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
             rc = -1;
             break;
         }
-        req_rec r;
+        req_rec r = req_rec_unknown();
         const char *why, *bad = parse_request(&row, col, &r, &why);
         if (bad) {
             snprintf(err, errlen, "%s:%d: bad value in column %s%s%s%s", path, c.line, bad,

@@ -50,6 +50,27 @@ static const char *definitions =
     "arrival to the end of the last request; rates over the arrival window leave out the drain "
     "tail. Confidence intervals: 2000 bootstrap replicates of the percentile, seed 0.";
 
+static const char *phases_note =
+    "Each request's TTFT (sent to first token) in phases: connect is its TCP handshake (0 on a "
+    "pooled connection), client write the client's own time from starting the request to "
+    "handing its last byte to the kernel, less the handshake, server the time from then to the "
+    "answer's first byte (often the response headers, which many servers send before the "
+    "prefill), stream to first token the time from that byte to the first chunk carrying "
+    "output. Dispatch, before TTFT, is the time from the scheduled arrival to the send. Each "
+    "percentile is over the successful requests that have that phase, taken on its own: the "
+    "phases' medians need not add up to the TTFT median, nor their p95s to its p95. A "
+    "coalesced first token arrived in one read with a later chunk, so its time is an upper "
+    "bound.";
+
+static const char *server_note =
+    "From the server's own timings where it sent them (llama.cpp's final timings and the "
+    "usage's cached tokens), over successful requests. TTFT - server prompt is the client's "
+    "TTFT less the server's prompt_ms: the network, any queue before the server's clock "
+    "starts, and the client. The decode rates are of the same requests, the client's (output "
+    "tokens - 1) / (last - first token) and the server's predicted_n / predicted_ms. Cached "
+    "prompt tokens: the mean share of each request's prompt tokens that the server took from "
+    "its cache.";
+
 /* The two documents under construction. They live in their own buffers,
  * not in the output array, because adding a file may move that array. */
 typedef struct documents {
@@ -67,6 +88,20 @@ static void put_figure(documents *d, const figure *f) {
     sb_printf(&d->md, "![%s](%s)\n\n", f->caption, f->file);
 }
 
+static void put_heading(documents *d, const char *h) {
+    sb_printf(&d->md, "## %s\n\n", h);
+    sb_puts(&d->html, "<h2>");
+    sb_escape(&d->html, h);
+    sb_puts(&d->html, "</h2>\n");
+}
+
+static void put_note(documents *d, const char *note) {
+    sb_printf(&d->md, "%s\n\n", note);
+    sb_puts(&d->html, "<p class=\"note\">");
+    sb_escape(&d->html, note);
+    sb_puts(&d->html, "</p>\n");
+}
+
 /* Title, how the runs were measured, one line per run, the definitions and
  * the heading of the figures across runs. */
 static void put_front(documents *d, const report *r) {
@@ -77,10 +112,18 @@ static void put_front(documents *d, const report *r) {
     sb_puts(&d->md, "## Runs\n\n");
     sb_puts(&d->html, "<h2>Runs</h2>\n");
     put_table(d, overview_table(r));
-    sb_printf(&d->md, "%s\n\n", definitions);
-    sb_puts(&d->html, "<p class=\"note\">");
-    sb_escape(&d->html, definitions);
-    sb_puts(&d->html, "</p>\n<h2>Figures</h2>\n");
+    put_note(d, definitions);
+    if (report_has_phases(r)) {
+        put_heading(d, "Where TTFT went");
+        put_table(d, phases_table(r));
+        put_note(d, phases_note);
+    }
+    if (report_has_server_account(r)) {
+        put_heading(d, "Server's own account");
+        put_table(d, server_account_table(r));
+        put_note(d, server_note);
+    }
+    sb_puts(&d->html, "<h2>Figures</h2>\n"); /* in summary.md the figures follow unheaded */
 }
 
 /* One run's section: its tables, then its figures figs[from, to). */

@@ -113,6 +113,14 @@ table *meta_table(const report *r) {
     return t;
 }
 
+/* A run's name for a row of a table across runs. */
+static void run_label(const report_run *rr, char *name, size_t n) {
+    if (rr->incomplete[0])
+        snprintf(name, n, "%.31s (incomplete: %s)", rr->name, rr->incomplete);
+    else
+        snprintf(name, n, "%.31s", rr->name);
+}
+
 table *overview_table(const report *r) {
     const char *h[] = {"run",
                        "offered rps",
@@ -133,11 +141,7 @@ table *overview_table(const report *r) {
     for (int k = 0; k < r->n_runs; k++) {
         const run_summary *s = &r->runs[k].pooled;
         char b[15][32], name[128];
-        if (r->runs[k].incomplete[0])
-            snprintf(name, sizeof name, "%.31s (incomplete: %s)", r->runs[k].name,
-                     r->runs[k].incomplete);
-        else
-            snprintf(name, sizeof name, "%.31s", r->runs[k].name);
+        run_label(&r->runs[k], name, sizeof name);
         format_number(b[1], s->offered_rps, 2);
         format_number(b[2], s->realized_offered_rps, 2);
         snprintf(b[3], 32, "%zu", s->requests);
@@ -154,6 +158,89 @@ table *overview_table(const report *r) {
         format_number(b[14], r->runs[k].server.preemptions, 0);
         const char *cells[15];
         for (int c = 0; c < 15; c++)
+            cells[c] = b[c];
+        cells[0] = name;
+        table_add_row(t, cells);
+    }
+    return t;
+}
+
+int report_has_phases(const report *r) {
+    for (int k = 0; k < r->n_runs; k++)
+        if (r->runs[k].pooled.phases.present)
+            return 1;
+    return 0;
+}
+
+int report_has_server_account(const report *r) {
+    for (int k = 0; k < r->n_runs; k++)
+        if (r->runs[k].pooled.server_rep.present)
+            return 1;
+    return 0;
+}
+
+table *phases_table(const report *r) {
+    const char *h[] = {"run",
+                       "offered rps",
+                       "dispatch p50 ms",
+                       "dispatch p95 ms",
+                       "connect p50 ms",
+                       "connect p95 ms",
+                       "client write p50 ms",
+                       "client write p95 ms",
+                       "server p50 ms",
+                       "server p95 ms",
+                       "stream to first token p50 ms",
+                       "stream to first token p95 ms",
+                       "first tokens coalesced"};
+    table *t = table_new(13, h);
+    for (int k = 0; k < r->n_runs; k++) {
+        const ttft_phases *p = &r->runs[k].pooled.phases;
+        if (!p->present)
+            continue;
+        char b[13][32], name[128];
+        run_label(&r->runs[k], name, sizeof name);
+        format_number(b[1], r->runs[k].pooled.offered_rps, 2);
+        const dist *d[] = {&p->dispatch, &p->connect, &p->client_write, &p->server, &p->stream};
+        for (int i = 0; i < 5; i++) {
+            format_number(b[2 + 2 * i], d[i]->p50, 3);
+            format_number(b[3 + 2 * i], d[i]->p95, 3);
+        }
+        snprintf(b[12], 32, "%zu of %zu", p->first_coalesced, p->first_tokens);
+        const char *cells[13];
+        for (int c = 0; c < 13; c++)
+            cells[c] = b[c];
+        cells[0] = name;
+        table_add_row(t, cells);
+    }
+    return t;
+}
+
+table *server_account_table(const report *r) {
+    const char *h[] = {"run",
+                       "offered rps",
+                       "TTFT - server prompt p50 ms",
+                       "TTFT - server prompt p95 ms",
+                       "decode p50 tok/s (client)",
+                       "decode p50 tok/s (server)",
+                       "client / server decode rate p50",
+                       "cached prompt tokens %"};
+    table *t = table_new(8, h);
+    for (int k = 0; k < r->n_runs; k++) {
+        const server_reported *s = &r->runs[k].pooled.server_rep;
+        if (!s->present)
+            continue;
+        char b[8][32], name[128];
+        run_label(&r->runs[k], name, sizeof name);
+        format_number(b[1], r->runs[k].pooled.offered_rps, 2);
+        format_number(b[2], s->ttft_minus_prompt.p50, 3);
+        format_number(b[3], s->ttft_minus_prompt.p95, 3);
+        format_number(b[4], s->client_decode_tok_s.p50, 1);
+        format_number(b[5], s->server_decode_tok_s.p50, 1);
+        format_number(b[6], s->decode_ratio.p50, 3);
+        format_number(b[7], 100 * s->cached_share, 1);
+        const char *cells[8];
+        for (int c = 0; c < 8; c++)
             cells[c] = b[c];
         cells[0] = name;
         table_add_row(t, cells);

@@ -1,7 +1,8 @@
 /* tables: the tables of the human-readable report (summary.md and
- * report.html): how the runs were measured, one overview line per run, and
- * per run its key figures, latency distributions, repetitions and prompt
- * classes. Each returns a new table for the caller to render and free. */
+ * report.html): how the runs were measured, one overview line per run,
+ * where TTFT went and the server's own account, and per run its key
+ * figures, latency distributions, repetitions and prompt classes. Each
+ * returns a new table for the caller to render and free. */
 #ifndef SERVELAB_REPORT_TABLES_H
 #define SERVELAB_REPORT_TABLES_H
 
@@ -12,6 +13,13 @@
  * the first run's meta.json. */
 table *meta_table(const report *r);
 table *overview_table(const report *r);
+/* Where TTFT went, one row per run that has the phase columns; and the
+ * server's own account, one row per run whose server reported timings.
+ * The report_has_ tests say whether any run has them (no table then). */
+int report_has_phases(const report *r);
+int report_has_server_account(const report *r);
+table *phases_table(const report *r);
+table *server_account_table(const report *r);
 table *detail_table(const report_run *rr);
 table *latency_table(const report_run *rr);
 table *reps_table(const report_run *rr);

@@ -51,6 +51,28 @@ typedef struct planned {
     int n_chunks;
 } planned;
 
+/* Where its TTFT went and what the server said, as far as it got: a
+ * handshake (often none), the request written, the first byte, and now and
+ * then the server's own timings. */
+static void plan_phases(request_row *r, int stage, uint64_t *s) {
+    r->connect_us = r->written_us = r->first_byte_us = -1;
+    r->server_prompt_ms = r->server_decode_ms = -1;
+    r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
+    if (stage >= 1) {
+        r->connect_us = next(s) % 3 ? 0 : (int64_t)(next(s) % 5000);
+        r->written_us = r->sent_us + r->connect_us + (int64_t)(next(s) % 100);
+    }
+    if (stage >= 2)
+        r->first_byte_us = r->written_us + (int64_t)(next(s) % 100000);
+    if (stage >= 3 && next(s) % 2) {
+        r->server_prompt_ms = (double)(next(s) % 100000) / 1000.0;
+        r->server_decode_ms = (double)(next(s) % 100000) / 1000.0;
+        r->server_prompt_n = (long)(next(s) % 5000);
+        r->server_decode_n = (long)(next(s) % 5000);
+        r->server_cache_n = r->cached_tokens = (long)(next(s) % 5000);
+    }
+}
+
 /* One request as loadgen would finish it: times in order from the
  * schedule, unset from where a failed request stopped. */
 static void plan(planned *p, uint32_t index, const workload *w, uint64_t *s, uint8_t mode) {
@@ -82,6 +104,7 @@ static void plan(planned *p, uint32_t index, const workload *w, uint64_t *s, uin
     r->output_tokens = stage >= 3 ? (int)(next(s) % 5000) : -1;
     r->http_status = stage >= 2 ? 200 : 0;
     r->chunks = p->n_chunks;
+    plan_phases(r, stage, s);
 }
 
 static int same_ms(double got, int64_t us) {
@@ -154,6 +177,14 @@ static void check_loaded(const char *dir, const planned *p, int n) {
         FUZZ_CHECK(same_ms(g->lag_ms, r->dispatched_us - r->scheduled_us));
         FUZZ_CHECK(g->prompt_tokens == r->prompt_tokens && g->output_tokens == r->output_tokens);
         FUZZ_CHECK(g->error == r->error);
+        FUZZ_CHECK(same_ms(g->connect_ms, r->connect_us) && same_ms(g->written_ms, r->written_us) &&
+                   same_ms(g->first_byte_ms, r->first_byte_us));
+        FUZZ_CHECK(g->first_coalesced == (p[i].n_chunks > 0 ? 0 : -1));
+        FUZZ_CHECK(g->server_decode_n == r->server_decode_n &&
+                   g->cached_tokens == r->cached_tokens);
+        FUZZ_CHECK(r->server_prompt_ms < 0
+                       ? isnan(g->server_prompt_ms)
+                       : fabs(g->server_prompt_ms - r->server_prompt_ms) < 1e-2);
         for (int k = 1; k < p[i].n_chunks; k++)
             gaps += (size_t)p[i].tok[k];
     }
