@@ -40,8 +40,8 @@ int64_t lg_now(const lg *g) {
 
 static void start_request(lg *g, inflight *f);
 static void dispatch_due(lg *g, int64_t now, int most);
-static inflight *dequeue(lg *g);
 static int slot_free(const lg *g);
+static void promote(lg *g, int64_t now);
 
 static void active_add(lg *g, inflight *f) {
     f->aprev = NULL;
@@ -141,8 +141,8 @@ void client_check_sort(client_check *k) {
 static int64_t late_send_us(const inflight *f) {
     const request_row *r = &f->row;
     int64_t d = r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1;
-    if (f->sliced && r->sent_us >= 0 && r->sent_us - r->dispatched_us > d)
-        d = r->sent_us - r->dispatched_us;
+    if (f->ready_us >= 0 && r->sent_us >= 0 && r->sent_us - f->ready_us > d)
+        d = r->sent_us - f->ready_us;
     return d;
 }
 
@@ -259,8 +259,14 @@ void lg_transfer_ended(lg *g, inflight *f, xfer_end end) {
     g->in_flight--;
     active_remove(g, f);
     finish_request(g, f, error);
-    if (g->queue_head && !g->stopping)
-        start_request(g, dequeue(g)); /* its slot came free just now */
+    /* The next request goes in the next slice, not from here: a wave of
+     * answers ending together would otherwise send a wave of requests
+     * before the loop reads again. Its wait counts from now. */
+    promote(g, lg_now(g));
+    if (g->queue_head && slot_free(g) && !g->stopping) {
+        struct timeval now_tv = {0, 0};
+        evtimer_add(g->due_timer, &now_tv);
+    }
 }
 
 /* ---- our own client's callbacks ---- */
@@ -346,6 +352,7 @@ static inflight *new_inflight(lg *g, size_t slot) {
     r->cls = workload_class_of(c->w, r->index);
     r->scheduled_us = c->due_us[slot];
     r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
+    f->ready_us = -1;
     r->connect_us = r->written_us = r->first_byte_us = -1;
     r->prompt_tokens = r->output_tokens = -1;
     r->server_prompt_ms = r->server_decode_ms = -1;
@@ -355,7 +362,33 @@ static inflight *new_inflight(lg *g, size_t slot) {
 
 /* The FIFO of requests taken in but not yet sent: held by the cap, or
  * waiting for the next slice of a burst. */
-static void enqueue(lg *g, inflight *f) {
+static int slot_free(const lg *g) {
+    return g->cfg->concurrency <= 0 || g->in_flight < g->cfg->concurrency;
+}
+
+/* Whether one more queued request has a slot waiting for it. */
+static int slot_for_one_more(const lg *g) {
+    return g->cfg->concurrency <= 0 || g->in_flight + g->n_ready < g->cfg->concurrency;
+}
+
+/* Queued requests that now have a slot are ready from `now`. */
+static void promote(lg *g, int64_t now) {
+    while (g->first_unready && slot_for_one_more(g)) {
+        g->first_unready->ready_us = now;
+        g->n_ready++;
+        g->first_unready = g->first_unready->next;
+    }
+}
+
+static void enqueue(lg *g, inflight *f, int64_t now) {
+    promote(g, now);
+    f->ready_us = -1;
+    if (!g->first_unready && slot_for_one_more(g)) {
+        f->ready_us = now;
+        g->n_ready++;
+    } else if (!g->first_unready) {
+        g->first_unready = f;
+    }
     if (g->queue_tail)
         g->queue_tail->next = f;
     else
@@ -368,12 +401,12 @@ static inflight *dequeue(lg *g) {
     g->queue_head = f->next;
     if (!g->queue_head)
         g->queue_tail = NULL;
+    if (f->ready_us >= 0)
+        g->n_ready--;
+    if (g->first_unready == f)
+        g->first_unready = f->next;
     f->next = NULL;
     return f;
-}
-
-static int slot_free(const lg *g) {
-    return g->cfg->concurrency <= 0 || g->in_flight < g->cfg->concurrency;
 }
 
 static void arm_due_timer(lg *g) {
@@ -394,12 +427,13 @@ static void dispatch_due(lg *g, int64_t now, int most) {
     while (g->next_due < c->n && c->due_us[g->next_due] <= now) {
         inflight *f = new_inflight(g, g->next_due++);
         f->row.dispatched_us = now; /* taken in: what waits from here is the cap or a slice */
-        enqueue(g, f);
+        enqueue(g, f, now);
     }
     int started = 0;
     for (; started < most && g->queue_head && slot_free(g); started++) {
         inflight *f = dequeue(g);
-        f->sliced = 1; /* it had a slot: its wait from now on is the client's own */
+        if (f->ready_us < 0)
+            f->ready_us = now;
         start_request(g, f);
     }
     if (started && !g->h1)
@@ -482,6 +516,22 @@ static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
     sampler_gpu_now(&g->smp, lg_now(g) / 1000.0);
 }
 
+/* The loop: precise timers, two priorities (streams awaiting their first
+ * token are read first, h1.h), and back to epoll after at most 32
+ * ordinary callbacks or 0.5 ms of them, so that a wave of streams ending
+ * together (rows to write, requests to start) cannot keep a first token
+ * unread until the next one arrives on top of it. */
+static struct event_base *client_base(void) {
+    struct event_config *ec = event_config_new();
+    event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+    struct timeval most = {0, 500};
+    event_config_set_max_dispatch_interval(ec, &most, 32, 1);
+    struct event_base *base = event_base_new_with_config(ec);
+    event_config_free(ec);
+    event_base_priority_init(base, 2);
+    return base;
+}
+
 /* Opens cfg->preconnect connections before t=0 and waits (at most 10 s,
  * or until a stop signal) for them to be open or to have failed. */
 static void on_tick(evutil_socket_t fd, short what, void *arg) {
@@ -533,8 +583,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
             return -1;
         g.writing = 1;
     }
-    g.base = event_base_precise();
-    event_base_priority_init(g.base, 2); /* streams awaiting a first token are read first */
+    g.base = client_base();
     g.curl_read_us = -1;
     curl_glue_init(&g);
     if (cfg->client == HTTP_CLIENT_BUILTIN) {

@@ -39,8 +39,8 @@ typedef struct inflight {
     int64_t read_raw; /* that of the read being parsed */
     int n_chunks, cap_chunks;
     int settled;          /* our client was told the first token came (h1_settle) */
-    int sliced;           /* sent by a dispatch pass (a slot was free when it was taken in), not
-                             when a slot came free: its wait in the queue was the client's own */
+    int64_t ready_us;     /* when it could have gone: due, with a slot free for it (-1: not
+                             yet); what it waited from then on was the client's own doing */
     long last_completion; /* cumulative usage.completion_tokens seen so far */
     int saw_done, saw_finish, saw_usage, failed_parse, error_event;
     long usage_prompt, usage_completion;
@@ -71,7 +71,9 @@ struct lg {
     size_t next_due; /* next schedule slot to dispatch */
     size_t finished; /* rows written */
     int in_flight;
-    inflight *queue_head, *queue_tail; /* held back by the concurrency cap */
+    inflight *queue_head, *queue_tail; /* taken in, not yet sent (the cap, or a slice) */
+    inflight *first_unready;           /* the first of them still waiting for a slot */
+    int n_ready;                       /* queued ones with a slot: a prefix of the queue */
     inflight *active;                  /* sent and not finished */
     row_writer rw;
     int writing;
