@@ -34,11 +34,12 @@ typedef struct chunk_info {
                                               llama.cpp native, "stop" when "stop": true */
     int native_stop; /* llama.cpp native /completion final event ("stop": true) */
 
-    /* The server's own account of the request, read only from chunks that
-     * are neither malformed nor errors. A value that is absent, null or not
-     * plausible (not a number, negative, or for a count not a whole number
-     * in [0, 2^31 - 1]) reads as -1 (NAN for a duration) and is otherwise
-     * ignored: it never makes the chunk malformed. */
+    /* The server's own account of the request, read only from JSON chunks
+     * that are neither malformed nor errors ([DONE] reports nothing). A
+     * value that is absent, null or not plausible (not a number, negative,
+     * or for a count not a whole number in [0, 2^31 - 1]) reads as -1 (NAN
+     * for a duration) and is otherwise ignored: it never makes the chunk
+     * malformed. */
     int has_timings; /* a top-level "timings" object (llama.cpp's final chunk, in its
                         /v1 and native streams and its non-streamed bodies) */
     double timings_prompt_ms, timings_predicted_ms; /* its prompt_ms and predicted_ms */
