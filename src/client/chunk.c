@@ -394,9 +394,13 @@ static int scan_duration(jscan *s, int depth, double *value, int *need_reference
 }
 
 /* One key of "timings" and its value. Its keys are looked for only here,
- * so that key_of, which every key of every chunk goes through, stays short. */
+ * so that key_of, which every key of every chunk goes through, stays short;
+ * the other half of its keys (prompt_per_second and the like) are longer
+ * than any of these, and are passed over at once. */
 static int scan_timing(jscan *s, int depth, const jscan_str *key, timings_fields *t,
                        int *need_reference) {
+    if (!key->escaped && key->len > sizeof "predicted_ms" - 1)
+        return jscan_skip(s, depth);
     if (jscan_str_eq(key, "prompt_ms"))
         return scan_duration(s, depth, &t->prompt_ms, need_reference);
     if (jscan_str_eq(key, "predicted_ms"))
