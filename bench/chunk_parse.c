@@ -21,7 +21,7 @@
 #define ROUNDS 5
 #define MAX_CHUNKS 4096
 
-/* The jansson reading, defined in chunk.c (not part of chunk.h). */
+/* The jansson reading is chunk_parse_reference (chunk.h, chunk_reference.c). */
 
 typedef void (*parse_fn)(const char *, size_t, chunk_info *);
 

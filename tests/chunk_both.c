@@ -39,6 +39,10 @@ void parse_both(const char *data, size_t len, chunk_info *c) {
 #define SAME_INT(f)                                                                                \
     CHECK_MSG(c->f == r.f, "%s: fast %ld, jansson %ld, on '%s'", #f, (long)c->f, (long)r.f,        \
               show(data, len))
+/* Bit for bit, so that NAN equals NAN and -0 differs from 0. */
+#define SAME_DBL(f)                                                                                \
+    CHECK_MSG(memcmp(&c->f, &r.f, sizeof r.f) == 0, "%s: fast %g, jansson %g, on '%s'", #f, c->f,  \
+              r.f, show(data, len))
 #define SAME_STR(f)                                                                                \
     CHECK_MSG(memcmp(c->f, r.f, sizeof r.f) == 0, "%s: fast '%s', jansson '%s', on '%s'", #f,      \
               c->f, r.f, show(data, len))
@@ -54,7 +58,19 @@ void parse_both(const char *data, size_t len, chunk_info *c) {
     SAME_INT(completion_tokens);
     SAME_STR(finish_reason);
     SAME_INT(native_stop);
+    SAME_INT(has_timings);
+    SAME_DBL(timings_prompt_ms);
+    SAME_DBL(timings_predicted_ms);
+    SAME_INT(timings_prompt_n);
+    SAME_INT(timings_predicted_n);
+    SAME_INT(timings_cache_n);
+    SAME_INT(cached_tokens);
+    /* Padding included: chunk.h promises zeros there, which the fuzz
+     * target's two-call comparison relies on. */
+    CHECK_MSG(memcmp(c, &r, sizeof r) == 0, "fast and jansson differ (padding?) on '%s'",
+              show(data, len));
 #undef SAME_INT
+#undef SAME_DBL
 #undef SAME_STR
 }
 

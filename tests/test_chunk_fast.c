@@ -3,7 +3,7 @@
  * on every recorded body and SSE event, on JSON edge cases (escaped and
  * repeated keys, NULs after values, surrogates and bad UTF-8), on numbers
  * at the edge of a double, on nesting at jansson's depth limit, and on a
- * seeded stream of mutated chunks. */
+ * seeded stream of mutated chunks (timings and cached_tokens among them). */
 #include "chunk_both.h"
 #include "client/chunk.h"
 #include "client/sse.h"
@@ -400,6 +400,13 @@ static const char *const splices[] = {
     "\"choices\":[],",
     "\"delta\":{\"reasoning\":\"r\"},",
     "\"message\":{\"content\":\"m\"},",
+    "\"timings\":{\"prompt_ms\":9.37,\"cache_n\":6},",
+    "\"timings\":null,",
+    "\"prompt_ms\":",
+    "\"predicted_n\":",
+    "\"cache_n\":",
+    "\"prompt_tokens_details\":{\"cached_tokens\":6},",
+    "\"cached_tokens\":",
 };
 
 /* One random edit of buf (len bytes, room for cap). */
@@ -504,6 +511,9 @@ TEST(chunk_fast_matches_reference_on_mutations) {
         "{\"choices\":[{\"message\":{\"content\":null,\"reasoning\":\"r\"},\"finish_reason\":"
         "\"length\"},{\"text\":\"x\"}],\"usage\":{\"completion_tokens\":1.0,\"prompt_tokens\":"
         "1e1}}",
+        "{\"choices\":[],\"usage\":{\"completion_tokens\":16,\"prompt_tokens\":7,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":6}},\"timings\":{\"cache_n\":6,"
+        "\"prompt_n\":1,\"prompt_ms\":-0,\"predicted_n\":16.0,\"predicted_ms\":1e2}}",
     };
     for (size_t i = 0; i < sizeof dialects / sizeof dialects[0]; i++)
         corpus_add(&co, dialects[i], strlen(dialects[i]));
@@ -512,7 +522,7 @@ TEST(chunk_fast_matches_reference_on_mutations) {
     enum { CAP = 8192, ROUNDS = 250000 };
     char *buf = malloc(CAP);
     uint64_t x = 0x9E3779B97F4A7C15ull;
-    int malformed = 0, output = 0, errors = 0;
+    int malformed = 0, output = 0, errors = 0, timings = 0, cached = 0;
     for (int round = 0; round < ROUNDS; round++) {
         int k = (int)(next_rand(&x) % (uint64_t)co.n);
         size_t len = co.len[k] < CAP ? co.len[k] : CAP;
@@ -525,11 +535,15 @@ TEST(chunk_fast_matches_reference_on_mutations) {
         malformed += c.malformed;
         output += c.has_output;
         errors += c.error;
+        timings += c.has_timings;
+        cached += c.cached_tokens >= 0;
     }
     /* The mutations reach both sides of the line. */
     CHECK_MSG(malformed > ROUNDS / 10 && malformed < ROUNDS * 9 / 10, "%d malformed", malformed);
     CHECK_MSG(output > ROUNDS / 10 && errors > ROUNDS / 100, "%d output, %d errors", output,
               errors);
+    CHECK_MSG(timings > ROUNDS / 100 && cached > ROUNDS / 100, "%d timings, %d cached_tokens",
+              timings, cached);
     free(buf);
     for (int i = 0; i < co.n; i++)
         free(co.s[i]);

@@ -6,233 +6,36 @@
  * so chat's opening role chunk and the closing chunk that only carries
  * finish_reason or usage are not mistaken for tokens.
  *
- * Two readings of one contract live here. chunk_parse is the hot path (one
- * call per streamed chunk, 100,000+ a second): a single pass of jscan over
- * the bytes that validates the whole payload exactly as jansson would and
- * keeps only spans of the few values of interest, with no allocation and
- * no tree. chunk_parse_reference is the plain jansson reading it replaced,
- * kept as the definition of the results: the tests run both over recorded
- * streams and hundreds of thousands of mutated chunks and demand identical
- * chunk_info, and chunk_parse itself defers to it for the rare error body
- * whose description is the error printed back as JSON.
+ * This file holds chunk_parse, the hot path (one call per streamed chunk,
+ * 100,000+ a second): a single pass of jscan over the bytes that validates
+ * the whole payload exactly as jansson would and keeps only spans of the few
+ * values of interest, with no allocation and no tree. chunk_reference.c
+ * holds the plain jansson reading it replaced, kept as the definition of the
+ * results: the tests run both over recorded streams and hundreds of
+ * thousands of mutated chunks and demand identical chunk_info, and
+ * chunk_parse itself defers to it for the rare error body whose description
+ * is the error printed back as JSON, or a number too long to convert here.
  *
  * Numbers are read as doubles (JSON_DECODE_INT_AS_REAL) so that a huge
  * integer anywhere in an otherwise good chunk (a seed, a timestamp) does not
  * make the chunk malformed. A usage token count is another matter: it is a
  * measurement, so one that cannot be true (not a whole number in
- * [0, COUNT_MAX], what a row's count holds) makes the chunk malformed
+ * [0, CHUNK_COUNT_MAX], what a row's count holds) makes the chunk malformed
  * rather than being cut to fit or ignored; null counts as absent. Where a
- * key repeats, the last one counts, as in jansson. */
+ * key repeats, the last one counts, as in jansson.
+ *
+ * What a server reports of itself (llama.cpp's "timings", the cached prompt
+ * tokens of usage.prompt_tokens_details) is a side note, not the
+ * measurement: a value there that cannot be true is dropped (read as -1,
+ * or NAN for a duration) and the chunk keeps its meaning. */
 #include "client/chunk.h"
+#include "client/chunk_rules.h"
 #include "client/jscan.h"
 
-#include <jansson.h>
 #include <limits.h>
-#include <stdint.h>
+#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-static int is_blank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static int is_done(const char *s, size_t len) {
-    while (len > 0 && is_blank(*s)) {
-        s++;
-        len--;
-    }
-    while (len > 0 && is_blank(s[len - 1]))
-        len--;
-    return len == 6 && memcmp(s, "[DONE]", 6) == 0;
-}
-
-/* Copy a string into a fixed field, cutting it before a partial UTF-8
- * character rather than in the middle of one. */
-static void copy_text(char *dst, size_t cap, const char *s) {
-    size_t n = strlen(s);
-    if (n >= cap) {
-        n = cap - 1;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(dst, s, n);
-    dst[n] = '\0';
-}
-
-/* ---- The reference reading: jansson ---- */
-
-static int nonempty_string(const json_t *v) {
-    return json_is_string(v) && json_string_length(v) > 0;
-}
-
-/* The largest token count there can be: what requests.csv and the records
- * hold (int32_t). */
-#define COUNT_MAX INT32_MAX
-
-/* What a usage count key held: nothing (absent or null), a count, or a
- * value no count can be. */
-enum count_state { COUNT_ABSENT, COUNT_OK, COUNT_BAD };
-
-/* A count as a double (how jansson reads every number here): a whole
- * number in [0, COUNT_MAX]; -0 is 0. */
-static enum count_state count_of_double(double d, long *out) {
-    if (!(d >= 0 && d <= COUNT_MAX) || (double)(long)d != d)
-        return COUNT_BAD;
-    *out = (long)d;
-    return COUNT_OK;
-}
-
-static enum count_state get_count(const json_t *v, long *out) {
-    if (!v || json_is_null(v))
-        return COUNT_ABSENT;
-    if (!json_is_number(v))
-        return COUNT_BAD;
-    return count_of_double(json_number_value(v), out);
-}
-
-/* The human-readable part of an error object: its message, else its type,
- * else its code, else the whole object as JSON (numbers read as doubles
- * print as "500.0" there, hence the code first). */
-static void describe_error(const json_t *err, chunk_info *out) {
-    const json_t *msg = json_object_get(err, "message");
-    const json_t *type = json_object_get(err, "type");
-    const json_t *code = json_object_get(err, "code");
-    if (json_is_string(msg)) {
-        copy_text(out->error_message, sizeof out->error_message, json_string_value(msg));
-    } else if (json_is_string(type)) {
-        copy_text(out->error_message, sizeof out->error_message, json_string_value(type));
-    } else if (json_is_number(code) && !msg) {
-        snprintf(out->error_message, sizeof out->error_message, "error code %.0f",
-                 json_number_value(code));
-    } else {
-        char *dump = json_dumps(msg ? msg : err, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (dump)
-            copy_text(out->error_message, sizeof out->error_message, dump);
-        free(dump);
-    }
-}
-
-/* {"error": {...}} (OpenAI, newer vLLM, llama.cpp), {"error": "text"} (TGI)
- * or {"object": "error", "message": ...} (older vLLM, SGLang). */
-static int read_error(const json_t *root, chunk_info *out) {
-    const json_t *err = json_object_get(root, "error");
-    const json_t *object = json_object_get(root, "object");
-    if (err && !json_is_null(err) && !json_is_false(err)) {
-        if (json_is_string(err))
-            copy_text(out->error_message, sizeof out->error_message, json_string_value(err));
-        else if (json_is_object(err))
-            describe_error(err, out);
-        else
-            describe_error(root, out);
-    } else if (json_is_string(object) && strcmp(json_string_value(object), "error") == 0) {
-        describe_error(root, out);
-    } else {
-        return 0;
-    }
-    out->error = 1;
-    return 1;
-}
-
-/* A chat delta (or a non-streamed message) that carries generated output. */
-static int message_has_output(const json_t *m) {
-    if (!json_is_object(m))
-        return 0;
-    const json_t *tools = json_object_get(m, "tool_calls");
-    return nonempty_string(json_object_get(m, "content")) ||
-           nonempty_string(json_object_get(m, "reasoning_content")) ||
-           nonempty_string(json_object_get(m, "reasoning")) ||
-           (json_is_array(tools) && json_array_size(tools) > 0);
-}
-
-static void read_choices(const json_t *root, chunk_info *out) {
-    const json_t *choices = json_object_get(root, "choices");
-    if (!json_is_array(choices))
-        return;
-    for (size_t i = 0; i < json_array_size(choices); i++) {
-        const json_t *c = json_array_get(choices, i);
-        if (!json_is_object(c))
-            continue;
-        const json_t *finish = json_object_get(c, "finish_reason");
-        if (i == 0 && json_is_string(finish))
-            copy_text(out->finish_reason, sizeof out->finish_reason, json_string_value(finish));
-        if (nonempty_string(json_object_get(c, "text")) ||
-            message_has_output(json_object_get(c, "delta")) ||
-            message_has_output(json_object_get(c, "message")))
-            out->has_output = 1;
-    }
-}
-
-/* llama.cpp's native /completion: {"content": "...", "tokens": [..], "stop": false}. */
-static void read_native(const json_t *root, chunk_info *out) {
-    const json_t *content = json_object_get(root, "content");
-    const json_t *tokens = json_object_get(root, "tokens");
-    if (nonempty_string(content))
-        out->has_output = 1;
-    if (json_is_string(content) && json_is_array(tokens)) {
-        size_t n = json_array_size(tokens);
-        out->output_tokens = n > INT_MAX ? INT_MAX : (int)n;
-    }
-    if (json_is_true(json_object_get(root, "stop"))) {
-        out->native_stop = 1;
-        if (!out->finish_reason[0])
-            copy_text(out->finish_reason, sizeof out->finish_reason, "stop");
-    }
-}
-
-/* usage's counts into *out; -1 when one of them cannot be true. */
-static int read_usage(const json_t *root, chunk_info *out) {
-    const json_t *usage = json_object_get(root, "usage");
-    long completion = 0, prompt = 0;
-    if (!json_is_object(usage))
-        return 0;
-    enum count_state c = get_count(json_object_get(usage, "completion_tokens"), &completion);
-    enum count_state p = get_count(json_object_get(usage, "prompt_tokens"), &prompt);
-    if (c == COUNT_BAD || p == COUNT_BAD)
-        return -1;
-    if (c == COUNT_OK) {
-        out->has_usage = 1;
-        out->completion_tokens = completion;
-        if (p == COUNT_OK)
-            out->prompt_tokens = prompt;
-    }
-    return 0;
-}
-
-/* A chunk whose usage cannot be true: malformed, and nothing else. */
-static void bad_count(chunk_info *out) {
-    memset(out, 0, sizeof *out);
-    out->malformed = 1;
-    out->bad_count = 1;
-}
-
-/* Not in chunk.h: the tests and bench/chunk_parse.c declare it. */
-void chunk_parse_reference(const char *data, size_t len, chunk_info *out) {
-    memset(out, 0, sizeof *out);
-    if (!data) {
-        data = "";
-        len = 0;
-    }
-    if (is_done(data, len)) {
-        out->done = 1;
-        return;
-    }
-    json_t *root = json_loadb(data, len, JSON_DECODE_INT_AS_REAL, NULL);
-    if (!json_is_object(root)) {
-        out->malformed = 1;
-        json_decref(root);
-        return;
-    }
-    if (!read_error(root, out)) {
-        read_choices(root, out);
-        read_native(root, out);
-        if (read_usage(root, out) < 0)
-            bad_count(out);
-    }
-    json_decref(root);
-}
-
-/* ---- The fast reading: one pass of jscan over the bytes ---- */
 
 /* Copy a decoded string into a fixed field that is all zeros, cut like
  * copy_text, and leave zeros after it as copy_text does. */
@@ -259,10 +62,12 @@ enum key {
     K_MESSAGE,
     K_OBJECT,
     K_PROMPT_TOKENS,
+    K_PROMPT_TOKENS_DETAILS,
     K_REASONING,
     K_REASONING_CONTENT,
     K_STOP,
     K_TEXT,
+    K_TIMINGS,
     K_TOKENS,
     K_TOOL_CALLS,
     K_TYPE,
@@ -271,7 +76,7 @@ enum key {
 
 /* Keys compare decoded, as jansson stores them ("te\u0078t" is "text"). */
 static enum key key_of(const jscan_str *k) {
-    char buf[20]; /* longer than any known key */
+    char buf[24]; /* longer than any known key */
     const char *s = k->raw;
     size_t n = k->len;
     if (k->escaped) {
@@ -292,6 +97,7 @@ static enum key key_of(const jscan_str *k) {
         return IS("choices")   ? K_CHOICES
                : IS("content") ? K_CONTENT
                : IS("message") ? K_MESSAGE
+               : IS("timings") ? K_TIMINGS
                                : K_OTHER;
     case 9: return IS("reasoning") ? K_REASONING : K_OTHER;
     case 10: return IS("tool_calls") ? K_TOOL_CALLS : K_OTHER;
@@ -303,6 +109,7 @@ static enum key key_of(const jscan_str *k) {
         return IS("completion_tokens")   ? K_COMPLETION_TOKENS
                : IS("reasoning_content") ? K_REASONING_CONTENT
                                          : K_OTHER;
+    case 21: return IS("prompt_tokens_details") ? K_PROMPT_TOKENS_DETAILS : K_OTHER;
     default: return K_OTHER;
     }
 #undef IS
@@ -318,6 +125,13 @@ typedef struct err_fields {
     int code_is_number;
     jscan_num code;
 } err_fields;
+
+/* A "timings" object as scanned: its fields as chunk_info holds them. */
+typedef struct timings_fields {
+    int present; /* it was an object */
+    double prompt_ms, predicted_ms;
+    long prompt_n, predicted_n, cache_n;
+} timings_fields;
 
 /* Everything chunk_info is made of, as found in the chunk. Duplicate keys
  * are possible and jansson keeps the last, so each key's reading replaces
@@ -338,8 +152,10 @@ typedef struct scanned {
     size_t tokens;
     int stop; /* "stop": true */
     int usage_is_object;
-    enum count_state completion_state, prompt_state;
+    enum chunk_count completion_state, prompt_state;
     long completion, prompt;
+    long cached_tokens; /* usage.prompt_tokens_details.cached_tokens, or -1 */
+    timings_fields timings;
     int need_reference; /* a value only jansson's reading can turn into a field */
 } scanned;
 
@@ -358,9 +174,9 @@ static int scan_nonempty(jscan *s, int depth) {
 }
 
 /* get_count's rule, read from the number's text. */
-static enum count_state count_of(const jscan_num *num, long *out, int *need_reference) {
+static enum chunk_count count_of(const jscan_num *num, long *out, int *need_reference) {
     if (num->is_int && !num->negative) {
-        if (num->magnitude > COUNT_MAX)
+        if (num->magnitude > CHUNK_COUNT_MAX)
             return COUNT_BAD;
         *out = num->magnitude;
         return COUNT_OK;
@@ -370,10 +186,10 @@ static enum count_state count_of(const jscan_num *num, long *out, int *need_refe
         *need_reference = 1;
         return COUNT_ABSENT;
     }
-    return count_of_double(d, out);
+    return chunk_count_of_double(d, out);
 }
 
-static int scan_count(jscan *s, int depth, enum count_state *state, long *value,
+static int scan_count(jscan *s, int depth, enum chunk_count *state, long *value,
                       int *need_reference) {
     int c = jscan_peek(s);
     if (c == '-' || (c >= '0' && c <= '9')) {
@@ -548,9 +364,94 @@ static int scan_tokens(jscan *s, int depth, scanned *sc) {
     return r;
 }
 
+/* A number the server reports of itself, at the cursor: 1 with *num read,
+ * 0 when the value is no number (skipped), -1 on bad input. */
+static int scan_reported(jscan *s, int depth, jscan_num *num) {
+    int c = jscan_peek(s);
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return jscan_number(s, num) < 0 ? -1 : 1;
+    return jscan_skip(s, depth) < 0 ? -1 : 0;
+}
+
+static int scan_reported_count(jscan *s, int depth, long *value, int *need_reference) {
+    jscan_num num;
+    long n;
+    int r = scan_reported(s, depth, &num);
+    *value = r == 1 && count_of(&num, &n, need_reference) == COUNT_OK ? n : -1;
+    return r < 0 ? -1 : 0;
+}
+
+static int scan_duration(jscan *s, int depth, double *value, int *need_reference) {
+    jscan_num num;
+    double d;
+    int r = scan_reported(s, depth, &num);
+    *value = NAN;
+    if (r == 1 && jscan_num_double(&num, &d) < 0)
+        *need_reference = 1;
+    else if (r == 1)
+        *value = chunk_duration_of_double(d);
+    return r < 0 ? -1 : 0;
+}
+
+/* One key of "timings" and its value. Its keys are looked for only here,
+ * so that key_of, which every key of every chunk goes through, stays short;
+ * the other half of its keys (prompt_per_second and the like) are longer
+ * than any of these, and are passed over at once. */
+static int scan_timing(jscan *s, int depth, const jscan_str *key, timings_fields *t,
+                       int *need_reference) {
+    if (!key->escaped && key->len > sizeof "predicted_ms" - 1)
+        return jscan_skip(s, depth);
+    if (jscan_str_eq(key, "prompt_ms"))
+        return scan_duration(s, depth, &t->prompt_ms, need_reference);
+    if (jscan_str_eq(key, "predicted_ms"))
+        return scan_duration(s, depth, &t->predicted_ms, need_reference);
+    if (jscan_str_eq(key, "prompt_n"))
+        return scan_reported_count(s, depth, &t->prompt_n, need_reference);
+    if (jscan_str_eq(key, "predicted_n"))
+        return scan_reported_count(s, depth, &t->predicted_n, need_reference);
+    if (jscan_str_eq(key, "cache_n"))
+        return scan_reported_count(s, depth, &t->cache_n, need_reference);
+    return jscan_skip(s, depth);
+}
+
+static int scan_timings(jscan *s, int depth, scanned *sc) {
+    timings_fields *t = &sc->timings;
+    t->present = jscan_peek(s) == '{';
+    t->prompt_ms = t->predicted_ms = NAN;
+    t->prompt_n = t->predicted_n = t->cache_n = -1;
+    if (!t->present)
+        return jscan_skip(s, depth);
+    jscan_str key;
+    int first = 1, r;
+    jscan_enter(s);
+    while ((r = jscan_next_key(s, &first, &key)) == 1)
+        if (scan_timing(s, depth + 1, &key, t, &sc->need_reference) < 0)
+            return -1;
+    return r;
+}
+
+/* usage.prompt_tokens_details: its cached_tokens. */
+static int scan_prompt_details(jscan *s, int depth, scanned *sc) {
+    sc->cached_tokens = -1;
+    if (jscan_peek(s) != '{')
+        return jscan_skip(s, depth);
+    jscan_str key;
+    int first = 1, r;
+    jscan_enter(s);
+    while ((r = jscan_next_key(s, &first, &key)) == 1) {
+        int v = jscan_str_eq(&key, "cached_tokens")
+                    ? scan_reported_count(s, depth + 1, &sc->cached_tokens, &sc->need_reference)
+                    : jscan_skip(s, depth + 1);
+        if (v < 0)
+            return -1;
+    }
+    return r;
+}
+
 static int scan_usage(jscan *s, int depth, scanned *sc) {
     sc->usage_is_object = jscan_peek(s) == '{';
     sc->completion_state = sc->prompt_state = COUNT_ABSENT;
+    sc->cached_tokens = -1;
     if (!sc->usage_is_object)
         return jscan_skip(s, depth);
     jscan_str key;
@@ -564,6 +465,8 @@ static int scan_usage(jscan *s, int depth, scanned *sc) {
                            &sc->need_reference);
         else if (k == K_PROMPT_TOKENS)
             v = scan_count(s, depth + 1, &sc->prompt_state, &sc->prompt, &sc->need_reference);
+        else if (k == K_PROMPT_TOKENS_DETAILS)
+            v = scan_prompt_details(s, depth + 1, sc);
         else
             v = jscan_skip(s, depth + 1);
         if (v < 0)
@@ -578,6 +481,7 @@ static int scan_chunk(const char *data, size_t len, scanned *sc) {
     jscan_str key, str;
     int first = 1, r;
     memset(sc, 0, sizeof *sc);
+    sc->cached_tokens = -1;
     jscan_init(&s, data, len);
     if (jscan_peek(&s) != '{')
         return -1;
@@ -607,6 +511,7 @@ static int scan_chunk(const char *data, size_t len, scanned *sc) {
             }
             break;
         case K_USAGE: v = scan_usage(&s, 2, sc); break;
+        case K_TIMINGS: v = scan_timings(&s, 2, sc); break;
         case K_MESSAGE:
         case K_TYPE:
         case K_CODE: v = scan_err_field(&s, 2, key_of(&key), &sc->root); break;
@@ -660,11 +565,20 @@ static int fill(const scanned *sc, chunk_info *out) {
     if (sc->stop) {
         out->native_stop = 1;
         if (!out->finish_reason[0])
-            copy_text(out->finish_reason, sizeof out->finish_reason, "stop");
+            chunk_copy_text(out->finish_reason, sizeof out->finish_reason, "stop");
     }
+    if (sc->timings.present) {
+        out->has_timings = 1;
+        out->timings_prompt_ms = sc->timings.prompt_ms;
+        out->timings_predicted_ms = sc->timings.predicted_ms;
+        out->timings_prompt_n = sc->timings.prompt_n;
+        out->timings_predicted_n = sc->timings.predicted_n;
+        out->timings_cache_n = sc->timings.cache_n;
+    }
+    out->cached_tokens = sc->cached_tokens;
     if (sc->usage_is_object &&
         (sc->completion_state == COUNT_BAD || sc->prompt_state == COUNT_BAD)) {
-        bad_count(out);
+        chunk_bad_count(out);
         return 0;
     }
     if (sc->usage_is_object && sc->completion_state == COUNT_OK) {
@@ -678,11 +592,12 @@ static int fill(const scanned *sc, chunk_info *out) {
 
 void chunk_parse(const char *data, size_t len, chunk_info *out) {
     memset(out, 0, sizeof *out);
+    chunk_no_server_report(out);
     if (!data) {
         data = "";
         len = 0;
     }
-    if (is_done(data, len)) {
+    if (chunk_is_done(data, len)) {
         out->done = 1;
         return;
     }

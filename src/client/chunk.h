@@ -3,7 +3,9 @@
  * error, or the usage report. Covers the dialects of vLLM, SGLang, TGI,
  * llama.cpp's server (also its native /completion stream), Ollama's OpenAI
  * API and OpenAI itself; the same call reads a whole non-streamed JSON body
- * (an error answer, or a complete response). */
+ * (an error answer, or a complete response). Besides, it reads what some
+ * servers report of the request themselves: llama.cpp's "timings" and the
+ * prompt tokens served from a prefix cache. */
 #ifndef SERVELAB_CHUNK_H
 #define SERVELAB_CHUNK_H
 
@@ -14,7 +16,7 @@ typedef struct chunk_info {
     int malformed; /* not valid JSON (or not a JSON object), or bad_count */
     int bad_count; /* a usage completion_tokens or prompt_tokens that cannot be true: not
                       null and not a whole number in [0, 2^31 - 1]; malformed too, and
-                      every other field zero */
+                      every other field as for input that is not JSON */
     int error;     /* an error object: {"error":...} (non-null) or {"object":"error",...} */
     char error_message[256]; /* its "message" (else its "type", else the error as JSON),
                                 cut at a UTF-8 character boundary */
@@ -31,10 +33,23 @@ typedef struct chunk_info {
     char finish_reason[24];                /* "" when null/absent; first choice's finish_reason; for
                                               llama.cpp native, "stop" when "stop": true */
     int native_stop; /* llama.cpp native /completion final event ("stop": true) */
+
+    /* The server's own account of the request, read only from JSON chunks
+     * that are neither malformed nor errors ([DONE] reports nothing). A
+     * value that is absent, null or not plausible (not a number, negative,
+     * or for a count not a whole number in [0, 2^31 - 1]) reads as -1 (NAN
+     * for a duration) and is otherwise ignored: it never makes the chunk
+     * malformed. */
+    int has_timings; /* a top-level "timings" object (llama.cpp's final chunk, in its
+                        /v1 and native streams and its non-streamed bodies) */
+    double timings_prompt_ms, timings_predicted_ms; /* its prompt_ms and predicted_ms */
+    long timings_prompt_n, timings_predicted_n,     /* its prompt_n, predicted_n and cache_n */
+        timings_cache_n;
+    long cached_tokens; /* usage.prompt_tokens_details.cached_tokens (vLLM, OpenAI, llama.cpp) */
 } chunk_info;
 
 /* Parse one SSE data payload (need not be NUL-terminated). Never crashes on
- * any input; *out is always fully written. */
+ * any input; *out is always fully written (padding included: zeros). */
 void chunk_parse(const char *data, size_t len, chunk_info *out);
 
 /* The straightforward jansson version chunk_parse replaced; kept as the

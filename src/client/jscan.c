@@ -19,7 +19,7 @@
  *   - jansson's lexer "ungets" the byte after a number or a literal through
  *     a buffer where NUL means empty, so one NUL there is silently dropped
  *     ({"a":1<NUL>} is accepted). Matched, so that results agree byte for
- *     byte with the reference implementation kept in chunk.c.
+ *     byte with the reference implementation kept in chunk_reference.c.
  * The string loop looks at 8 bytes at a time for the bytes that need a
  * closer look (quote, backslash, control, non-ASCII). */
 #include "client/jscan.h"

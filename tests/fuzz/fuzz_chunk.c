@@ -7,16 +7,48 @@
  * result is fully written (two calls over differently pre-filled structs
  * agree byte for byte), flags are 0/1, the strings are terminated inside
  * their fields, an error message from valid JSON is valid UTF-8 (it is cut at
- * a character boundary), counts are not negative, and every field equals
- * what the reference reads. */
+ * a character boundary), counts are not negative, what the server reports
+ * of itself is either absent (-1, NAN) or plausible and only on a chunk
+ * that is neither malformed nor an error, and every field equals what the
+ * reference reads (the doubles bit for bit). */
 #include "client/chunk.h"
 #include "fuzz_common.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 static int is_flag(int v) {
     return v == 0 || v == 1;
+}
+
+/* A reported count: -1, or a whole number in [0, 2^31 - 1]. */
+static int is_reported_count(long v) {
+    return v >= -1 && v <= INT32_MAX;
+}
+
+/* A reported duration: NAN, or finite and >= +0. */
+static int is_reported_duration(double d) {
+    return isnan(d) || (isfinite(d) && d >= 0 && !signbit(d));
+}
+
+static int same_double(double a, double b) {
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void check_server_report(const chunk_info *a) {
+    FUZZ_CHECK(is_flag(a->has_timings));
+    FUZZ_CHECK(is_reported_duration(a->timings_prompt_ms) &&
+               is_reported_duration(a->timings_predicted_ms));
+    FUZZ_CHECK(is_reported_count(a->timings_prompt_n) &&
+               is_reported_count(a->timings_predicted_n) && is_reported_count(a->timings_cache_n) &&
+               is_reported_count(a->cached_tokens));
+    if (!a->has_timings)
+        FUZZ_CHECK(isnan(a->timings_prompt_ms) && isnan(a->timings_predicted_ms) &&
+                   a->timings_prompt_n == -1 && a->timings_predicted_n == -1 &&
+                   a->timings_cache_n == -1);
+    if (a->done || a->malformed || a->error)
+        FUZZ_CHECK(!a->has_timings && a->cached_tokens == -1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -43,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(fuzz_utf8_valid(a.error_message, em));
     }
     FUZZ_CHECK(fuzz_utf8_valid(a.finish_reason, strlen(a.finish_reason)));
+    check_server_report(&a);
 
     /* The allocation-free scanner must agree with the jansson version it
      * replaced, field by field (padding aside). */
@@ -57,5 +90,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                a.completion_tokens == r.completion_tokens);
     FUZZ_CHECK(!memcmp(a.finish_reason, r.finish_reason, sizeof r.finish_reason));
     FUZZ_CHECK(a.native_stop == r.native_stop);
+    FUZZ_CHECK(a.has_timings == r.has_timings &&
+               same_double(a.timings_prompt_ms, r.timings_prompt_ms) &&
+               same_double(a.timings_predicted_ms, r.timings_predicted_ms));
+    FUZZ_CHECK(a.timings_prompt_n == r.timings_prompt_n &&
+               a.timings_predicted_n == r.timings_predicted_n &&
+               a.timings_cache_n == r.timings_cache_n && a.cached_tokens == r.cached_tokens);
     return 0;
 }
