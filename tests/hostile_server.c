@@ -165,6 +165,35 @@ static after answer_two_in_one(conn *c) {
     return KEEP;
 }
 
+/* llama.cpp's final chunk, as its server sends it (values from a recorded
+ * exchange, tests/data/transcripts), without usage. */
+static const char timings_event[] =
+    "data: {\"choices\":[{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":"
+    "\"length\"}],\"created\":1796006841,\"model\":\"m\",\"object\":\"text_completion\","
+    "\"id\":\"chatcmpl-x\",\"timings\":{\"cache_n\":6,\"prompt_n\":1,\"prompt_ms\":9.37,"
+    "\"prompt_per_token_ms\":9.37,\"prompt_per_second\":106.72358591248667,\"predicted_n\":4,"
+    "\"predicted_ms\":126.96,\"predicted_per_token_ms\":31.74,\"predicted_per_second\":31.5}}\n\n";
+static const char cached_usage_event[] =
+    "data: {\"id\":\"cmpl-hostile\",\"object\":\"text_completion\",\"created\":1,\"model\":\"m\","
+    "\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"total_tokens\":12,\"completion_tokens\":4,"
+    "\"prompt_tokens_details\":{\"cached_tokens\":5}}}\n\n";
+
+/* The GOOD tokens (none marked last), then `tail` and [DONE]. */
+static after answer_with_tail(conn *c, const char *tail) {
+    char ev[512];
+    if (send_str(c, sse_chunked_head))
+        return CLOSE;
+    for (int i = 0; i < HOSTILE_GOOD_TOKENS; i++) {
+        sleep_ms(5);
+        token_event(ev, sizeof ev, i, 0);
+        if (send_chunk(c, ev))
+            return CLOSE;
+    }
+    if (send_chunk(c, tail) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
+        return CLOSE;
+    return KEEP;
+}
+
 static after answer_huge(conn *c, int many_lines) {
     if (send_str(c, sse_close_head))
         return CLOSE;
@@ -388,6 +417,8 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_GZIP_SSE: return answer_gzip(c);
     case HOSTILE_NOT_FOUND: return answer_whole(c, 404, "application/json", HOSTILE_NOT_FOUND_BODY);
     case HOSTILE_TWO_IN_ONE: return answer_two_in_one(c);
+    case HOSTILE_TIMINGS: return answer_with_tail(c, timings_event);
+    case HOSTILE_CACHED: return answer_with_tail(c, cached_usage_event);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

@@ -42,6 +42,10 @@ typedef enum hostile_mode {
                              lines ("The model `gpt-4` does not exist.") */
     HOSTILE_TWO_IN_ONE,   /* the GOOD stream, but its first two tokens sent in one write, 20 ms
                              after the head (they reach the client in one read) */
+    HOSTILE_TIMINGS,      /* the GOOD tokens, then llama.cpp's final chunk: finish_reason,
+                             `timings` (cache_n 6, prompt_n 1, prompt_ms 9.37, predicted_n 4,
+                             predicted_ms 126.96) and no usage, then [DONE] */
+    HOSTILE_CACHED,       /* the GOOD stream with usage.prompt_tokens_details.cached_tokens 5 */
     HOSTILE_N_MODES
 } hostile_mode;
 

@@ -519,3 +519,46 @@ TEST(hostile_client_two_chunks_in_one_read_are_flagged_coalesced) {
     }
     hostile_stop(&h);
 }
+
+/* The server's own account, where it gives one: llama.cpp's `timings` in
+ * its final chunk and usage.prompt_tokens_details.cached_tokens go into the
+ * row as the server said them, and without usage the prompt's tokens come
+ * from the timings (6 cached + 1 processed = 7) rather than servelab's own
+ * estimate of the random:8:4 prompt (8). Both clients. */
+TEST(hostile_client_server_timings_and_cached_tokens_kept_per_request) {
+    hostile_script s = {.modes = {HOSTILE_TIMINGS, HOSTILE_CACHED}, .n_modes = 2};
+    hostile_server h = hostile_start(&s);
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int c = 0; c < 2; c++) {
+        char *dir = temp_dir(), extra[64];
+        snprintf(extra, sizeof extra, "--http-client %s", clients[c]);
+        run_outcome o = run_client(&h, dir, 4, "5", extra, 10000);
+        for (int k = 0; k < 4; k++) {
+            int i = row_of(o.rows, k);
+            const char *want[][2] = {{"error", ""},
+                                     {"output_tokens", "4"},
+                                     {"server_prompt_ms", "9.370"},
+                                     {"server_decode_ms", "126.960"},
+                                     {"server_prompt_n", "1"},
+                                     {"server_decode_n", "4"},
+                                     {"server_cache_n", "6"},
+                                     {"cached_tokens", ""},
+                                     {"prompt_tokens", "7"}};
+            const char *want_cached[][2] = {{"error", ""},
+                                            {"output_tokens", "4"},
+                                            {"server_prompt_ms", ""},
+                                            {"server_decode_ms", ""},
+                                            {"server_prompt_n", ""},
+                                            {"server_decode_n", ""},
+                                            {"server_cache_n", ""},
+                                            {"cached_tokens", "5"},
+                                            {"prompt_tokens", "8"}};
+            for (int f = 0; f < 9; f++) {
+                const char *col = want[f][0], *v = k % 2 ? want_cached[f][1] : want[f][1];
+                CHECK_MSG(!strcmp(csv_get(o.rows, i, col), v), "%s: req-%d %s '%s', want '%s'",
+                          clients[c], k, col, csv_get(o.rows, i, col), v);
+            }
+        }
+    }
+    hostile_stop(&h);
+}

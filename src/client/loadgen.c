@@ -177,6 +177,20 @@ static void check_request(lg *g, inflight *f) {
         k->max_delay_ms = d / 1000.0;
 }
 
+/* The prompt's tokens: the server's usage; else its timings (llama.cpp:
+ * those it processed plus those it took from its cache); else our own
+ * estimate from the prompt. */
+static int prompt_tokens_of(const inflight *f, const loadgen_config *c) {
+    const request_row *r = &f->row;
+    if (f->usage_prompt > 0)
+        return (int)f->usage_prompt;
+    if (r->server_prompt_n >= 0 && r->server_cache_n >= 0 &&
+        r->server_prompt_n + r->server_cache_n > 0 &&
+        r->server_prompt_n + r->server_cache_n <= INT32_MAX)
+        return (int)(r->server_prompt_n + r->server_cache_n);
+    return workload_prompt_tokens(c->w, r->index);
+}
+
 /* The request is over: its row, its figures, its memory. */
 static void finish_request(lg *g, inflight *f, int error) {
     const loadgen_config *c = g->cfg;
@@ -197,8 +211,7 @@ static void finish_request(lg *g, inflight *f, int error) {
         r->output_tokens = (int)counted;
         g->res->chunk_counted++;
     }
-    r->prompt_tokens =
-        f->usage_prompt > 0 ? (int)f->usage_prompt : workload_prompt_tokens(c->w, r->index);
+    r->prompt_tokens = prompt_tokens_of(f, c);
     r->finish_reason = f->finish[0] ? f->finish : (error ? "" : "");
     if (error)
         note_error(g, f, error);

@@ -72,8 +72,31 @@ static void keep_words(inflight *f, int likely_error, const char *p, size_t n) {
     f->words_len += k;
 }
 
+/* The server's own account of the request, when it gives one: llama.cpp's
+ * `timings` (its final chunk) and usage.prompt_tokens_details.cached_tokens
+ * (vLLM, OpenAI, llama.cpp). Kept as the server said, for the report to set
+ * beside what the client measured. */
+static void take_server_account(inflight *f, const chunk_info *ci) {
+    request_row *r = &f->row;
+    if (ci->has_timings) {
+        if (ci->timings_prompt_ms >= 0)
+            r->server_prompt_ms = ci->timings_prompt_ms;
+        if (ci->timings_predicted_ms >= 0)
+            r->server_decode_ms = ci->timings_predicted_ms;
+        if (ci->timings_prompt_n >= 0)
+            r->server_prompt_n = ci->timings_prompt_n;
+        if (ci->timings_predicted_n >= 0)
+            r->server_decode_n = ci->timings_predicted_n;
+        if (ci->timings_cache_n >= 0)
+            r->server_cache_n = ci->timings_cache_n;
+    }
+    if (ci->cached_tokens >= 0)
+        r->cached_tokens = ci->cached_tokens;
+}
+
 /* The server's own token counts, when it sends them. */
 static void take_usage(inflight *f, const chunk_info *ci) {
+    take_server_account(f, ci);
     if (!ci->has_usage)
         return;
     f->saw_usage = 1;

@@ -224,9 +224,6 @@ static void name_delayed(const client_check *k, char *buf, size_t cap) {
     if ((size_t)shown < k->delayed && n + 8 < cap)
         snprintf(buf + n, cap - n, " ...");
 }
-if ((size_t)k->n_named < k->delayed && n + 8 < cap)
-    snprintf(buf + n, cap - n, " ...");
-}
 
 /* Is this run within what the client measures to 1 ms? Its own lag, CPU,
  * per-request delay and coalesced first tokens say so (docs/accuracy.md);
