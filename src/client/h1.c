@@ -46,6 +46,7 @@ struct h1_client {
     int n_addrs, good_addr; /* the address that last connected, tried first */
     h1_conn *pre;           /* h1_preconnect's connections not yet open */
     int preconnecting;      /* how many */
+    int no_urgency;         /* h1_urgency(c, 0): transfers start at the ordinary priority */
     char *head_start;       /* "POST /path HTTP/1.1\r\nHost: ...\r\n<headers>" */
     size_t head_start_len;
     h1_conn *idle;      /* the keep-alive pool */
@@ -152,6 +153,8 @@ static void idle_add(h1_conn *k) {
 /* Read priorities (h1.h): 0 for a transfer awaiting its first token, 1
  * for the rest. Fails harmlessly on a base with one priority. */
 static void conn_priority(h1_conn *k, int urgent) {
+    if (urgent && k->c->no_urgency)
+        urgent = 0;
     if (k->rev && event_base_get_npriorities(k->c->base) > 1)
         event_priority_set(k->rev, urgent ? 0 : 1);
 }
@@ -543,6 +546,10 @@ void h1_preconnect(h1_client *c, int n) {
 
 int h1_preconnecting(const h1_client *c) {
     return c->preconnecting;
+}
+
+void h1_urgency(h1_client *c, int on) {
+    c->no_urgency = !on;
 }
 
 void h1_settle(h1_xfer *x) {

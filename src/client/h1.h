@@ -97,5 +97,8 @@ int h1_preconnecting(const h1_client *c);
  * settles it to the ordinary priority. A base with one priority ignores
  * both. */
 void h1_settle(h1_xfer *x);
+/* Whether transfers started from now on start urgent (the default) or at
+ * the ordinary priority. */
+void h1_urgency(h1_client *c, int on);
 
 #endif

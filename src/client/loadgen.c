@@ -264,14 +264,27 @@ static void finish_request(lg *g, inflight *f, int error) {
 
 /* ---- the end of a transfer ---- */
 
-/* A transfer is over: the row is decided and written, and a request held
- * back by the concurrency cap takes its place. */
+/* A transfer is over: its error class is decided, its slot freed for a
+ * request held back by the concurrency cap, and its row written soon. */
 void lg_transfer_ended(lg *g, inflight *f, xfer_end end) {
     f->row.end_us = lg_now(g);
     int error = response_end(f, end);
     g->in_flight--;
     active_remove(g, f);
-    finish_request(g, f, error);
+    /* Its row is written in the next slice of ends, not from inside this
+     * read: a wave of answers ending together (a burst's streams all end
+     * at once) would otherwise write a wave of rows before the loop reads
+     * again, and the first tokens of the requests that follow them would
+     * wait unread until the next chunk came on top of them. */
+    f->final_error = error;
+    f->next = NULL;
+    if (g->ended_tail)
+        g->ended_tail->next = f;
+    else
+        g->ended_head = f;
+    g->ended_tail = f;
+    struct timeval now_tv = {0, 0};
+    evtimer_add(g->finish_timer, &now_tv);
     /* The next request goes in the next slice, not from here: a wave of
      * answers ending together would otherwise send a wave of requests
      * before the loop reads again. Its wait counts from now. */
@@ -289,6 +302,36 @@ static void h1_on_head(void *ud, int status, const char *content_type,
     response_head(ud, status, content_type, content_encoding);
 }
 
+/* Reads of streams awaiting a first token come first, but never for long:
+ * libevent runs only the highest priority that has work in each turn, so
+ * a wave of thousands of new streams could starve the streaming ones past
+ * their next chunk. When urgent reads have run this long with no ordinary
+ * work between them, every stream is settled to the ordinary priority, and new
+ * ones start there, until ordinary work runs again. */
+#define URGENT_MOST_US 15000
+
+static void demote_all(lg *g) {
+    if (!g->h1)
+        return;
+    for (inflight *f = g->active; f; f = f->anext)
+        if (!f->settled && f->hx) {
+            h1_settle(f->hx);
+            f->settled = 1;
+        }
+    h1_urgency(g->h1, 0);
+    g->demoted = 1;
+}
+
+/* Ordinary work ran (a streaming read, the dispatch timer): nothing is
+ * starved, and streams awaiting a first token may come first again. */
+static void ordinary_ran(lg *g) {
+    g->ordinary_us = lg_now(g);
+    if (g->demoted) {
+        h1_urgency(g->h1, 1);
+        g->demoted = 0;
+    }
+}
+
 /* Body bytes; then, if a request fell due meanwhile, it goes out now
  * rather than after the rest of this wakeup's sockets (at 5,000 streams
  * one wakeup can hold thousands of them, and the timer would wait for
@@ -297,6 +340,10 @@ static size_t h1_on_body(void *ud, const char *p, size_t n, int64_t arrived_us) 
     inflight *f = ud;
     lg *g = f->g;
     size_t used = response_body(f, p, n, arrived_us - g->t0);
+    if (f->settled)
+        ordinary_ran(g);
+    else if (lg_now(g) - g->ordinary_us > URGENT_MOST_US)
+        demote_all(g);
     if (!f->settled && f->row.first_us >= 0 && f->hx) {
         h1_settle(f->hx); /* its first token came: its reads wait their turn now */
         f->settled = 1;
@@ -463,12 +510,36 @@ static void on_due(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
+    ordinary_ran(g);
     dispatch_due(g, lg_now(g), DISPATCH_SLICE);
 }
 
 void lg_check_done(lg *g) {
-    if (g->next_due >= g->cfg->n && g->in_flight == 0 && !g->queue_head)
+    if (g->next_due >= g->cfg->n && g->in_flight == 0 && !g->queue_head && !g->ended_head)
         event_base_loopbreak(g->base);
+}
+
+/* Rows of ended transfers, at most `most` (all when < 0). */
+static void write_ended(lg *g, int most) {
+    for (int k = 0; g->ended_head && (most < 0 || k < most); k++) {
+        inflight *f = g->ended_head;
+        g->ended_head = f->next;
+        if (!g->ended_head)
+            g->ended_tail = NULL;
+        finish_request(g, f, f->final_error);
+    }
+}
+
+static void on_finish_timer(evutil_socket_t fd, short what, void *arg) {
+    (void)fd;
+    (void)what;
+    lg *g = arg;
+    write_ended(g, DISPATCH_SLICE);
+    if (g->ended_head) {
+        struct timeval now_tv = {0, 0};
+        evtimer_add(g->finish_timer, &now_tv);
+    }
+    lg_check_done(g);
 }
 
 /* A stop signal (common/stop.h): stop scheduling; what is queued, in flight
@@ -489,6 +560,7 @@ static void on_stop_poll(evutil_socket_t fd, short what, void *arg) {
 /* After a stop signal every scheduled request still becomes a row: those in
  * flight, those queued behind the cap, and those not yet due. */
 static void cancel_everything(lg *g) {
+    write_ended(g, -1); /* those that ended before the stop keep their own ends */
     while (g->active) {
         inflight *f = g->active;
         active_remove(g, f);
@@ -530,15 +602,16 @@ static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
 }
 
 /* The loop: precise timers, two priorities (streams awaiting their first
- * token are read first, h1.h), and back to epoll after at most 32
- * ordinary callbacks or 0.5 ms of them, so that a wave of streams ending
- * together (rows to write, requests to start) cannot keep a first token
- * unread until the next one arrives on top of it. */
+ * token are read first, h1.h), and back to epoll after at most 1 ms of
+ * ordinary callbacks, so that a wave of streams ending together (rows to
+ * write, requests to start) cannot keep a first token unread until the
+ * next one arrives on top of it. (A limit on the callbacks' count instead
+ * made the loop poll thousands of ready sockets again every few reads.) */
 static struct event_base *client_base(void) {
     struct event_config *ec = event_config_new();
     event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
-    struct timeval most = {0, 500};
-    event_config_set_max_dispatch_interval(ec, &most, 32, 1);
+    struct timeval most = {0, 1000};
+    event_config_set_max_dispatch_interval(ec, &most, -1, 1);
     struct event_base *base = event_base_new_with_config(ec);
     event_config_free(ec);
     event_base_priority_init(base, 2);
@@ -612,6 +685,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         free(hv);
     }
     g.due_timer = evtimer_new(g.base, on_due, &g);
+    g.finish_timer = evtimer_new(g.base, on_finish_timer, &g);
     g.stop_poll = event_new(g.base, -1, EV_PERSIST, on_stop_poll, &g);
     struct timeval poll_tv = {0, 10000};
     evtimer_add(g.stop_poll, &poll_tv);
@@ -652,6 +726,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         arm_due_timer(&g);
         event_base_dispatch(g.base);
     }
+    write_ended(&g, -1); /* every ended transfer's row, whatever ended the loop */
     if (g.stopping)
         cancel_everything(&g);
     if (sampling) {
@@ -673,6 +748,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     curl_glue_free(&g);
     h1_client_free(g.h1);
     event_free(g.due_timer);
+    event_free(g.finish_timer);
     event_free(g.curl_timer);
     event_free(g.stop_poll);
     if (g.progress_timer)

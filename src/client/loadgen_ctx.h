@@ -56,7 +56,8 @@ typedef struct inflight {
     char *json;
     size_t json_len, json_cap;
     int64_t json_first_us;
-    struct inflight *next;          /* waiting queue */
+    int final_error;                /* its error class, decided when the transfer ended */
+    struct inflight *next;          /* waiting queue, then the ended list */
     struct inflight *aprev, *anext; /* active list (sent, not finished) */
 } inflight;
 
@@ -83,6 +84,10 @@ struct lg {
     struct event *sample_timer;
     int *port_fd;         /* curl's sockets by local port, + 1 (loadgen_curl.c); NULL: none yet */
     int64_t curl_read_us; /* the time of the socket event curl is acting on; -1: none */
+    int64_t ordinary_us;  /* when ordinary work last ran (loadgen.c) */
+    inflight *ended_head, *ended_tail; /* transfers over, rows not yet written */
+    struct event *finish_timer;
+    int demoted; /* new transfers start at the ordinary priority for now */
 };
 
 /* How a transfer ended, whichever client carried it. */
@@ -92,7 +97,8 @@ typedef enum { XFER_OK, XFER_CONNECT, XFER_TIMEOUT, XFER_BROKEN, XFER_CLIENT } x
 
 /* Microseconds since the run's t=0. */
 int64_t lg_now(const lg *g);
-/* A transfer is over: its row is decided and written (the request is freed). */
+/* A transfer is over: its row is decided, and written (the request freed)
+ * in the next slice of ends. */
 void lg_transfer_ended(lg *g, inflight *f, xfer_end end);
 /* Ends the loop once every request has its row. */
 void lg_check_done(lg *g);
