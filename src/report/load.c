@@ -324,7 +324,8 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         }
         if (t <= last_sched)
             rows->window_output_tokens += tok;
-        int same = have_prev && prev_len == row.len[0] && !memcmp(prev_id, row.f[0], row.len[0]);
+        int same = have_prev && prev_len == row.len[0] &&
+                   (!row.len[0] || !memcmp(prev_id, row.f[0], row.len[0])); /* "" has no copy */
         if (same && tok >= 1) {
             float gap = to_float((t - prev_t) / tok);
             for (int k = 0; k < (int)tok; k++)
