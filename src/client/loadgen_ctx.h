@@ -1,7 +1,8 @@
 /* loadgen_ctx: what the load generator's own files share (loadgen.c: the
  * loop, dispatch and rows; response.c: one request's answer as it arrives;
- * loadgen_curl.c: the libcurl glue). Nothing outside these three includes
- * it: loadgen.h is the module's interface. */
+ * loadgen_curl.c: the libcurl glue; selfcheck.c: the client's account of
+ * its own delay). Nothing outside these includes it: loadgen.h is the
+ * module's interface. */
 #ifndef SERVELAB_LOADGEN_CTX_H
 #define SERVELAB_LOADGEN_CTX_H
 
@@ -102,6 +103,12 @@ int64_t lg_now(const lg *g);
 void lg_transfer_ended(lg *g, inflight *f, xfer_end end);
 /* Ends the loop once every request has its row. */
 void lg_check_done(lg *g);
+
+/* ---- selfcheck.c ---- */
+
+/* The ended request's coalescing counts (into its row) and its delays
+ * (into the run's client_check). */
+void selfcheck_request(lg *g, inflight *f);
 
 /* ---- response.c ---- */
 
