@@ -206,7 +206,8 @@ static void fig_throughput(const report *r, const line_runs *l, figure **figs, i
         y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
     for (int k = 0; k < n; k++) {
         const run_summary *s = &l->rs[k]->pooled;
-        y[0][k] = s->output_tokens_per_s_window;
+        /* the window's tokens are counted from chunks.csv: unknown without it */
+        y[0][k] = l->rs[k]->files[0].has_chunks ? s->output_tokens_per_s_window : NAN;
         y[1][k] = s->achieved_rps_window;
         y[2][k] = s->realized_offered_rps;
         y[3][k] = s->realized_offered_rps * s->goodput_fraction;
