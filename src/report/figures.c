@@ -7,6 +7,7 @@
 #include "report/knee.h"
 #include "report/load_line.h"
 #include "report/pool.h"
+#include "report/steady_rates.h"
 #include "report/svg.h"
 
 #include <ctype.h>
@@ -184,11 +185,14 @@ static void fig_latency(const report *r, const line_runs *l, figure **figs, int 
                     .err_lo = err_lo,
                     .err_hi = err_hi};
     char cap[1600];
+    int marked = nr > 0 && rules[nr - 1].vertical;
     snprintf(cap, sizeof cap,
              "TTFT and TPOT percentiles against offered load, one point per run; error bars: the "
-             "95%% bootstrap intervals of p50 and p95. Dashed horizontal lines: the SLO's bounds; "
-             "vertical line: the capacity of the sentence above (shaded: its 95%% interval, when "
-             "it has one).%s%s%s",
+             "95%% bootstrap intervals of p50 and p95.%s%s%s%s%s",
+             nr > marked ? " Dashed horizontal lines: the SLO's bounds." : "",
+             marked ? " Vertical line: the capacity of the report's opening sentence (shaded: its "
+                      "95% interval, when it has one)."
+                    : "",
              knee_rule_text, knee_words, l->note);
     figure *f = fig_add(figs, nf, "latency_vs_load", cap);
     svg_plot(&f->svg, &sp, lat, 5);
@@ -206,22 +210,20 @@ static void fig_throughput(const report *r, const line_runs *l, figure **figs, i
         y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
     for (int k = 0; k < n; k++) {
         const run_summary *s = &l->rs[k]->pooled;
-        /* the window's tokens are counted from chunks.csv: unknown without it */
-        y[0][k] = l->rs[k]->files[0].has_chunks ? s->output_tokens_per_s_window : NAN;
-        y[1][k] = s->achieved_rps_window;
+        steady_rates(l->rs[k], &y[1][k], &y[0][k]);
         y[2][k] = s->realized_offered_rps;
         y[3][k] = s->realized_offered_rps * s->goodput_fraction;
     }
     plot_series thr[] = {
-        {"output tokens/s (arrival window)", l->x, y[0], (size_t)n, 0, 0, 1, 0, 0},
-        {"achieved requests/s (arrival window)", l->x, y[1], (size_t)n, 1, 0, 1, 0, 2},
-        {"offered requests/s (as scheduled)", l->x, y[2], (size_t)n, 1, 1, 0, 0, 8},
-        {"goodput: offered x share meeting the SLO", l->x, y[3], (size_t)n, 1, 1, 1, 0, 1},
+        {"output tokens/s", l->x, y[0], (size_t)n, 0, 0, 1, 0, 0},
+        {"achieved req/s", l->x, y[1], (size_t)n, 1, 0, 1, 0, 2},
+        {"offered req/s (scheduled)", l->x, y[2], (size_t)n, 1, 1, 0, 0, 8},
+        {"goodput req/s", l->x, y[3], (size_t)n, 1, 1, 1, 0, 1},
     };
     plot_rule rule;
     char cap_label[128];
     int nr = capacity_rule(&r->answer, &rule, cap_label, sizeof cap_label);
-    plot_spec sp = {.title = "Throughput vs offered load (rates over the arrival window)",
+    plot_spec sp = {.title = "Throughput vs offered load (over the arrival window, shifted)",
                     .xlabel = "offered load (requests/s)",
                     .ylabel = "output tokens/s",
                     .y2label = "requests/s",
@@ -231,10 +233,13 @@ static void fig_throughput(const report *r, const line_runs *l, figure **figs, i
     char cap[1600];
     snprintf(cap, sizeof cap,
              "Output token throughput (left) and request rates (right), each over the run's "
-             "arrival window (t=0 to the last scheduled arrival): the drain tail after the last "
-             "arrival is left out, so a short run does not look saturated when it is not. The "
-             "whole-run rates are in each run's key figures. Goodput here is the realized "
-             "offered rate times the share of requests meeting the SLO.%s",
+             "arrival window (t=0 to the last scheduled arrival) shifted by the run's median "
+             "time from scheduled arrival to end: the completions (and their output tokens) "
+             "that ended in it, per second of window. Neither the drain tail after the last "
+             "arrival nor the first requests' wait to end is counted, so a short run does not "
+             "look saturated when it is not. The whole-run rates are in each run's key figures. "
+             "Goodput here is the realized offered rate times the share of requests meeting the "
+             "SLO.%s",
              l->note);
     figure *f = fig_add(figs, nf, "throughput_vs_load", cap);
     svg_plot(&f->svg, &sp, thr, 4);
@@ -300,12 +305,22 @@ static void fig_cdf(const report *r, figure **figs, int *nf) {
         s[k] = (plot_series){r->runs[k].name, xs[k], ys[k], m, 0, 0, 0, 1, -1};
         free(v);
     }
+    /* the TTFT bound, where there is one: the share left of it met it */
+    char label[64];
+    double bound = r->answer.present ? r->answer.slo.ttft_ms : 0;
+    snprintf(label, sizeof label, "SLO: TTFT <= %g ms", bound);
+    plot_rule rule = {1, bound, NAN, NAN, label, 1, 1};
     plot_spec sp = {.title = "TTFT distribution per run",
                     .xlabel = "time to first token (ms, log scale)",
                     .ylabel = "fraction of successful requests",
                     .logx = 1,
-                    .ymin_zero = 1};
-    figure *f = fig_add(figs, nf, "ttft_cdf", "Cumulative distribution of TTFT (from send).");
+                    .ymin_zero = 1,
+                    .rules = &rule,
+                    .n_rules = bound > 0};
+    figure *f = fig_add(figs, nf, "ttft_cdf",
+                        bound > 0 ? "Cumulative distribution of TTFT (from send); dashed "
+                                    "vertical line: the SLO's TTFT bound."
+                                  : "Cumulative distribution of TTFT (from send).");
     svg_plot(&f->svg, &sp, s, r->n_runs);
     for (int k = 0; k < r->n_runs; k++) {
         free(xs[k]);
