@@ -4,7 +4,10 @@
  * TIMELINE_MAX) so that a figure stays small whatever the row count. */
 #include "report/figures.h"
 #include "common/util.h"
+#include "report/knee.h"
+#include "report/load_line.h"
 #include "report/pool.h"
+#include "report/steady_rates.h"
 #include "report/svg.h"
 
 #include <ctype.h>
@@ -71,113 +74,214 @@ static figure *fig_add(figure **f, int *n, const char *file, const char *caption
     return g;
 }
 
-/* The runs that differ only by offered load: the largest such group (the
- * first on ties). The others stay in the tables but off the load lines. */
-static int main_variant(const report *r, int *in, char *left_out, size_t cap) {
-    int best = 0, best_n = 0;
-    for (int k = 0; k < r->n_runs; k++) {
-        int c = 0;
-        for (int j = 0; j < r->n_runs; j++)
-            c += !strcmp(r->runs[j].variant, r->runs[k].variant);
-        if (c > best_n) {
-            best_n = c;
-            best = k;
+/* The runs of the load line (report/load_line.h), their offered loads and
+ * the caption's note on the runs left off. */
+typedef struct line_runs {
+    const report_run **rs;
+    int n;
+    double *x;
+    char note[1200];
+} line_runs;
+
+static void line_runs_of(const report *r, line_runs *l) {
+    int *in = xcalloc((size_t)r->n_runs + 1, sizeof *in);
+    char left_out[1024];
+    load_line_runs(r, in, left_out, sizeof left_out);
+    l->note[0] = 0;
+    if (left_out[0])
+        snprintf(l->note, sizeof l->note,
+                 " Runs with other settings (%s) are in the tables, not on these lines.", left_out);
+    l->rs = xcalloc((size_t)r->n_runs + 1, sizeof *l->rs);
+    l->x = xcalloc((size_t)r->n_runs + 1, sizeof *l->x);
+    l->n = 0;
+    for (int k = 0; k < r->n_runs; k++)
+        if (in[k]) {
+            l->x[l->n] = r->runs[k].pooled.offered_rps;
+            l->rs[l->n++] = &r->runs[k];
         }
-    }
-    left_out[0] = 0;
-    for (int k = 0; k < r->n_runs; k++) {
-        in[k] = !strcmp(r->runs[k].variant, r->runs[best].variant);
-        if (!in[k])
-            snprintf(left_out + strlen(left_out), cap - strlen(left_out), "%s%s",
-                     left_out[0] ? ", " : "", r->runs[k].name);
-    }
-    return best_n;
+    free(in);
 }
 
-static void fig_load(const report *r, figure **figs, int *nf) {
-    int *in = xcalloc((size_t)r->n_runs, sizeof *in);
-    char left_out[1024], note[1200] = "";
-    main_variant(r, in, left_out, sizeof left_out);
-    if (left_out[0])
-        snprintf(note, sizeof note,
-                 " Runs with other settings (%s) are in the tables, not on these lines.", left_out);
+/* The capacity as a vertical marker with its interval shaded, when the
+ * answer found one in requests/s (the load figures' x axis). 1 when added. */
+static int capacity_rule(const report_answer *a, plot_rule *u, char *label, size_t cap) {
+    if (!a->present || strcmp(a->status, "found") || strcmp(a->by, "rate") || !isfinite(a->value))
+        return 0;
+    int ci = isfinite(a->ci_low) && isfinite(a->ci_high);
+    if (ci)
+        snprintf(label, cap, "capacity %.1f req/s (95%% CI %.1f-%.1f)", a->value, a->ci_low,
+                 a->ci_high);
+    else
+        snprintf(label, cap, "capacity ~%.1f req/s (interpolated)", a->value);
+    *u = (plot_rule){1, a->value, ci ? a->ci_low : NAN, ci ? a->ci_high : NAN, label, 2, 0};
+    return 1;
+}
+
+/* The SLO's latency bounds as labelled horizontal lines. */
+static int slo_rules(const slo_spec *slo, plot_rule *u, char labels[][64]) {
     int n = 0;
-    const report_run **rs = xcalloc((size_t)r->n_runs, sizeof *rs);
-    for (int k = 0; k < r->n_runs; k++)
-        if (in[k])
-            rs[n++] = &r->runs[k];
-    double *x = xcalloc((size_t)n + 1, sizeof *x);
-    double *y[8];
-    for (int i = 0; i < 8; i++)
+    if (slo->ttft_ms > 0) {
+        snprintf(labels[n], 64, "SLO: TTFT <= %g ms", slo->ttft_ms);
+        u[n] = (plot_rule){0, slo->ttft_ms, NAN, NAN, labels[n], 1, 1};
+        n++;
+    }
+    if (slo->tpot_ms > 0) {
+        snprintf(labels[n], 64, "SLO: TPOT <= %g ms", slo->tpot_ms);
+        u[n] = (plot_rule){0, slo->tpot_ms, NAN, NAN, labels[n], 4, 1};
+        n++;
+    }
+    return n;
+}
+
+static const char *const knee_rule_text =
+    " Knee: the first load whose TTFT p95 is more than twice what the lower loads' trend "
+    "(their least-squares line, no lower than their largest p95) predicts there, with its "
+    "interval above the interval of the load before; ";
+
+static void fig_latency(const report *r, const line_runs *l, figure **figs, int *nf) {
+    int n = l->n;
+    double *y[13];
+    for (int i = 0; i < 13; i++)
         y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
     for (int k = 0; k < n; k++) {
-        const run_summary *s = &rs[k]->pooled;
-        x[k] = s->offered_rps;
-        y[0][k] = s->ttft.p50;
-        y[1][k] = s->ttft.p95;
-        y[2][k] = s->ttft.p99;
-        y[3][k] = s->tpot.p50;
-        y[4][k] = s->tpot.p95;
-        y[5][k] = s->output_tokens_per_s;
-        y[6][k] = s->achieved_rps;
-        y[7][k] = s->goodput_rps;
+        const report_run *rr = l->rs[k];
+        const double v[13] = {rr->pooled.ttft.p50, rr->pooled.ttft.p95, rr->pooled.ttft.p99,
+                              rr->pooled.tpot.p50, rr->pooled.tpot.p95, rr->ci[0][0],
+                              rr->ci[0][1],        rr->ci[1][0],        rr->ci[1][1],
+                              rr->ci[2][0],        rr->ci[2][1],        rr->ci[3][0],
+                              rr->ci[3][1]};
+        for (int i = 0; i < 13; i++)
+            y[i][k] = v[i];
     }
     plot_series lat[] = {
-        {"TTFT p50", x, y[0], (size_t)n, 0, 0, 1, 0, 0},
-        {"TTFT p95", x, y[1], (size_t)n, 0, 0, 1, 0, 1},
-        {"TTFT p99", x, y[2], (size_t)n, 0, 0, 1, 0, 3},
-        {"TPOT p50", x, y[3], (size_t)n, 0, 1, 1, 0, 2},
-        {"TPOT p95", x, y[4], (size_t)n, 0, 1, 1, 0, 4},
+        {"TTFT p50", l->x, y[0], (size_t)n, 0, 0, 1, 0, 0},
+        {"TTFT p95", l->x, y[1], (size_t)n, 0, 0, 1, 0, 1},
+        {"TTFT p99", l->x, y[2], (size_t)n, 0, 0, 1, 0, 3},
+        {"TPOT p50", l->x, y[3], (size_t)n, 0, 1, 1, 0, 2},
+        {"TPOT p95", l->x, y[4], (size_t)n, 0, 1, 1, 0, 4},
     };
-    plot_spec sp = {.title = "Latency vs offered load (where TTFT leaves the floor is the knee)",
+    plot_rule rules[3];
+    char labels[2][64], cap_label[128], title[200], knee_words[200];
+    int nr = slo_rules(&r->answer.slo, rules, labels);
+    nr += capacity_rule(&r->answer, &rules[nr], cap_label, sizeof cap_label);
+    int knee = knee_find(l->x, y[1], y[7], y[8], n, NULL);
+    if (knee >= 0) {
+        snprintf(title, sizeof title, "Latency vs offered load: TTFT p95 knee at %.3g req/s",
+                 l->x[knee]);
+        snprintf(knee_words, sizeof knee_words, "here at %.3g req/s (%.100s).", l->x[knee],
+                 l->rs[knee]->name);
+    } else {
+        snprintf(title, sizeof title, "Latency vs offered load");
+        snprintf(knee_words, sizeof knee_words, "none is found here, so none is named.");
+    }
+    const double *err_lo[5] = {y[5], y[7], NULL, y[9], y[11]},
+                 *err_hi[5] = {y[6], y[8], NULL, y[10], y[12]};
+    plot_spec sp = {.title = title,
                     .xlabel = "offered load (requests/s)",
                     .ylabel = "latency (ms, log scale)",
-                    .logy = 1};
+                    .logy = 1,
+                    .rules = rules,
+                    .n_rules = (size_t)nr,
+                    .err_lo = err_lo,
+                    .err_hi = err_hi};
     char cap[1600];
+    int marked = nr > 0 && rules[nr - 1].vertical;
     snprintf(cap, sizeof cap,
-             "TTFT and TPOT percentiles against offered load, one point per run.%s", note);
+             "TTFT and TPOT percentiles against offered load, one point per run; error bars: the "
+             "95%% bootstrap intervals of p50 and p95.%s%s%s%s%s",
+             nr > marked ? " Dashed horizontal lines: the SLO's bounds." : "",
+             marked ? " Vertical line: the capacity of the report's opening sentence (shaded: its "
+                      "95% interval, when it has one)."
+                    : "",
+             knee_rule_text, knee_words, l->note);
     figure *f = fig_add(figs, nf, "latency_vs_load", cap);
     svg_plot(&f->svg, &sp, lat, 5);
-    plot_series thr[] = {
-        {"output tokens/s", x, y[5], (size_t)n, 0, 0, 1, 0, 0},
-        {"achieved requests/s", x, y[6], (size_t)n, 1, 0, 1, 0, 2},
-        {"goodput requests/s", x, y[7], (size_t)n, 1, 1, 1, 0, 1},
-    };
-    plot_spec sp2 = {.title = "Throughput vs offered load",
-                     .xlabel = "offered load (requests/s)",
-                     .ylabel = "output tokens/s",
-                     .y2label = "requests/s",
-                     .ymin_zero = 1};
-    snprintf(cap, sizeof cap,
-             "Output token throughput (left) and achieved and goodput request rates (right).%s",
-             note);
-    f = fig_add(figs, nf, "throughput_vs_load", cap);
-    svg_plot(&f->svg, &sp2, thr, 3);
-    int have_share = 0;
+    for (int i = 0; i < 13; i++)
+        free(y[i]);
+}
+
+/* Rates over the arrival window: a short run's drain tail (the last long
+ * answers ending after arrivals stopped) pulls the whole-run rates down
+ * and makes an unsaturated server look saturated. */
+static void fig_throughput(const report *r, const line_runs *l, figure **figs, int *nf) {
+    int n = l->n;
+    double *y[4];
+    for (int i = 0; i < 4; i++)
+        y[i] = xcalloc((size_t)n + 1, sizeof *y[i]);
     for (int k = 0; k < n; k++) {
-        y[0][k] = 100 * rs[k]->server.queue_share_of_ttft;
-        y[1][k] = 100 * rs[k]->server.peak_kv_usage;
-        have_share |= isfinite(y[0][k]);
+        const run_summary *s = &l->rs[k]->pooled;
+        steady_rates(l->rs[k], &y[1][k], &y[0][k]);
+        y[2][k] = s->realized_offered_rps;
+        y[3][k] = s->realized_offered_rps * s->goodput_fraction;
+    }
+    plot_series thr[] = {
+        {"output tokens/s", l->x, y[0], (size_t)n, 0, 0, 1, 0, 0},
+        {"achieved req/s", l->x, y[1], (size_t)n, 1, 0, 1, 0, 2},
+        {"offered req/s (scheduled)", l->x, y[2], (size_t)n, 1, 1, 0, 0, 8},
+        {"goodput req/s", l->x, y[3], (size_t)n, 1, 1, 1, 0, 1},
+    };
+    plot_rule rule;
+    char cap_label[128];
+    int nr = capacity_rule(&r->answer, &rule, cap_label, sizeof cap_label);
+    plot_spec sp = {.title = "Throughput vs offered load (over the arrival window, shifted)",
+                    .xlabel = "offered load (requests/s)",
+                    .ylabel = "output tokens/s",
+                    .y2label = "requests/s",
+                    .ymin_zero = 1,
+                    .rules = &rule,
+                    .n_rules = (size_t)nr};
+    char cap[1600];
+    snprintf(cap, sizeof cap,
+             "Output token throughput (left) and request rates (right), each over the run's "
+             "arrival window (t=0 to the last scheduled arrival) shifted by the run's median "
+             "time from scheduled arrival to end: the completions (and their output tokens) "
+             "that ended in it, per second of window. Neither the drain tail after the last "
+             "arrival nor the first requests' wait to end is counted, so a short run does not "
+             "look saturated when it is not. The whole-run rates are in each run's key figures. "
+             "Goodput here is the realized offered rate times the share of requests meeting the "
+             "SLO.%s",
+             l->note);
+    figure *f = fig_add(figs, nf, "throughput_vs_load", cap);
+    svg_plot(&f->svg, &sp, thr, 4);
+    for (int i = 0; i < 4; i++)
+        free(y[i]);
+}
+
+static void fig_queueing(const line_runs *l, figure **figs, int *nf) {
+    int n = l->n, have_share = 0;
+    double *q0 = xcalloc((size_t)n + 1, sizeof *q0), *q1 = xcalloc((size_t)n + 1, sizeof *q1);
+    for (int k = 0; k < n; k++) {
+        q0[k] = 100 * l->rs[k]->server.queue_share_of_ttft;
+        q1[k] = 100 * l->rs[k]->server.peak_kv_usage;
+        have_share |= isfinite(q0[k]);
     }
     if (have_share) {
-        plot_series q[] = {{"server queueing share of TTFT", x, y[0], (size_t)n, 0, 0, 1, 0, 1},
-                           {"peak KV-cache use", x, y[1], (size_t)n, 0, 1, 1, 0, 0}};
-        plot_spec sp3 = {.title = "Why TTFT rises: time queued in the server, KV-cache pressure",
-                         .xlabel = "offered load (requests/s)",
-                         .ylabel = "percent",
-                         .ymin_zero = 1};
+        plot_series q[] = {{"server queueing share of TTFT", l->x, q0, (size_t)n, 0, 0, 1, 0, 1},
+                           {"peak KV-cache use", l->x, q1, (size_t)n, 0, 1, 1, 0, 0}};
+        plot_spec sp = {.title = "Why TTFT rises: time queued in the server, KV-cache pressure",
+                        .xlabel = "offered load (requests/s)",
+                        .ylabel = "percent",
+                        .ymin_zero = 1};
+        char cap[1600];
         snprintf(cap, sizeof cap,
                  "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
                  "and TTFT histograms) and peak KV-cache use, per run.%s",
-                 note);
-        f = fig_add(figs, nf, "queueing_vs_load", cap);
-        svg_plot(&f->svg, &sp3, q, 2);
+                 l->note);
+        figure *f = fig_add(figs, nf, "queueing_vs_load", cap);
+        svg_plot(&f->svg, &sp, q, 2);
     }
-    free(x);
-    free(in);
-    free(rs);
-    for (int i = 0; i < 8; i++)
-        free(y[i]);
+    free(q0);
+    free(q1);
+}
+
+static void fig_load(const report *r, figure **figs, int *nf) {
+    line_runs l;
+    line_runs_of(r, &l);
+    fig_latency(r, &l, figs, nf);
+    fig_throughput(r, &l, figs, nf);
+    fig_queueing(&l, figs, nf);
+    free(l.rs);
+    free(l.x);
 }
 
 #define CDF_POINTS 400
@@ -201,12 +305,22 @@ static void fig_cdf(const report *r, figure **figs, int *nf) {
         s[k] = (plot_series){r->runs[k].name, xs[k], ys[k], m, 0, 0, 0, 1, -1};
         free(v);
     }
+    /* the TTFT bound, where there is one: the share left of it met it */
+    char label[64];
+    double bound = r->answer.present ? r->answer.slo.ttft_ms : 0;
+    snprintf(label, sizeof label, "SLO: TTFT <= %g ms", bound);
+    plot_rule rule = {1, bound, NAN, NAN, label, 1, 1};
     plot_spec sp = {.title = "TTFT distribution per run",
                     .xlabel = "time to first token (ms, log scale)",
                     .ylabel = "fraction of successful requests",
                     .logx = 1,
-                    .ymin_zero = 1};
-    figure *f = fig_add(figs, nf, "ttft_cdf", "Cumulative distribution of TTFT (from send).");
+                    .ymin_zero = 1,
+                    .rules = &rule,
+                    .n_rules = bound > 0};
+    figure *f = fig_add(figs, nf, "ttft_cdf",
+                        bound > 0 ? "Cumulative distribution of TTFT (from send); dashed "
+                                    "vertical line: the SLO's TTFT bound."
+                                  : "Cumulative distribution of TTFT (from send).");
     svg_plot(&f->svg, &sp, s, r->n_runs);
     for (int k = 0; k < r->n_runs; k++) {
         free(xs[k]);

@@ -7,6 +7,7 @@
 #include "report/figures.h"
 #include "report/summary_files.h"
 #include "report/tables.h"
+#include "report/workload_section.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,9 @@ static const char *html_head =
     "th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "figure{margin:1em 0}figcaption{font-size:13px;color:#555}\n"
     "svg{max-width:100%;height:auto;border:1px solid #eee}\n"
-    ".note{font-size:13px;color:#555}\n</style>\n</head>\n<body>\n";
+    ".note{font-size:13px;color:#555}\n"
+    ".answer{font-size:17px;border-left:4px solid #2ca02c;padding:0.4em 0.8em;background:#f6fbf6}\n"
+    "</style>\n</head>\n<body>\n";
 
 static void html_figure(strbuf *h, const figure *f) {
     sb_puts(h, "<figure>\n");
@@ -108,6 +111,12 @@ static void put_front(documents *d, const report *r) {
     sb_puts(&d->md, "# servelab report\n\n");
     sb_puts(&d->html, html_head);
     sb_puts(&d->html, "<h1>servelab report</h1>\n");
+    if (r->answer.present) { /* the answer first: the question the report exists for */
+        sb_printf(&d->md, "**%s**\n\n", r->answer.sentence);
+        sb_puts(&d->html, "<p class=\"answer\">");
+        sb_escape(&d->html, r->answer.sentence);
+        sb_puts(&d->html, "</p>\n");
+    }
     put_table(d, meta_table(r));
     sb_puts(&d->md, "## Runs\n\n");
     sb_puts(&d->html, "<h2>Runs</h2>\n");
@@ -132,9 +141,10 @@ static void put_run(documents *d, const report_run *rr, const figure *figs, int 
     sb_puts(&d->html, "<h2>Run ");
     sb_escape(&d->html, rr->name);
     sb_puts(&d->html, "</h2>\n");
-    table *parts[4] = {detail_table(rr), latency_table(rr), reps_table(rr), class_table(rr)};
-    const char *heads[4] = {"Key figures", "Latency", "Repetitions", "By prompt class"};
-    for (int i = 0; i < 4; i++) {
+    table *parts[5] = {workload_table(rr), detail_table(rr), latency_table(rr), reps_table(rr),
+                       class_table(rr)};
+    const char *heads[5] = {"Workload", "Key figures", "Latency", "Repetitions", "By prompt class"};
+    for (int i = 0; i < 5; i++) {
         sb_printf(&d->md, "### %s\n\n", heads[i]);
         sb_printf(&d->html, "<h3>%s</h3>\n", heads[i]);
         put_table(d, parts[i]);

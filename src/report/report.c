@@ -28,6 +28,7 @@ int report_build(char *const *paths, int n_paths, const report_opts *o, report *
             return -1;
         }
     qsort(r->runs, (size_t)r->n_runs, sizeof *r->runs, cmp_runs);
+    answer_build(r, paths, n_paths);
     return 0;
 }
 

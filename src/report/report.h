@@ -8,6 +8,7 @@
 #define SERVELAB_REPORT_H
 
 #include "analysis/summary.h"
+#include "report/answer.h"
 #include "report/load.h"
 #include "common/strbuf.h"
 
@@ -38,6 +39,7 @@ typedef struct report_run {
 typedef struct report {
     report_run *runs;
     int n_runs;
+    report_answer answer; /* the capacity sentence (report/answer.h), set by report_build */
 } report;
 
 typedef struct report_opts {

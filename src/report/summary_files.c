@@ -222,8 +222,9 @@ void render_summary_json(const report *r, strbuf *o) {
         json_object_set_new(j, "bootstrap_ci95", ci);
         json_array_append_new(runs, j);
     }
-    json_t *root = json_pack("{s:o,s:{s:i,s:i}}", "runs", runs, "bootstrap", "replicates",
-                             BOOTSTRAP_REPS, "seed", BOOTSTRAP_SEED);
+    json_t *root =
+        json_pack("{s:o,s:o,s:{s:i,s:i}}", "answer", answer_json(&r->answer), "runs", runs,
+                  "bootstrap", "replicates", BOOTSTRAP_REPS, "seed", BOOTSTRAP_SEED);
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     sb_puts(o, s);
     sb_puts(o, "\n");

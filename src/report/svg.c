@@ -98,8 +98,72 @@ static void draw_ticks(strbuf *o, const scale *s, int vertical, double other0, d
     }
 }
 
-static void draw_series(strbuf *o, const plot_series *s, const scale *xs, const scale *ys,
-                        int idx) {
+/* A vertical bar with short caps from ylo to yhi at each point that has
+ * both ends. */
+static void draw_error_bars(strbuf *o, const plot_series *s, const double *lo, const double *hi,
+                            const scale *xs, const scale *ys, const char *col) {
+    for (size_t i = 0; i < s->n; i++) {
+        if (!usable(s->x[i], xs->log) || !usable(lo[i], ys->log) || !usable(hi[i], ys->log))
+            continue;
+        double px = to_px(xs, s->x[i]), y0 = to_px(ys, lo[i]), y1 = to_px(ys, hi[i]);
+        sb_printf(o,
+                  "<path d=\"M%.1f,%.1fV%.1fM%.1f,%.1fh8M%.1f,%.1fh8\" stroke=\"%s\" "
+                  "stroke-width=\"1.2\" fill=\"none\"/>\n",
+                  px, y0, y1, px - 4, y0, px - 4, y1, col);
+    }
+}
+
+/* Bands first, then the lines over them, each label beside its line: a
+ * bound's at the right end above it, a marker's at the foot (away from
+ * the bounds' labels, which sit high on a latency plot). */
+static void draw_rules(strbuf *o, const plot_spec *sp, const scale *xs, const scale *ys, double L,
+                       double R, double T, double B) {
+    for (size_t k = 0; k < sp->n_rules; k++) {
+        const plot_rule *u = &sp->rules[k];
+        const scale *sc = u->vertical ? xs : ys;
+        if (!usable(u->band_lo, sc->log) || !usable(u->band_hi, sc->log))
+            continue;
+        double a = to_px(sc, u->band_lo), b = to_px(sc, u->band_hi);
+        if (u->vertical)
+            sb_printf(o,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                      "fill-opacity=\"0.15\"/>\n",
+                      fmin(a, b), T, fmax(fabs(b - a), 1), B - T, svg_color(u->color));
+        else
+            sb_printf(o,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+                      "fill-opacity=\"0.15\"/>\n",
+                      L, fmin(a, b), R - L, fmax(fabs(b - a), 1), svg_color(u->color));
+    }
+    for (size_t k = 0; k < sp->n_rules; k++) {
+        const plot_rule *u = &sp->rules[k];
+        const scale *sc = u->vertical ? xs : ys;
+        if (!usable(u->at, sc->log))
+            continue;
+        double p = to_px(sc, u->at);
+        const char *col = svg_color(u->color), *dash = u->dashed ? " stroke-dasharray=\"5 3\"" : "";
+        if (u->vertical)
+            sb_printf(o,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                      "stroke-width=\"1.5\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" ",
+                      p, T, p, B, col, dash, p > R - 160 ? p - 4 : p + 4, B - 6,
+                      p > R - 160 ? "end" : "start");
+        else
+            sb_printf(o,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                      "stroke-width=\"1.5\"%s/>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" ",
+                      L, p, R, p, col, dash, R - 4, p - 4);
+        sb_printf(o,
+                  "font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" "
+                  "paint-order=\"stroke\">",
+                  col);
+        sb_escape(o, u->label ? u->label : "");
+        sb_puts(o, "</text>\n");
+    }
+}
+
+static void draw_series(strbuf *o, const plot_spec *sp, const plot_series *s, const scale *xs,
+                        const scale *ys, int idx) {
     const char *col = svg_color(s->color >= 0 ? s->color : idx);
     int open = 0;
     double prev_y = 0;
@@ -123,6 +187,8 @@ static void draw_series(strbuf *o, const plot_series *s, const scale *xs, const 
     }
     if (open)
         sb_puts(o, "\"/>\n");
+    if (sp->err_lo && sp->err_hi && sp->err_lo[idx] && sp->err_hi[idx])
+        draw_error_bars(o, s, sp->err_lo[idx], sp->err_hi[idx], xs, ys, col);
     if (s->markers)
         for (size_t i = 0; i < s->n; i++)
             if (usable(s->x[i], xs->log) && usable(s->y[i], ys->log))
@@ -142,14 +208,36 @@ static void fit_scales(const plot_spec *sp, const plot_series *s, int ns, scale 
                 continue;
             xlo = fmin(xlo, s[i].x[k]);
             xhi = fmax(xhi, s[i].x[k]);
+            double lo = s[i].y[k], hi = s[i].y[k];
+            const double *el = sp->err_lo ? sp->err_lo[i] : NULL,
+                         *eh = sp->err_hi ? sp->err_hi[i] : NULL;
+            if (el && eh && usable(el[k], sp->logy) && usable(eh[k], sp->logy)) {
+                lo = fmin(lo, el[k]);
+                hi = fmax(hi, eh[k]);
+            }
             if (s[i].right_axis) {
-                y2lo = fmin(y2lo, s[i].y[k]);
-                y2hi = fmax(y2hi, s[i].y[k]);
+                y2lo = fmin(y2lo, lo);
+                y2hi = fmax(y2hi, hi);
             } else {
-                ylo = fmin(ylo, s[i].y[k]);
-                yhi = fmax(yhi, s[i].y[k]);
+                ylo = fmin(ylo, lo);
+                yhi = fmax(yhi, hi);
             }
         }
+    for (size_t k = 0; k < sp->n_rules; k++) {
+        const plot_rule *u = &sp->rules[k];
+        const double v[3] = {u->at, u->band_lo, u->band_hi};
+        for (int j = 0; j < 3; j++) {
+            if (!usable(v[j], u->vertical ? sp->logx : sp->logy))
+                continue;
+            if (u->vertical) {
+                xlo = fmin(xlo, v[j]);
+                xhi = fmax(xhi, v[j]);
+            } else {
+                ylo = fmin(ylo, v[j]);
+                yhi = fmax(yhi, v[j]);
+            }
+        }
+    }
     for (size_t k = 0; k < sp->n_bars; k++) {
         const plot_bar *b = &sp->bars[k];
         if (!isfinite(b->x0) || !isfinite(b->x1) || !isfinite(b->y))
@@ -259,8 +347,9 @@ void svg_plot(strbuf *o, const plot_spec *sp, const plot_series *s, int ns) {
         sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
                   x0, y0, fmax(x1 - x0, 0.5), fmax(y1 - y0, 0.5), svg_color(b->color));
     }
+    draw_rules(o, sp, &xs, &ys, L, R, T, B);
     for (int i = 0; i < ns; i++)
-        draw_series(o, &s[i], &xs, s[i].right_axis ? &y2 : &ys, i);
+        draw_series(o, sp, &s[i], &xs, s[i].right_axis ? &y2 : &ys, i);
     draw_legend(o, sp, s, ns, L, R, B);
     sb_puts(o, "</svg>\n");
 }
