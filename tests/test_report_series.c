@@ -3,11 +3,15 @@
  * rows at fine resolution and are exact bin means; they are drawn beside
  * the server's /metrics series always, and instead of them when the server
  * was sampled too few times in the run to show a queue (1-second samples of
- * a 3-second run read "0 waiting" beside "73.7% of TTFT queued"). */
+ * a 3-second run read "0 waiting" beside "73.7% of TTFT queued"); and
+ * `run --metrics-interval auto`, the default, samples a short run often
+ * enough (about 20 times) for the server's own series to show a queue. */
 #include "report/inflight.h"
+#include "run/run.h"
 #include "support.h"
 #include "test.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,5 +153,59 @@ TEST(report_server_figure_draws_the_clients_queue) {
     free(md);
     free(sparse);
     free(dense);
+    free(root);
+}
+
+/* --metrics-interval auto: the schedule's length / 20 within [0.1, 1] s;
+ * an explicit value is kept whatever the schedule. */
+TEST(metrics_interval_auto_follows_the_schedule) {
+    run_opts o;
+    run_opts_defaults(&o);
+    CHECK_STR(o.metrics_interval, "auto");
+    CHECK_NEAR(run_metrics_interval_s(&o, 0), 0.1, 1e-12); /* a burst */
+    CHECK_NEAR(run_metrics_interval_s(&o, 1), 0.1, 1e-12);
+    CHECK_NEAR(run_metrics_interval_s(&o, 3), 0.15, 1e-12);
+    CHECK_NEAR(run_metrics_interval_s(&o, 600), 1, 1e-12);
+    o.metrics_interval = "0.5";
+    CHECK_NEAR(run_metrics_interval_s(&o, 3), 0.5, 1e-12);
+    o.metrics_interval = "250ms";
+    CHECK_NEAR(run_metrics_interval_s(&o, 600), 0.25, 1e-12);
+}
+
+/* What meta.json says of the sampling of a 30-request run at 10/s. */
+static void sampled(int port, const char *dir, const char *extra, double *interval, int *n) {
+    char cmd[2048], p[1400];
+    snprintf(cmd, sizeof cmd,
+             "run --quiet --url http://127.0.0.1:%d --rate 10 --requests 30 --max-tokens 4 "
+             "--seed 3 %s --out %s",
+             port, extra, dir);
+    char *out = NULL;
+    CHECK_MSG(servelab_cmd(cmd, &out) == 0, "%s", out);
+    free(out);
+    snprintf(p, sizeof p, "%s/meta.json", dir);
+    json_t *meta = json_load_file(p, 0, NULL);
+    CHECK_MSG(meta != NULL, "no %s", p);
+    json_t *s = json_object_get(meta, "sampling");
+    *interval = json_number_value(json_object_get(s, "interval_s"));
+    *n = (int)json_integer_value(json_object_get(s, "metrics_samples"));
+    json_decref(meta);
+}
+
+/* A 3-second run is sampled about 20 times by default (it was 4 times, a
+ * sample a second), and --metrics-interval 1 still samples once a second. */
+TEST_ALONE(run_samples_a_short_run_often_enough) {
+    char *root = temp_dir(), d[1200];
+    sim_proc s = sim_start(NULL);
+    double interval;
+    int n;
+    snprintf(d, sizeof d, "%s/auto", root);
+    sampled(s.port, d, "", &interval, &n);
+    CHECK_MSG(interval >= 0.1 && interval <= 0.25, "auto interval %g s", interval);
+    CHECK_MSG(n >= 18, "%d samples of /metrics at %g s", n, interval);
+    snprintf(d, sizeof d, "%s/fixed", root);
+    sampled(s.port, d, "--metrics-interval 1", &interval, &n);
+    CHECK_NEAR(interval, 1, 1e-12);
+    CHECK_MSG(n <= 6, "%d samples at 1 s", n);
+    sim_stop(&s);
     free(root);
 }
