@@ -81,7 +81,7 @@ TEST(campaign_reference_example_resolves) {
         CHECK_STR(r->p.slo, "ttft=750ms,tpot=100ms");
         CHECK_NEAR(r->p.cost_per_hour, 0.40, 1e-12);
         CHECK_STR(r->server_args, i == 2 ? "--gpu-memory-utilization 0.45" : "");
-        CHECK_NEAR(r->p.metrics_interval_s, 1, 0);
+        CHECK_STR(r->p.metrics_interval, "auto");
         CHECK_INT(r->repetitions, 2);
     }
     /* The defaults are resolved too (rate stays inf: no top-level rate). */
@@ -112,7 +112,7 @@ TEST(campaign_header_defaults) {
     CHECK_NEAR(p->timeout_s, 600, 0);
     CHECK_NEAR(p->cost_per_hour, 0, 0);
     CHECK_STR(c.runs[0].server_args, "");
-    CHECK_NEAR(p->metrics_interval_s, 1, 0);
+    CHECK_STR(p->metrics_interval, "auto");
     CHECK_INT(c.runs[0].repetitions, 1);
     CHECK_INT(p->threads, 1);
     CHECK_STR(p->http_client, "auto");
@@ -344,7 +344,7 @@ TEST(campaign_scalar_types) {
     CHECK(p->seed == 12345678901ULL);
     CHECK_NEAR(p->timeout_s, 20, 0);
     CHECK_NEAR(c.defaults.p.timeout_s, 90, 1e-9);
-    CHECK_NEAR(p->metrics_interval_s, 0.25, 1e-12);
+    CHECK_NEAR(run_metrics_interval_s(p, 0), 0.25, 1e-12);
     CHECK_STR(c.runs[0].server_args, "");
     CHECK_STR(c.runs[0].name, "A.b_c-9");
     campaign_free(&c);

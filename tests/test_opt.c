@@ -98,7 +98,7 @@ TEST(opt_defaults_are_valid_values) {
     CHECK(isinf(o.rate) && o.requests == 100 && o.timeout_s == 600 && o.threads == 1);
     CHECK_STR(o.api, "completions");
     CHECK_STR(o.arrival, "poisson");
-    CHECK(o.max_event_bytes == 16 << 20 && o.metrics_interval_s == 1);
+    CHECK(o.max_event_bytes == 16 << 20 && !strcmp(o.metrics_interval, "auto"));
 }
 
 /* The profile row's choices are the profiles the simulator knows. */
@@ -165,7 +165,8 @@ TEST(opt_run_and_campaign_accept_alike) {
                                "t.yaml", &c, err, sizeof err) == 0);
     const run_opts *p = &c.runs[0].p;
     CHECK(p->rate == o.rate && p->timeout_s == o.timeout_s &&
-          p->metrics_interval_s == o.metrics_interval_s && p->seed == o.seed);
+          run_metrics_interval_s(p, 0) == run_metrics_interval_s(&o, 0) && p->seed == o.seed);
+    CHECK_NEAR(run_metrics_interval_s(p, 0), 0.25, 1e-12);
     campaign_free(&c);
 }
 

@@ -37,7 +37,7 @@ static double run_concurrency(const report_run *rr) {
 static int line_points(const report *r, line_point *pts, char *by, size_t cap) {
     int *in = xcalloc((size_t)r->n_runs + 1, sizeof *in);
     char left_out[1024];
-    load_line_runs(r, in, left_out, sizeof left_out);
+    load_line_runs(r, 0, in, left_out, sizeof left_out); /* several campaigns: the first's */
     int n = 0, all_rate = 1, all_conc = 1;
     for (int k = 0; k < r->n_runs; k++) {
         if (!in[k] || !isfinite(r->runs[k].pooled.goodput_fraction))
@@ -136,6 +136,18 @@ void answer_build(report *r, char *const *paths, int n_paths) {
     a->goal = ANSWER_DEFAULT_GOAL;
     interpolate(r, a);
     answer_compose(a);
+    if (r->n_campaigns > 1) { /* the answer is the first campaign's: say whose */
+        const char *label = "";
+        for (int k = 0; k < r->n_runs && !*label; k++)
+            if (r->runs[k].campaign_index == 0)
+                label = r->runs[k].campaign;
+        size_t p = strlen(label) + 2, n = strlen(a->sentence);
+        if (p + n < sizeof a->sentence) {
+            memmove(a->sentence + p, a->sentence, n + 1);
+            memcpy(a->sentence, label, p - 2);
+            memcpy(a->sentence + p - 2, ": ", 2);
+        }
+    }
     if (why[0]) {
         size_t used = strlen(a->sentence);
         snprintf(a->sentence + used, sizeof a->sentence - used, " (capacity.json left aside: %s)",

@@ -4,11 +4,21 @@
  * holding a requests.csv: a run's own subfolders are never runs. A run
  * directory reached more than once (through a symbolic link, or named by
  * two arguments) is one directory by its device and inode, and is kept
- * under the path that needs no link when there is one, else the first. */
+ * under the path that needs no link when there is one, else the first.
+ *
+ * A report over more than one campaign names each run after its campaign
+ * ("A/load-8rps"): two sweeps of the same plan have runs of the same names,
+ * and only the campaign tells them apart. A run's campaign is the nearest
+ * directory above it (up to the argument it was found under) that holds a
+ * campaign.json, else that argument; it is called by its campaign.json's
+ * name, else by its directory's, and by its path where two campaigns would
+ * share a name. */
 #include "report/discover.h"
 #include "common/util.h"
 
 #include <dirent.h>
+#include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +181,143 @@ static report_run *run_for_key(report *r, char **keys, const char *key, const ch
     return rr;
 }
 
+/* The length of `arg` without its trailing slashes when `path` lies
+ * strictly below it, else 0. */
+static size_t below(const char *path, const char *arg) {
+    size_t n = strlen(arg);
+    while (n > 1 && arg[n - 1] == '/')
+        n--;
+    return !strncmp(path, arg, n) && path[n] == '/' ? n : 0;
+}
+
+/* The directory of the campaign of the run at `key` into out, "" for none:
+ * see the top of this file. A run given as an argument itself has the
+ * campaign of its parent when that holds a campaign.json, else none. */
+static void campaign_dir_of(const char *key, char *const *paths, int n_paths, char *out,
+                            size_t cap) {
+    size_t top = 0;
+    for (int i = 0; i < n_paths && !top; i++)
+        top = below(key, paths[i]);
+    snprintf(out, cap, "%s", key);
+    char *slash;
+    while ((slash = strrchr(out, '/')) && slash != out) {
+        *slash = 0;
+        if (is_file(out, "campaign.json"))
+            return;
+        if (!top || strlen(out) <= top)
+            break;
+    }
+    if (!top && !slash && is_file(".", "campaign.json")) {
+        snprintf(out, cap, ".");
+        return;
+    }
+    if (!top)
+        out[0] = 0;
+}
+
+/* What a campaign is called: its campaign.json's name, else the name of
+ * its directory (the real one for "." or ".."). */
+static void campaign_label(const char *dir, char *out, size_t cap) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/campaign.json", dir);
+    json_t *doc = json_load_file(p, 0, NULL);
+    json_t *name = json_object_get(doc, "name");
+    if (json_is_string(name) && json_string_value(name)[0]) {
+        snprintf(out, cap, "%s", json_string_value(name));
+        json_decref(doc);
+        return;
+    }
+    json_decref(doc);
+    char real[PATH_MAX];
+    const char *d = dir;
+    const char *b = strrchr(d, '/');
+    b = b ? b + 1 : d;
+    if ((!strcmp(b, ".") || !strcmp(b, "..")) && realpath(dir, real)) {
+        d = real;
+        b = strrchr(d, '/');
+        b = b && b[1] ? b + 1 : d;
+    }
+    snprintf(out, cap, "%.255s", b);
+}
+
+/* The last `parts` components of a path (all of it when it has fewer). */
+static const char *path_tail(const char *path, int parts) {
+    const char *p = path + strlen(path);
+    while (p > path && parts > 0)
+        if (*--p == '/' && --parts == 0)
+            return p + 1;
+    return path;
+}
+
+/* Campaigns that share a label are called by the shortest tails of their
+ * directories' paths that tell them apart ("A" and "B"; "v1/fixture" and
+ * "v2/fixture"), so a label never depends on where the report ran from
+ * more than it must. first[k] == k marks campaign k's entry. */
+static void distinguish_labels(int n, const int *first, char (*dirs)[4096], char (*labels)[256]) {
+    int *clash = xcalloc((size_t)n, sizeof *clash);
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+            clash[k] |= j != k && first[j] == j && first[k] == k && labels[k][0] &&
+                        !strcmp(labels[j], labels[k]);
+    for (int parts = 1; parts <= 16; parts++) {
+        int unique = 1;
+        for (int k = 0; k < n && unique; k++)
+            for (int j = 0; j < k && unique; j++)
+                unique = !clash[k] || !clash[j] ||
+                         strcmp(path_tail(dirs[j], parts), path_tail(dirs[k], parts)) ||
+                         parts == 16;
+        if (!unique)
+            continue;
+        for (int k = 0; k < n; k++)
+            if (clash[k])
+                snprintf(labels[k], sizeof labels[k], "%.255s", path_tail(dirs[k], parts));
+        break;
+    }
+    free(clash);
+}
+
+/* Names the runs after their campaigns when they come from more than one
+ * (keys[k]: run k's directory, or its repetitions' parent). */
+static void name_by_campaign(report *r, char **keys, char *const *paths, int n_paths) {
+    char(*dirs)[4096] = xcalloc((size_t)r->n_runs, sizeof *dirs);
+    char(*labels)[256] = xcalloc((size_t)r->n_runs, sizeof *labels);
+    int *first = xcalloc((size_t)r->n_runs, sizeof *first); /* index of the first of its campaign */
+    r->n_campaigns = 0;
+    for (int k = 0; k < r->n_runs; k++) {
+        campaign_dir_of(keys[k], paths, n_paths, dirs[k], sizeof dirs[k]);
+        for (size_t n = strlen(dirs[k]); n > 1 && dirs[k][n - 1] == '/';)
+            dirs[k][--n] = 0; /* "A/" (an argument given so) is "A" */
+        first[k] = k;
+        for (int j = 0; j < k && first[k] == k; j++)
+            if (!strcmp(dirs[j], dirs[k]))
+                first[k] = first[j];
+        if (first[k] == k) {
+            r->runs[k].campaign_index = r->n_campaigns++;
+            if (dirs[k][0])
+                campaign_label(dirs[k], labels[k], sizeof labels[k]);
+        } else {
+            r->runs[k].campaign_index = r->runs[first[k]].campaign_index;
+        }
+    }
+    distinguish_labels(r->n_runs, first, dirs, labels);
+    for (int k = 0; k < r->n_runs && r->n_campaigns > 1; k++) {
+        report_run *rr = &r->runs[k];
+        const char *label = labels[first[k]];
+        if (!label[0])
+            continue;
+        char name[sizeof rr->name * 2 + 2];
+        snprintf(name, sizeof name, "%s/%s", label, rr->name);
+        snprintf(rr->name, sizeof rr->name, "%.255s", name);
+        snprintf(rr->campaign, sizeof rr->campaign, "%s", label);
+    }
+    if (r->n_campaigns <= 1)
+        for (int k = 0; k < r->n_runs; k++)
+            r->runs[k].campaign_index = 0;
+    free(dirs);
+    free(labels);
+    free(first);
+}
+
 static void dir_list_free(dir_list *l) {
     for (int i = 0; i < l->n; i++)
         free(l->d[i]);
@@ -208,6 +355,7 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
         rr->rep_dirs[rr->n_reps++] = xstrdup(dirs.d[i]);
         free(dirs.d[i]);
     }
+    name_by_campaign(r, keys, paths, n_paths);
     for (int k = 0; k < r->n_runs; k++)
         free(keys[k]);
     free(keys);

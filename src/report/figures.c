@@ -4,6 +4,7 @@
  * TIMELINE_MAX) so that a figure stays small whatever the row count. */
 #include "report/figures.h"
 #include "common/util.h"
+#include "report/inflight.h"
 #include "report/knee.h"
 #include "report/load_line.h"
 #include "report/pool.h"
@@ -86,7 +87,7 @@ typedef struct line_runs {
 static void line_runs_of(const report *r, line_runs *l) {
     int *in = xcalloc((size_t)r->n_runs + 1, sizeof *in);
     char left_out[1024];
-    load_line_runs(r, in, left_out, sizeof left_out);
+    load_line_runs(r, -1, in, left_out, sizeof left_out);
     l->note[0] = 0;
     if (left_out[0])
         snprintf(l->note, sizeof l->note,
@@ -138,7 +139,152 @@ static const char *const knee_rule_text =
     "(their least-squares line, no lower than their largest p95) predicts there, with its "
     "interval above the interval of the load before; ";
 
+/* ---- several campaigns (`report A B`): one set of curves each ---- */
+
+#define CAMPAIGNS_DRAWN 8
+
+/* Campaign c's runs of the load lines, by load: into rs and x; how many. */
+static int campaign_runs(const line_runs *l, int c, const report_run **rs, double *x) {
+    int n = 0;
+    for (int k = 0; k < l->n; k++)
+        if (l->rs[k]->campaign_index == c) {
+            rs[n] = l->rs[k];
+            x[n++] = l->x[k];
+        }
+    return n;
+}
+
+/* A campaign's label (its runs' campaign). */
+static const char *campaign_label(const line_runs *l, int c) {
+    for (int k = 0; k < l->n; k++)
+        if (l->rs[k]->campaign_index == c)
+            return l->rs[k]->campaign;
+    return "";
+}
+
+/* Per campaign: what one value of a run is (v picks it), as a series. */
+typedef double (*run_value)(const report_run *rr, int which);
+
+static double latency_value(const report_run *rr, int which) {
+    switch (which) {
+    case 0: return rr->pooled.ttft.p50;
+    case 1: return rr->pooled.ttft.p95;
+    case 2: return rr->ci[0][0];
+    case 3: return rr->ci[0][1];
+    case 4: return rr->ci[1][0];
+    default: return rr->ci[1][1];
+    }
+}
+
+static double throughput_value(const report_run *rr, int which) {
+    double req, tok;
+    steady_rates(rr, &req, &tok);
+    return which == 0 ? tok : req;
+}
+
+/* vals[c][w][k]: value w of campaign c's k-th run; xs[c], counts in n[c]. */
+typedef struct campaign_values {
+    int nc, n[CAMPAIGNS_DRAWN];
+    double *x[CAMPAIGNS_DRAWN], *v[CAMPAIGNS_DRAWN][6];
+    char names[CAMPAIGNS_DRAWN][2][300];
+} campaign_values;
+
+static void campaign_values_of(const report *r, const line_runs *l, run_value f, int nv,
+                               campaign_values *cv) {
+    memset(cv, 0, sizeof *cv);
+    cv->nc = r->n_campaigns < CAMPAIGNS_DRAWN ? r->n_campaigns : CAMPAIGNS_DRAWN;
+    const report_run **rs = xcalloc((size_t)l->n + 1, sizeof *rs);
+    for (int c = 0; c < cv->nc; c++) {
+        cv->x[c] = xcalloc((size_t)l->n + 1, sizeof *cv->x[c]);
+        cv->n[c] = campaign_runs(l, c, rs, cv->x[c]);
+        for (int w = 0; w < nv; w++) {
+            cv->v[c][w] = xcalloc((size_t)l->n + 1, sizeof *cv->v[c][w]);
+            for (int k = 0; k < cv->n[c]; k++)
+                cv->v[c][w][k] = f(rs[k], w);
+        }
+    }
+    free(rs);
+}
+
+static void campaign_values_free(campaign_values *cv) {
+    for (int c = 0; c < cv->nc; c++) {
+        free(cv->x[c]);
+        for (int w = 0; w < 6; w++)
+            free(cv->v[c][w]);
+    }
+}
+
+static void fig_latency_campaigns(const report *r, const line_runs *l, figure **figs, int *nf) {
+    campaign_values cv;
+    campaign_values_of(r, l, latency_value, 6, &cv);
+    plot_series s[2 * CAMPAIGNS_DRAWN];
+    const double *lo[2 * CAMPAIGNS_DRAWN], *hi[2 * CAMPAIGNS_DRAWN];
+    int ns = 0;
+    for (int c = 0; c < cv.nc; c++)
+        for (int p = 0; p < 2; p++) {
+            snprintf(cv.names[c][p], sizeof cv.names[c][p], "%.200s: TTFT %s", campaign_label(l, c),
+                     p ? "p95" : "p50");
+            s[ns] =
+                (plot_series){cv.names[c][p], cv.x[c], cv.v[c][p], (size_t)cv.n[c], 0, !p, 1, 0, c};
+            lo[ns] = cv.v[c][2 + 2 * p];
+            hi[ns++] = cv.v[c][3 + 2 * p];
+        }
+    plot_rule rules[2];
+    char labels[2][64];
+    int nr = slo_rules(&r->answer.slo, rules, labels);
+    plot_spec sp = {.title = "Latency vs offered load, one pair of curves per campaign",
+                    .xlabel = "offered load (requests/s)",
+                    .ylabel = "TTFT (ms, log scale)",
+                    .logy = 1,
+                    .rules = rules,
+                    .n_rules = (size_t)nr,
+                    .err_lo = lo,
+                    .err_hi = hi};
+    char cap[1600];
+    snprintf(cap, sizeof cap,
+             "TTFT p50 (dashed) and p95 (solid) against offered load, one colour per campaign "
+             "(at most %d), error bars: the 95%% bootstrap intervals; TPOT and the rest per "
+             "campaign are in the tables.%s%s",
+             CAMPAIGNS_DRAWN, nr ? " Dashed horizontal lines: the SLO's bounds." : "", l->note);
+    figure *f = fig_add(figs, nf, "latency_vs_load", cap);
+    svg_plot(&f->svg, &sp, s, (size_t)ns);
+    campaign_values_free(&cv);
+}
+
+static void fig_throughput_campaigns(const report *r, const line_runs *l, figure **figs, int *nf) {
+    campaign_values cv;
+    campaign_values_of(r, l, throughput_value, 2, &cv);
+    plot_series s[2 * CAMPAIGNS_DRAWN];
+    int ns = 0;
+    for (int c = 0; c < cv.nc; c++)
+        for (int p = 0; p < 2; p++) {
+            snprintf(cv.names[c][p], sizeof cv.names[c][p], "%.200s: %s", campaign_label(l, c),
+                     p ? "achieved req/s" : "output tokens/s");
+            s[ns++] =
+                (plot_series){cv.names[c][p], cv.x[c], cv.v[c][p], (size_t)cv.n[c], p, p, 1, 0, c};
+        }
+    plot_spec sp = {.title = "Throughput vs offered load, per campaign (over the arrival window, "
+                             "shifted)",
+                    .xlabel = "offered load (requests/s)",
+                    .ylabel = "output tokens/s",
+                    .y2label = "requests/s",
+                    .ymin_zero = 1};
+    char cap[1200];
+    snprintf(cap, sizeof cap,
+             "Output tokens/s (solid, left) and achieved requests/s (dashed, right) over each "
+             "run's arrival window shifted by its median time from scheduled arrival to end, "
+             "one colour per campaign.%s",
+             l->note);
+    figure *f = fig_add(figs, nf, "throughput_vs_load", cap);
+    svg_plot(&f->svg, &sp, s, (size_t)ns);
+    campaign_values_free(&cv);
+}
+
 static void fig_latency(const report *r, const line_runs *l, figure **figs, int *nf) {
+    if (r->n_campaigns > 1) {
+        fig_latency_campaigns(r, l, figs, nf);
+        return;
+    }
     int n = l->n;
     double *y[13];
     for (int i = 0; i < 13; i++)
@@ -204,6 +350,10 @@ static void fig_latency(const report *r, const line_runs *l, figure **figs, int 
  * answers ending after arrivals stopped) pulls the whole-run rates down
  * and makes an unsaturated server look saturated. */
 static void fig_throughput(const report *r, const line_runs *l, figure **figs, int *nf) {
+    if (r->n_campaigns > 1) {
+        fig_throughput_campaigns(r, l, figs, nf);
+        return;
+    }
     int n = l->n;
     double *y[4];
     for (int i = 0; i < 4; i++)
@@ -389,50 +539,138 @@ static void fig_timeline(const report_run *rr, const char *file_part, figure **f
     free(p);
 }
 
-static void fig_server(const report_run *rr, const char *file_part, figure **figs, int *nf) {
-    const run_files *rf = &rr->files[0];
-    plot_series s[8];
-    int ns = 0;
-    double *kvpct = NULL;
-    const series *run = series_find(&rf->metrics, "vllm:num_requests_running");
-    const series *wait = series_find(&rf->metrics, "vllm:num_requests_waiting");
-    const series *kv = series_find(&rf->metrics, "vllm:kv_cache_usage_perc");
-    if (!run)
-        run = series_find(&rf->metrics, "llamacpp:requests_processing");
-    if (!wait)
-        wait = series_find(&rf->metrics, "llamacpp:requests_deferred");
-    double *tsec[8] = {0};
-    const series *src[4] = {run, wait, kv, NULL};
-    const char *names[3] = {"requests running", "requests waiting", "KV cache used (%)"};
+/* Fewer /metrics samples than this over a run cannot show its queue (a
+ * 3-second run sampled each second reads "0 waiting" while most of its
+ * TTFT was queueing): the client's own counts stand in for the server's. */
+#define SERVER_SAMPLES_MIN 10
+
+/* A figure's series and the arrays made for them, freed together. */
+typedef struct series_list {
+    plot_series s[12];
+    int n;
+    double *own[24];
+    int n_own;
+} series_list;
+
+static void add_series(series_list *l, plot_series s) {
+    if (l->n < 12)
+        l->s[l->n++] = s;
+}
+
+static double *owned(series_list *l, size_t n) {
+    double *v = xmalloc((n ? n : 1) * sizeof *v);
+    l->own[l->n_own++] = v;
+    return v;
+}
+
+/* A series' times in seconds and its values times `scale`, in arrays of l. */
+static void rescaled(series_list *l, const series *src, double scale, double **t, double **v) {
+    *t = owned(l, src->n);
+    *v = owned(l, src->n);
+    for (size_t k = 0; k < src->n; k++) {
+        (*t)[k] = src->t_ms[k] / 1000;
+        (*v)[k] = scale * src->v[k];
+    }
+}
+
+static size_t samples_within(const series *s, double end_s) {
+    size_t n = 0;
+    for (size_t k = 0; s && k < s->n; k++)
+        n += s->t_ms[k] >= 0 && s->t_ms[k] <= end_s * 1000;
+    return n;
+}
+
+/* The server's queue series, vLLM's or llama.cpp's; either may be NULL. */
+static void queue_series(const run_files *rf, const series **run, const series **wait) {
+    *run = series_find(&rf->metrics, "vllm:num_requests_running");
+    *wait = series_find(&rf->metrics, "vllm:num_requests_waiting");
+    if (!*run)
+        *run = series_find(&rf->metrics, "llamacpp:requests_processing");
+    if (!*wait)
+        *wait = series_find(&rf->metrics, "llamacpp:requests_deferred");
+}
+
+/* The server's queue (when `queue`) and KV-cache use from /metrics, its
+ * GPUs' utilisation from NVML. */
+static void add_server_series(const run_files *rf, int queue, series_list *l) {
+    const series *run, *wait;
+    queue_series(rf, &run, &wait);
+    const series *src[3] = {queue ? run : NULL, queue ? wait : NULL,
+                            series_find(&rf->metrics, "vllm:kv_cache_usage_perc")};
+    const char *names[3] = {"server: requests running", "server: requests waiting",
+                            "KV cache used (%)"};
     for (int i = 0; i < 3; i++) {
         if (!src[i] || !src[i]->n)
             continue;
-        tsec[ns] = xmalloc(src[i]->n * sizeof(double));
-        for (size_t k = 0; k < src[i]->n; k++)
-            tsec[ns][k] = src[i]->t_ms[k] / 1000;
-        const double *yv = src[i]->v;
-        if (i == 2) {
-            kvpct = xmalloc(src[i]->n * sizeof *kvpct);
-            for (size_t k = 0; k < src[i]->n; k++)
-                kvpct[k] = 100 * src[i]->v[k];
-            yv = kvpct;
-        }
-        s[ns] = (plot_series){names[i], tsec[ns], yv, src[i]->n, i == 2, 0, 0, 1, i};
-        ns++;
+        double *t, *v;
+        rescaled(l, src[i], i == 2 ? 100 : 1, &t, &v);
+        add_series(l, (plot_series){names[i], t, v, src[i]->n, i == 2, 0, 0, 1, i});
     }
-    for (int g = 0; g < rf->gpu.n && ns < 8; g++) {
+    for (int g = 0; g < rf->gpu.n; g++) {
         const series *gs = &rf->gpu.s[g];
         if (!strstr(gs->name, "util_pct"))
             continue;
-        tsec[ns] = xmalloc(gs->n * sizeof(double));
-        for (size_t k = 0; k < gs->n; k++)
-            tsec[ns][k] = gs->t_ms[k] / 1000;
-        s[ns] = (plot_series){gs->name, tsec[ns], gs->v, gs->n, 1, 1, 0, 1, 3 + g};
-        ns++;
+        double *t, *v;
+        rescaled(l, gs, 1, &t, &v);
+        add_series(l, (plot_series){gs->name, t, v, gs->n, 1, 1, 0, 1, 3 + g});
     }
-    if (ns > 0) {
-        char title[320], file[240];
-        snprintf(title, sizeof title, "Server and GPU during %.200s%s", rr->name,
+}
+
+/* The client's own counts, dashed: in flight, of those no first token yet,
+ * and waiting to be sent (only when a request waited: every request waits
+ * the microseconds of its dispatch, too little to draw). */
+static void add_client_series(const client_counts *c, series_list *l) {
+    add_series(l, (plot_series){"client: in flight (sent, not ended)", c->t_s, c->in_flight, c->n,
+                                0, 1, 0, 0, 7});
+    add_series(
+        l, (plot_series){"client: no first token yet", c->t_s, c->no_first, c->n, 0, 1, 0, 0, 1});
+    if (c->peak_waiting >= 0.5)
+        add_series(l, (plot_series){"client: waiting to send (cap)", c->t_s, c->waiting, c->n, 0, 1,
+                                    0, 0, 8});
+}
+
+/* What the figure draws and where each series comes from. */
+static void server_caption(char *cap, size_t n, size_t samples, int queue, const client_counts *c) {
+    char why[400];
+    double run_s = (double)c->n * c->step_s;
+    if (queue)
+        snprintf(why, sizeof why,
+                 "Solid: the server's queue from its /metrics (%zu samples). Dashed: the "
+                 "client's own counts beside it, as a server may not count requests still "
+                 "waiting in its HTTP queue.",
+                 samples);
+    else if (samples)
+        snprintf(why, sizeof why,
+                 "The server's /metrics were sampled %zu times in this %.1f s run, too few to "
+                 "show its queue: the queue drawn is the client's own (dashed), not the "
+                 "server's.",
+                 samples, run_s);
+    else
+        snprintf(why, sizeof why,
+                 "No queue from the server's /metrics: the queue drawn is the "
+                 "client's own (dashed).");
+    snprintf(cap, n,
+             "%s The client's counts are from requests.csv, means over %.3g ms bins. KV-cache "
+             "use from /metrics, GPU utilisation from NVML.",
+             why, c->step_s * 1000);
+}
+
+static void fig_server(const report_run *rr, const char *file_part, figure **figs, int *nf) {
+    const run_files *rf = &rr->files[0];
+    client_counts cc;
+    client_counts_of(&rr->rows, 0, &cc);
+    const series *run, *wait;
+    queue_series(rf, &run, &wait);
+    double run_s = (double)cc.n * cc.step_s;
+    size_t samples = samples_within(run ? run : wait, run_s);
+    int queue = samples >= SERVER_SAMPLES_MIN;
+    series_list l = {0};
+    add_server_series(rf, queue, &l);
+    if (cc.n)
+        add_client_series(&cc, &l);
+    if (l.n > 0) {
+        char title[320], file[240], cap[1000];
+        snprintf(title, sizeof title, "Server, client and GPU during %.200s%s", rr->name,
                  rr->n_reps > 1 ? " (first repetition)" : "");
         snprintf(file, sizeof file, "server-%s", file_part);
         plot_spec sp = {.title = title,
@@ -440,14 +678,13 @@ static void fig_server(const report_run *rr, const char *file_part, figure **fig
                         .ylabel = "requests",
                         .y2label = "percent",
                         .ymin_zero = 1};
-        figure *f = fig_add(figs, nf, file,
-                            "Queue depth and KV-cache use from the server's /metrics, GPU "
-                            "utilisation from NVML, sampled during the run.");
-        svg_plot(&f->svg, &sp, s, ns);
+        server_caption(cap, sizeof cap, samples, queue, &cc);
+        figure *f = fig_add(figs, nf, file, cap);
+        svg_plot(&f->svg, &sp, l.s, l.n);
     }
-    for (int i = 0; i < ns; i++)
-        free(tsec[i]);
-    free(kvpct);
+    for (int i = 0; i < l.n_own; i++)
+        free(l.own[i]);
+    client_counts_free(&cc);
 }
 
 void figures_across_runs(const report *r, figure **figs, int *n) {

@@ -34,12 +34,20 @@ typedef struct report_run {
      * copied in part, and what those files say (its offered rate, where it
      * ran) is unknown, never guessed. */
     char incomplete[64];
+    /* The campaign the run came from, when the report covers more than one
+     * (its campaign.json's name, else its directory's; "" when there is only
+     * one): its name then starts with it ("A/load-8rps"). campaign_index
+     * numbers the campaigns from 0 in the order they were found (0 for all
+     * when there is only one): runs of one index form one campaign's lines. */
+    char campaign[256];
+    int campaign_index;
 } report_run;
 
 typedef struct report {
     report_run *runs;
     int n_runs;
     report_answer answer; /* the capacity sentence (report/answer.h), set by report_build */
+    int n_campaigns;      /* distinct campaigns among the runs (1 when the runs name none) */
 } report;
 
 typedef struct report_opts {

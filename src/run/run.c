@@ -91,6 +91,10 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
         return fail(rr, "--rate %g: %lld requests would take more than %d days to arrive", o->rate,
                     (long long)o->requests, ARRIVALS_MAX_S / 86400);
     workload_assign(&x->w, x->n + (size_t)o->warmup, seed);
+    double schedule_s = o->have_duration ? o->duration_s
+                        : x->n           ? (double)x->due[x->n - 1] / 1e6
+                                         : 0;
+    x->o.metrics_interval_s = run_metrics_interval_s(o, schedule_s);
     return 0;
 }
 

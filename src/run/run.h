@@ -44,18 +44,20 @@ typedef struct run_opts {
     double cost_per_hour;  /* 0: no cost */
     const char *out;
     int64_t max_event_bytes;
-    int64_t max_chunks;        /* chunks kept of one answer; past it the request is malformed */
-    double metrics_interval_s; /* sampling of /metrics and GPUs */
-    int no_sampling;           /* neither /metrics nor GPUs */
-    int threads;               /* client threads */
-    const char *http_client;   /* auto|builtin|libcurl */
-    const char *cpus;          /* pin the client to these CPUs; NULL: no pinning */
-    int realtime;              /* ask for SCHED_FIFO (common/cpus.h) */
+    int64_t max_chunks;           /* chunks kept of one answer; past it the request is malformed */
+    const char *metrics_interval; /* "auto" or seconds, as given (run_metrics_interval_s) */
+    int no_sampling;              /* neither /metrics nor GPUs */
+    int threads;                  /* client threads */
+    const char *http_client;      /* auto|builtin|libcurl */
+    const char *cpus;             /* pin the client to these CPUs; NULL: no pinning */
+    int realtime;                 /* ask for SCHED_FIFO (common/cpus.h) */
     int quiet;
     int force;    /* replace what an earlier run left in --out */
     int progress; /* the progress line even when stderr is not a terminal */
     /* not options: how the caller wants it */
     int print_summary; /* the table on stdout */
+    /* set by run_execute: what --metrics-interval came to for this schedule */
+    double metrics_interval_s;
 } run_opts;
 
 /* The table of `servelab run`'s options, ended by a row without a name. */
@@ -68,6 +70,19 @@ typedef struct run_result {
     int code;        /* the exit code `servelab run` gives */
     char error[512]; /* why, when the run failed or did not start; "" otherwise */
 } run_result;
+
+/* --metrics-interval auto: about this many samples of /metrics over the
+ * schedule, one every schedule / METRICS_AUTO_SAMPLES seconds, within
+ * [METRICS_AUTO_MIN_S, METRICS_AUTO_MAX_S]: a run of a few seconds is then
+ * sampled often enough to show its queue, and a long one no more than once a
+ * second. */
+#define METRICS_AUTO_SAMPLES 20
+#define METRICS_AUTO_MIN_S 0.1
+#define METRICS_AUTO_MAX_S 1.0
+/* The seconds between samples: --metrics-interval's when it gives them,
+ * else auto's for a schedule of `schedule_s` seconds (its last arrival, or
+ * --duration; 0 for a burst, which gets the shortest). */
+double run_metrics_interval_s(const run_opts *o, double schedule_s);
 
 /* Every option at its default, and print_summary on. */
 void run_opts_defaults(run_opts *o);

@@ -89,6 +89,33 @@ static int header_check(const char *text, char *err, size_t errlen) {
     return 0;
 }
 
+/* --metrics-interval's seconds: the row an explicit value is read with,
+ * so that it takes what any option in seconds takes, with the same words. */
+static const opt_def interval_seconds = {
+    .name = "metrics-interval", .type = OPT_SECONDS, .at = 0, .size = sizeof(double), .min = 0.01};
+
+static int metrics_interval_check(const char *text, char *err, size_t errlen) {
+    double v;
+    if (!strcmp(text, "auto") || !opt_set(&interval_seconds, text, &v, err, errlen))
+        return 0;
+    char what[160];
+    snprintf(err, errlen, "expected auto or %s, got '%.60s'",
+             opt_what(&interval_seconds, what, sizeof what), text);
+    return -1;
+}
+
+double run_metrics_interval_s(const run_opts *o, double schedule_s) {
+    double v;
+    char err[256];
+    if (strcmp(o->metrics_interval, "auto") &&
+        !opt_set(&interval_seconds, o->metrics_interval, &v, err, sizeof err))
+        return v;
+    double auto_s = schedule_s / METRICS_AUTO_SAMPLES;
+    return auto_s < METRICS_AUTO_MIN_S   ? METRICS_AUTO_MIN_S
+           : auto_s > METRICS_AUTO_MAX_S ? METRICS_AUTO_MAX_S
+                                         : auto_s;
+}
+
 /* auto, off, or a whole number of connections (0 is off). */
 static int preconnect_check(const char *text, char *err, size_t errlen) {
     if (!strcmp(text, "auto") || !strcmp(text, "off"))
@@ -301,13 +328,14 @@ const opt_def run_options[] = {
      .help = "replace the files an earlier run left in --out"},
     {.name = "metrics-interval",
      .key = "metrics_interval",
-     .meta = "metrics_interval_s",
-     .type = OPT_SECONDS,
-     RUN(metrics_interval_s),
-     .arg = "S",
-     .min = 0.01,
-     .def = "1",
-     .help = "sample /metrics and GPUs every S seconds"},
+     .meta = "metrics_interval",
+     .type = OPT_STRING,
+     RUN(metrics_interval),
+     .arg = "auto|S",
+     .check = metrics_interval_check,
+     .def = "auto",
+     .help = "sample /metrics and GPUs every S seconds (auto: the schedule's length / 20, "
+             "0.1-1 s)"},
     {.name = "no-sampling",
      .key = "no_sampling",
      .meta = "no_sampling",

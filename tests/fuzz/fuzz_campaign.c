@@ -21,7 +21,7 @@ static void check_params(const campaign_run *r) {
     FUZZ_CHECK((p->requests > 0) != (p->duration_s > 0));
     FUZZ_CHECK(p->requests >= 0 && p->duration_s >= 0);
     FUZZ_CHECK(p->rate > 0);
-    FUZZ_CHECK(p->burstiness > 0 && p->timeout_s > 0 && p->metrics_interval_s > 0);
+    FUZZ_CHECK(p->burstiness > 0 && p->timeout_s > 0 && run_metrics_interval_s(p, 1) > 0);
     FUZZ_CHECK(r->repetitions >= 1 && p->concurrency >= 0 && p->warmup >= 0);
     FUZZ_CHECK(p->max_tokens >= 0 && p->cost_per_hour >= 0);
 }
