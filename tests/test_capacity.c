@@ -13,6 +13,8 @@
  * 8 users: a ninth waits a whole 400 ms sequence for a slot. */
 #include "capacity/binomial.h"
 #include "capacity/saturation.h"
+#include "client/loadgen.h"
+#include "run/run.h"
 #include "support.h"
 #include "test.h"
 
@@ -160,5 +162,52 @@ TEST(capacity_bad_input_exits_2) {
     CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --goal 1.5", NULL), 2);
     snprintf(cmd, sizeof cmd, "capacity --slo ttft=1s --sim \"--no-such-flag\" --out %s/c", dir);
     CHECK_INT(servelab_cmd(cmd, NULL), 2); /* the simulator refuses its arguments */
+    free(dir);
+}
+
+/* The watch stops after the first 5 rows. */
+static int stop_after_five(void *arg, const struct loadgen_result *so_far, int in_flight,
+                           int64_t now_us) {
+    (void)now_us;
+    int *calls = arg;
+    (*calls)++;
+    (void)in_flight;
+    return so_far->rows.n >= 5;
+}
+
+/* run_opts.watch: a run it stops ends as a stop signal would end it (every
+ * request a row, the unfinished ones cancelled) but is not interrupted. */
+TEST(capacity_watch_stops_a_run_and_loses_nothing) {
+    sim_proc sim = sim_start("--decode-base-ms 20 --decode-per-seq-ms 0 --max-num-seqs 2");
+    char *dir = temp_dir(), url[64], out[4200];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", sim.port);
+    snprintf(out, sizeof out, "%s/run", dir);
+    run_opts o;
+    run_opts_defaults(&o);
+    o.url = url;
+    o.out = out;
+    o.rate = 50;
+    o.requests = 200;
+    o.max_tokens = 10;
+    o.quiet = 1;
+    o.print_summary = 0;
+    o.no_sampling = 1;
+    int calls = 0;
+    run_watch w = {.fn = stop_after_five, .arg = &calls};
+    o.watch = &w;
+    run_result rr;
+    int code = run_execute(&o, json_array(), NULL, &rr);
+    sim_stop(&sim);
+    CHECK_MSG(code == 0 || code == 1, "exit %d: %s", code, rr.error);
+    CHECK(rr.watch_stopped && !rr.interrupted && calls > 0);
+    CHECK_INT(rr.requests, 200);                  /* every request is a row */
+    CHECK(rr.completed >= 5 && rr.completed < 100); /* and most were cancelled */
+    snprintf(out, sizeof out, "%s/run/requests.csv", dir);
+    char *csv = read_file(out, NULL);
+    int lines = 0;
+    for (char *p = csv; p && *p; p++)
+        lines += *p == '\n';
+    CHECK_INT(lines, 201);
+    free(csv);
     free(dir);
 }
