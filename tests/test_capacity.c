@@ -200,7 +200,7 @@ TEST(capacity_watch_stops_a_run_and_loses_nothing) {
     sim_stop(&sim);
     CHECK_MSG(code == 0 || code == 1, "exit %d: %s", code, rr.error);
     CHECK(rr.watch_stopped && !rr.interrupted && calls > 0);
-    CHECK_INT(rr.requests, 200);                  /* every request is a row */
+    CHECK_INT(rr.requests, 200);                    /* every request is a row */
     CHECK(rr.completed >= 5 && rr.completed < 100); /* and most were cancelled */
     snprintf(out, sizeof out, "%s/run/requests.csv", dir);
     char *csv = read_file(out, NULL);
