@@ -35,15 +35,16 @@ while [ "$i" -le "$SEARCHES" ]; do
     out="$DIR/knee-$i"
     "$BIN" capacity --sim "$KNEE" $KNEE_RUN --arrival constant --slo ttft=100ms --goal 0.95 \
         --start-rate 8 --seed $((i * 1000)) --out "$out" >/dev/null 2>&1 || true
+    status=$(field "$out/capacity.json" status)
     max=$(field "$out/capacity.json" max_rate_rps)
     lo=$(field "$out/capacity.json" ci_low_rps)
     hi=$(field "$out/capacity.json" ci_high_rps)
     n=$(python3 -c "import json;print(len(json.load(open('$out/capacity.json'))['probes']))")
     wall=$(field "$out/capacity.json" wall_s)
-    cover=$(python3 -c "print(1 if $lo <= 20 <= $hi else 0)")
+    cover=$(python3 -c "print(1 if '$status' == 'found' and $lo <= 20 <= $hi else 0)")
     covered=$((covered + cover))
-    printf "  seed %5d: %6s req/s, 95%% CI %s-%s, %s probes, %.1f s%s\n" $((i * 1000)) "$max" "$lo" \
-        "$hi" "$n" "$wall" "$([ "$cover" = 1 ] || echo '  (does not cover 20)')"
+    printf "  seed %5d: %s, %6s req/s, 95%% CI %s-%s, %s probes, %.1f s%s\n" $((i * 1000)) "$status" \
+        "$max" "$lo" "$hi" "$n" "$wall" "$([ "$cover" = 1 ] || echo '  (does not cover 20)')"
     i=$((i + 1))
 done
 echo "  the interval covered 20 req/s in $covered of $SEARCHES"

@@ -144,8 +144,10 @@ TEST_ALONE(capacity_by_concurrency_finds_the_slots) {
     snprintf(cmd, sizeof cmd, "%s/c", dir);
     json_t *j = capacity_json(cmd);
     CHECK_INT(number(j, "max_concurrency"), 8);
-    CHECK_INT(number(j, "ci_low_concurrency"), 8);
-    CHECK_INT(number(j, "ci_high_concurrency"), 9);
+    /* 8-9 on a quiet machine; a probe that a busy one slowed past the bound
+     * is repeated, and the interval widens to the clear verdicts around it */
+    double lo = number(j, "ci_low_concurrency"), hi = number(j, "ci_high_concurrency");
+    CHECK_MSG(lo >= 6 && lo <= 8 && hi >= 9 && hi <= 10, "interval %g-%g", lo, hi);
     CHECK(json_is_null(json_object_get(j, "max_rate_rps")));
     CHECK_MSG(strstr(out, "8 concurrent users"), "%s", out);
     json_decref(j);

@@ -38,10 +38,12 @@ typedef struct search {
     double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
     int stopped_by_time;
     int lock_fd;
+    int last_code; /* the last probe's (probe.h) */
 } search;
 
 typedef struct level {
     double met_lo, met_hi, n; /* unfinished counted as missed / as met */
+    double finished;          /* the requests not cut short: the point verdict's */
     int growing, runs;
 } level;
 
@@ -55,14 +57,18 @@ static level level_of(const search *s, double v) {
         l.met_lo += (double)p->met;
         l.met_hi += (double)(p->met + p->unfinished);
         l.n += (double)p->requests;
+        l.finished += (double)(p->requests - p->unfinished);
         l.growing |= p->stopped == SAT_GROWING;
         l.runs++;
     }
     return l;
 }
 
+/* The point verdict: the share met of the requests that finished (a
+ * stopped probe's cut-short requests are neither, so they do not make its
+ * repetitions look better or worse). */
 static int level_passed(const search *s, const level *l) {
-    return !l->growing && l->n > 0 && l->met_hi >= s->o->goal * l->n;
+    return !l->growing && l->finished > 0 && l->met_lo >= s->o->goal * l->finished;
 }
 
 static int clear_pass(const search *s, const level *l) {
@@ -104,8 +110,8 @@ static void derive(search *s) {
 
 /* The interval's ends: the highest clear pass at or below the answer and
  * the lowest clear failure above it; the point verdicts' loads when none
- * is clear (and said on stderr). */
-static void interval(const search *s, double *ci_low, double *ci_high) {
+ * is clear. Returns how many ends are only point verdicts. */
+static int interval(const search *s, double *ci_low, double *ci_high) {
     *ci_low = *ci_high = NAN;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
@@ -115,10 +121,12 @@ static void interval(const search *s, double *ci_low, double *ci_high) {
         if (v > s->lo && clear_fail(s, &l) && !(v >= *ci_high))
             *ci_high = v;
     }
+    int unclear = isnan(*ci_low) + isnan(*ci_high);
     if (isnan(*ci_low))
         *ci_low = s->lo;
     if (isnan(*ci_high))
         *ci_high = s->hi;
+    return unclear;
 }
 
 static int narrow(const search *s) {
@@ -202,6 +210,7 @@ static int probe_at(search *s, double v, int bracketing, char *err, int errlen) 
     probe *p = &s->probes[s->n];
     int64_t seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n); /* each its own */
     int code = probe_run(&s->ps, s->n + 1, v, n, seed, p, err, errlen);
+    s->last_code = code;
     if (code)
         return code;
     s->n++;
@@ -211,38 +220,47 @@ static int probe_at(search *s, double v, int bracketing, char *err, int errlen) 
     return 0;
 }
 
-/* Doubling from the start until a probe fails (or the ceiling, or time). */
-static int bracket(search *s, char *err, int errlen) {
-    double v = s->ps.by_concurrency ? (double)s->o->start_concurrency : s->o->start_rate;
+/* The next step: while no load has failed, double the highest that passed
+ * (from the start); while none has passed, repeat the failing first load
+ * until its failure is clear; then bisect to the precision, and repeat the
+ * ends until their verdicts are clear (at most MAX_RUNS_A_LEVEL runs each).
+ * Pooled repeats may turn a verdict over; the next step follows from what
+ * all probes say then. Returns 0 when done, 1 after a probe, or the code of
+ * a probe that could not run (probe.h). */
+static int step(search *s, char *err, int errlen) {
     double ceiling = s->ps.by_concurrency ? MAX_USERS : MAX_RATE;
-    for (;;) {
-        int code = probe_at(s, v, 1, err, errlen);
-        if (code || !isnan(s->hi) || stop_signal() || time_up(s) || 2 * v > ceiling)
-            return code;
-        v *= 2;
+    double start = s->ps.by_concurrency ? (double)s->o->start_concurrency : s->o->start_rate;
+    if (isnan(s->hi)) {
+        double v = isnan(s->lo) ? start : 2 * s->lo;
+        if (v > ceiling)
+            return 0;
+        return probe_at(s, v, 1, err, errlen) ? -1 : 1;
     }
+    level l = level_of(s, s->lo), h = level_of(s, s->hi);
+    double v;
+    if (isnan(s->lo) && !clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
+        v = s->hi;
+    else if (isnan(s->lo))
+        return 0;
+    else if (!narrow(s))
+        v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2) : (s->lo + s->hi) / 2;
+    else if (!clear_pass(s, &l) && l.runs < MAX_RUNS_A_LEVEL)
+        v = s->lo;
+    else if (!clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
+        v = s->hi;
+    else
+        return 0;
+    return probe_at(s, v, 0, err, errlen) ? -1 : 1;
 }
 
-/* Bisection to the precision, then the boundary levels repeated until
- * their verdicts are clear (at most MAX_RUNS_A_LEVEL runs each). */
-static int refine(search *s, char *err, int errlen) {
-    while (!isnan(s->lo) && !isnan(s->hi) && !stop_signal() && !time_up(s)) {
-        int code;
-        level l = level_of(s, s->lo), h = level_of(s, s->hi);
-        if (!narrow(s)) {
-            double mid = (s->lo + s->hi) / 2;
-            code = probe_at(s, s->ps.by_concurrency ? floor(mid) : mid, 0, err, errlen);
-        } else if (!clear_pass(s, &l) && l.runs < MAX_RUNS_A_LEVEL) {
-            code = probe_at(s, s->lo, 0, err, errlen);
-        } else if (!clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL) {
-            code = probe_at(s, s->hi, 0, err, errlen);
-        } else {
+static int run_search(search *s, char *err, int errlen) {
+    for (;;) {
+        int r = step(s, err, errlen);
+        if (r < 0) /* the probe could not run */
+            return s->last_code;
+        if (r == 0 || stop_signal() || time_up(s))
             return 0;
-        }
-        if (code)
-            return code;
     }
-    return 0;
 }
 
 /* OUT: made, locked, and holding no earlier search (unless --force, which
@@ -325,18 +343,21 @@ int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, in
     int code = prepare_out(&s, err, errlen) ? 2 : 0;
     stop_install();
     if (!code)
-        code = bracket(&s, err, errlen);
-    if (code && s.n == 0 && code != 2 && !stop_signal())
+        code = run_search(&s, err, errlen);
+    if (code && s.n == 0 && !stop_signal())
         code = 2; /* the first probe could not run: the target or its arguments */
-    if (!code)
-        code = refine(&s, err, errlen);
     if (s.n) {
         write_answer(&s);
         capacity_answer a;
         fill_answer(&s, &a);
         char sentence[1024];
         answer_sentence(&a, sentence, sizeof sentence);
-        printf("%s\n", sentence);
+        printf("%s%s\n", stop_signal() ? "stopped before the search ended: so far, " : "",
+               sentence);
+        double lo, hi;
+        if (a.status == CAP_FOUND && interval(&s, &lo, &hi) && !o->run.quiet)
+            warnx_("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
+                   "that end is a point verdict's (more --requests would clear it)");
         if (!code)
             code = a.status == CAP_FOUND ? 0 : 1;
     }
