@@ -14,6 +14,7 @@
 # Run from the repository root:
 #   sh bench/capacity_vs_sweep.sh [SEARCHES] [PROBES]
 set -e
+# PARTS=13 runs parts 1 and 3 only.
 SEARCHES=${1:-10}
 PROBES=${2:-6}
 BIN=${SERVELAB:-./servelab}
@@ -28,6 +29,8 @@ for k in sys.argv[2:]: d=d[int(k)] if isinstance(d,list) else d[k]
 print(d)' "$@"
 }
 
+case "${PARTS:-123}" in *1*) ;; *) SEARCHES=0 ;; esac
+case "${PARTS:-123}" in *2*) ;; *) PROBES=0 ;; esac
 echo "== 1. the analytic knee, 20 req/s: $SEARCHES seeded searches"
 covered=0
 i=1
@@ -62,6 +65,7 @@ while [ "$i" -le "$PROBES" ]; do
 done
 echo "  stopped as growing: $stops of $PROBES (each one a false stop)"
 
+case "${PARTS:-123}" in *3*) ;; *) exit 0 ;; esac
 echo "== 3. gpu-7b: the search against a sweep of 10 rates"
 G_RUN="--prompts random:512:128 --ignore-eos --max-tokens 128 --no-sampling --quiet"
 G_SLO="ttft=500ms,tpot=50ms"

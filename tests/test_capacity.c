@@ -80,14 +80,17 @@ TEST(capacity_growth_test) {
         x = x * 1103515245u + 12345u;
         s[i] = 8 + (float)((x >> 16) % 7) - 3;
     }
-    CHECK(!saturation_growing(s, N, 400));
-    for (int i = 0; i < N; i++) /* 8 + 1 a second: unbounded */
-        s[i] = 8 + (float)i / 100;
-    CHECK(saturation_growing(s, N, 400));
-    CHECK(!saturation_growing(s, 250, 400)); /* too little seen yet */
-    for (int i = 0; i < N; i++)              /* a ramp over 6 s to 30, then flat: stable */
+    CHECK(!saturation_growing(s, N, 400, 20));
+    for (int i = 0; i < N; i++) /* 8 + 6 a second at 20 req/s: unbounded */
+        s[i] = 8 + 6 * (float)i / 100;
+    CHECK(saturation_growing(s, N, 400, 20));
+    CHECK(!saturation_growing(s, 250, 400, 20)); /* too little seen yet */
+    for (int i = 0; i < N; i++) /* 8 + 3 a second at 20 req/s: filling slowly, let be */
+        s[i] = 8 + 3 * (float)i / 100;
+    CHECK(!saturation_growing(s, N, 400, 20));
+    for (int i = 0; i < N; i++) /* a ramp over 6 s to 30, then flat: stable */
         s[i] = i < 600 ? 30.0f * (float)i / 600 : 30;
-    CHECK(!saturation_growing(s, N, 6000));
+    CHECK(!saturation_growing(s, N, 6000, 20));
     free(s);
 }
 

@@ -43,8 +43,10 @@ enum { SAT_NONE, SAT_CERTAIN, SAT_GROWING };
 void saturation_init(saturation *s);
 void saturation_free(saturation *s);
 /* The growth test on a series of in-flight counts, one per 10 ms from t=0,
- * whose requests took e2e_ms on average: 1 when it has grown through the
- * series (tests call it on made-up series). */
-int saturation_growing(const float *in_flight, size_t n, double e2e_ms);
+ * whose requests took e2e_ms on average, arriving at `rate` req/s: 1 when
+ * it has grown through the series by a quarter of the rate a second or
+ * more
+ * (tests call it on made-up series). */
+int saturation_growing(const float *in_flight, size_t n, double e2e_ms, double rate);
 
 #endif
