@@ -2,7 +2,8 @@
 # The layers of src/: which folders each folder's files may include. The
 # data flows workload -> client -> analysis -> report, with the simulator
 # and the monitors beside; common/ is below everything; run/, calibrate/ and
-# sweep/ put the pieces together; cli/ holds the commands. An include that
+# sweep/ put the pieces together, capacity/ searches with sweep/'s; cli/ holds
+# the commands. An include that
 # climbs (client/ including analysis/, say) is printed with its file and
 # line, and the exit status is 1.
 cd "$(dirname "$0")/.." || exit 2
@@ -15,7 +16,8 @@ allowed() {
     run) echo "run client analysis monitor workload common" ;;
     calibrate) echo "calibrate analysis common" ;;
     sweep) echo "sweep run report sim analysis client monitor workload common" ;;
-    cli) echo "cli sweep run calibrate report sim analysis client monitor workload common" ;;
+    capacity) echo "capacity sweep run report sim analysis client monitor workload common" ;;
+    cli) echo "cli capacity sweep run calibrate report sim analysis client monitor workload common" ;;
     *) echo "" ;;
     esac
 }

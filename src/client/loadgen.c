@@ -455,17 +455,21 @@ static void on_finish_timer(evutil_socket_t fd, short what, void *arg) {
     lg_check_done(g);
 }
 
-/* A stop signal (common/stop.h): stop scheduling; what is queued, in flight
- * or not yet due ends as a cancelled row. Every loop polls the flag the
- * handler sets (every 10 ms), which works the same with one thread or many. */
+/* A stop signal (common/stop.h), or the config's watch saying so: stop
+ * scheduling; what is queued, in flight or not yet due ends as a cancelled
+ * row. Every loop polls the flag the handler sets (every 10 ms), which works
+ * the same with one thread or many. */
 static void on_stop_poll(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
-    if (!stop_signal())
+    if (stop_signal())
+        g->res->interrupted = 1;
+    else if (g->cfg->watch && g->cfg->watch(g->cfg->watch_arg, g->res, g->in_flight, lg_now(g)))
+        g->res->watch_stopped = 1;
+    else
         return;
     g->stopping = 1;
-    g->res->interrupted = 1;
     evtimer_del(g->due_timer);
     event_base_loopbreak(g->base);
 }

@@ -24,6 +24,8 @@
 /* Which HTTP client carries the requests (h1.h says why there are two). */
 typedef enum { HTTP_CLIENT_LIBCURL, HTTP_CLIENT_BUILTIN } http_client_kind;
 
+struct loadgen_result;
+
 typedef struct loadgen_config {
     const char *endpoint;       /* full URL of /v1/completions or /v1/chat/completions */
     struct curl_slist *headers; /* user headers incl. Authorization; not owned */
@@ -54,6 +56,13 @@ typedef struct loadgen_config {
     struct curl_slist *metrics_headers;
     double sample_interval_s;
     gpu_monitor *gpu;
+    /* Optional: called on the loop's 10 ms stop poll with the rows so far
+     * (finished requests), the requests in flight and the time since t=0;
+     * returning 1 stops the run as a stop signal would (every request not
+     * finished becomes a cancelled row), with watch_stopped set instead of
+     * interrupted. `servelab capacity` stops a probe that is already lost. */
+    int (*watch)(void *arg, const struct loadgen_result *so_far, int in_flight, int64_t now_us);
+    void *watch_arg;
 } loadgen_config;
 
 /* What the client knows of its own delay (see docs/accuracy.md): the run
@@ -80,6 +89,7 @@ void client_check_sort(client_check *k);
 typedef struct loadgen_result {
     run_rows rows;
     int interrupted;                     /* a stop signal (common/stop.h) ended it */
+    int watch_stopped;                   /* the config's watch ended it */
     size_t usage_counted, chunk_counted; /* how output tokens were counted */
     double cpu_s;
     int write_error;         /* errno of a failed row write */

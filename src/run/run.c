@@ -277,6 +277,10 @@ static int measure(run_ctx *x, run_result *rr) {
     x->lc.due_us = x->due;
     x->lc.n = x->n;
     x->lc.out_dir = x->o.out;
+    if (x->o.watch && x->o.threads <= 1) { /* not for the warmup, which copied lc before */
+        x->lc.watch = x->o.watch->fn;
+        x->lc.watch_arg = x->o.watch->arg;
+    }
     double cpu0 = process_cpu_s();
     int rc = x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
                                : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
@@ -322,6 +326,7 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
             int meta_rc = run_write_meta(x, cmdline, extra_meta);
             cmdline = extra_meta = NULL; /* stolen */
             rr->code = run_write_summary(x, meta_rc, rr);
+            rr->watch_stopped = x->res.watch_stopped;
         }
     }
     json_decref(cmdline);

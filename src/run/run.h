@@ -14,6 +14,17 @@
 #include <jansson.h>
 #include <stdint.h>
 
+struct loadgen_result;
+
+/* A watch on the measured run (client/loadgen.h's loadgen_config.watch):
+ * called every 10 ms with the rows so far; 1 stops the run, what is not
+ * finished becoming cancelled rows. Given with --threads 1 only (with more
+ * threads each would call it at once on its own share); warmup has none. */
+typedef struct run_watch {
+    int (*fn)(void *arg, const struct loadgen_result *so_far, int in_flight, int64_t now_us);
+    void *arg;
+} run_watch;
+
 typedef struct run_opts {
     /* target */
     const char *url, *api, *model, *key_env;
@@ -55,7 +66,8 @@ typedef struct run_opts {
     int force;    /* replace what an earlier run left in --out */
     int progress; /* the progress line even when stderr is not a terminal */
     /* not options: how the caller wants it */
-    int print_summary; /* the table on stdout */
+    int print_summary;      /* the table on stdout */
+    const run_watch *watch; /* NULL: none (servelab capacity sets one) */
     /* set by run_execute: what --metrics-interval came to for this schedule */
     double metrics_interval_s;
 } run_opts;
@@ -66,6 +78,7 @@ extern const opt_def run_options[];
 typedef struct run_result {
     size_t requests, completed, failed;
     int interrupted;
+    int watch_stopped; /* o->watch ended it */
     double duration_s;
     int code;        /* the exit code `servelab run` gives */
     char error[512]; /* why, when the run failed or did not start; "" otherwise */

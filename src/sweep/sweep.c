@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "sweep/outdir.h"
 #include "sweep/server_proc.h"
+#include "sweep/sim_proc.h"
 #include "workload/workload.h"
 
 #include <errno.h>
@@ -250,12 +251,9 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
 /* A fresh simulator per run: clean metrics, its own trace in `dir`. */
 static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
                      int errlen) {
-    char tmpl[8192], log[4200];
-    snprintf(tmpl, sizeof tmpl,
-             "%s sim --port {port} --profile %s --trace %s/trace.csv %s {server_args}", s->o->self,
-             s->c->sim_profile, dir, s->c->sim_args);
-    snprintf(log, sizeof log, "%s/server.log", dir);
-    return server_proc_start(sim, tmpl, args, "/health", 30, log, err, errlen);
+    char sim_args[8192];
+    snprintf(sim_args, sizeof sim_args, "--profile %s %s", s->c->sim_profile, s->c->sim_args);
+    return sim_proc_start(sim, s->o->self, sim_args, dir, args, err, errlen);
 }
 
 /* What became of a repetition, for campaign.json. */

@@ -1,0 +1,370 @@
+/* search: bracket, bisect, confirm (see search.h and docs/capacity.md).
+ * The probes at one load are pooled into a level (their requests and
+ * met counts added up); each level has a point verdict (its pooled share
+ * against the goal) and, when its Wilson interval lies wholly on one side
+ * of the goal, a clear one. Bisection follows the point verdicts; the
+ * interval's ends are the nearest clear verdicts around the answer. */
+#include "capacity/search.h"
+#include "capacity/answer.h"
+#include "capacity/binomial.h"
+#include "capacity/probe.h"
+#include "capacity/saturation.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/stop.h"
+#include "common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_RUNS_A_LEVEL 3 /* a boundary load is run at most this often */
+#define BRACKET_S 5.0      /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
+#define MAX_RATE 1e6
+#define MAX_USERS 100000
+
+typedef struct search {
+    const capacity_opts *o;
+    probe_setup ps;
+    const char *out;
+    probe *probes;
+    int n, cap;
+    long full_n;       /* requests of a full probe */
+    int fixed_n;       /* --requests given: every probe has it */
+    double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
+    int stopped_by_time;
+    int lock_fd;
+    int last_code; /* the last probe's (probe.h) */
+} search;
+
+typedef struct level {
+    double met_lo, met_hi, n; /* unfinished counted as missed / as met */
+    double finished;          /* the requests not cut short: the point verdict's */
+    int growing, runs;
+} level;
+
+static level level_of(const search *s, double v) {
+    level l = {0};
+    for (int i = 0; i < s->n; i++) {
+        const probe *p = &s->probes[i];
+        double pv = s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
+        if (pv != v)
+            continue;
+        l.met_lo += (double)p->met;
+        l.met_hi += (double)(p->met + p->unfinished);
+        l.n += (double)p->requests;
+        l.finished += (double)(p->requests - p->unfinished);
+        l.growing |= p->stopped == SAT_GROWING;
+        l.runs++;
+    }
+    return l;
+}
+
+/* The point verdict: the share met of the requests that finished (a
+ * stopped probe's cut-short requests are neither, so they do not make its
+ * repetitions look better or worse). */
+static int level_passed(const search *s, const level *l) {
+    return !l->growing && l->finished > 0 && l->met_lo >= s->o->goal * l->finished;
+}
+
+static int clear_pass(const search *s, const level *l) {
+    double lo, hi;
+    if (l->growing || l->n <= 0)
+        return 0;
+    wilson_interval(l->met_lo, l->n, BINOMIAL_Z95, &lo, &hi);
+    return lo >= s->o->goal;
+}
+
+static int clear_fail(const search *s, const level *l) {
+    double lo, hi;
+    if (l->growing)
+        return 1;
+    wilson_interval(l->met_hi, l->n, BINOMIAL_Z95, &lo, &hi);
+    return hi < s->o->goal;
+}
+
+static double value_of(const search *s, int i) {
+    return s->ps.by_concurrency ? (double)s->probes[i].concurrency : s->probes[i].rate_rps;
+}
+
+/* lo and hi from every level probed so far. */
+static void derive(search *s) {
+    s->lo = s->hi = NAN;
+    for (int i = 0; i < s->n; i++) {
+        double v = value_of(s, i);
+        level l = level_of(s, v);
+        if (!level_passed(s, &l) && !(v >= s->hi))
+            s->hi = v;
+    }
+    for (int i = 0; i < s->n; i++) {
+        double v = value_of(s, i);
+        level l = level_of(s, v);
+        if (level_passed(s, &l) && !(v <= s->lo) && !(v >= s->hi))
+            s->lo = v;
+    }
+}
+
+/* The interval's ends: the highest clear pass at or below the answer and
+ * the lowest clear failure above it; the point verdicts' loads when none
+ * is clear. Returns how many ends are only point verdicts. */
+static int interval(const search *s, double *ci_low, double *ci_high) {
+    *ci_low = *ci_high = NAN;
+    for (int i = 0; i < s->n; i++) {
+        double v = value_of(s, i);
+        level l = level_of(s, v);
+        if (v <= s->lo && clear_pass(s, &l) && !(v <= *ci_low))
+            *ci_low = v;
+        if (v > s->lo && clear_fail(s, &l) && !(v >= *ci_high))
+            *ci_high = v;
+    }
+    int unclear = isnan(*ci_low) + isnan(*ci_high);
+    if (isnan(*ci_low))
+        *ci_low = s->lo;
+    if (isnan(*ci_high))
+        *ci_high = s->hi;
+    return unclear;
+}
+
+static int narrow(const search *s) {
+    if (s->ps.by_concurrency && s->hi - s->lo <= 1)
+        return 1;
+    return (s->hi - s->lo) / s->lo < s->o->precision;
+}
+
+static double elapsed(const search *s) {
+    return mono_us() / 1e6 - s->t0;
+}
+
+static int time_up(search *s) {
+    if (elapsed(s) < s->o->max_time_s)
+        return 0;
+    s->stopped_by_time = 1;
+    return 1;
+}
+
+static void fill_answer(const search *s, capacity_answer *a) {
+    memset(a, 0, sizeof *a);
+    a->by_concurrency = s->ps.by_concurrency;
+    a->goal = s->o->goal;
+    a->slo = s->ps.slo;
+    a->probes = s->probes;
+    a->n_probes = s->n;
+    a->wall_s = elapsed(s);
+    a->stopped_by_time = s->stopped_by_time;
+    a->best = -1;
+    a->max = a->ci_low = a->ci_high = a->reached = NAN;
+    a->lowest = s->n ? value_of(s, 0) : NAN;
+    if (isnan(s->lo))
+        a->status = CAP_MISSED_AT_LOWEST;
+    else if (isnan(s->hi))
+        a->status = CAP_NOT_REACHED;
+    else
+        a->status = CAP_FOUND;
+    if (!isnan(s->lo)) {
+        a->max = a->reached = s->lo;
+        interval(s, &a->ci_low, &a->ci_high);
+        for (int i = 0; i < s->n; i++) /* the passing probe at the answer with most requests */
+            if (value_of(s, i) == s->lo && s->probes[i].passed &&
+                (a->best < 0 || s->probes[i].requests > s->probes[a->best].requests))
+                a->best = i;
+    }
+    a->binding = capacity_answer_binding(a);
+}
+
+static void write_answer(const search *s) {
+    capacity_answer a;
+    fill_answer(s, &a);
+    json_t *j = capacity_answer_json(&a);
+    if (write_json_atomic(s->out, "capacity.json", j))
+        warnx_("cannot write %s/capacity.json: %s", s->out, strerror(errno));
+    json_decref(j);
+}
+
+static void say_probe(const search *s, const probe *p, double v) {
+    if (s->o->run.quiet)
+        return;
+    fprintf(stderr, "capacity: probe %d at %g %s: %ld of %ld met (95%% CI %.3f-%.3f) %s", s->n, v,
+            s->ps.by_concurrency ? "users" : "req/s", p->met, p->requests, p->ci_low, p->ci_high,
+            p->passed ? "passed" : "failed");
+    if (p->stopped)
+        fprintf(stderr, ", stopped early: %s", p->why);
+    fprintf(stderr, " (%.1f s)\n", p->wall_s);
+}
+
+/* One more probe at v (a full one, or a short one while bracketing).
+ * 0, or the probe's code (probe.h) with err. */
+static int probe_at(search *s, double v, int bracketing, char *err, int errlen) {
+    long n = s->full_n;
+    if (bracketing && !s->fixed_n) {
+        long short_n = (long)ceil(BRACKET_S * v);
+        n = short_n < 10 ? 10 : short_n < n ? short_n : n;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->probes = xrealloc(s->probes, (size_t)s->cap * sizeof *s->probes);
+    }
+    probe *p = &s->probes[s->n];
+    int64_t seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n); /* each its own */
+    int code = probe_run(&s->ps, s->n + 1, v, n, seed, p, err, errlen);
+    s->last_code = code;
+    if (code)
+        return code;
+    s->n++;
+    say_probe(s, p, v);
+    write_answer(s);
+    derive(s);
+    return 0;
+}
+
+/* The next step: while no load has failed, double the highest that passed
+ * (from the start); while none has passed, repeat the failing first load
+ * until its failure is clear; then bisect to the precision, and repeat the
+ * ends until their verdicts are clear (at most MAX_RUNS_A_LEVEL runs each).
+ * Pooled repeats may turn a verdict over; the next step follows from what
+ * all probes say then. Returns 0 when done, 1 after a probe, or the code of
+ * a probe that could not run (probe.h). */
+static int step(search *s, char *err, int errlen) {
+    double ceiling = s->ps.by_concurrency ? MAX_USERS : MAX_RATE;
+    double start = s->ps.by_concurrency ? (double)s->o->start_concurrency : s->o->start_rate;
+    if (isnan(s->hi)) {
+        double v = isnan(s->lo) ? start : 2 * s->lo;
+        if (v > ceiling)
+            return 0;
+        return probe_at(s, v, 1, err, errlen) ? -1 : 1;
+    }
+    level l = level_of(s, s->lo), h = level_of(s, s->hi);
+    double v;
+    if (isnan(s->lo) && !clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
+        v = s->hi;
+    else if (isnan(s->lo))
+        return 0;
+    else if (!narrow(s))
+        v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2) : (s->lo + s->hi) / 2;
+    else if (!clear_pass(s, &l) && l.runs < MAX_RUNS_A_LEVEL)
+        v = s->lo;
+    else if (!clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
+        v = s->hi;
+    else
+        return 0;
+    return probe_at(s, v, 0, err, errlen) ? -1 : 1;
+}
+
+static int run_search(search *s, char *err, int errlen) {
+    for (;;) {
+        int r = step(s, err, errlen);
+        if (r < 0) /* the probe could not run */
+            return s->last_code;
+        if (r == 0 || stop_signal() || time_up(s))
+            return 0;
+    }
+}
+
+/* OUT: made, locked, and holding no earlier search (unless --force, which
+ * removes its probes and capacity.json). 0, or -1 with err. */
+static int prepare_out(search *s, char *err, int errlen) {
+    if (strlen(s->out) > OUT_DIR_MAX - 100) {
+        snprintf(err, errlen, "--out: the path has %zu characters (at most %d)", strlen(s->out),
+                 OUT_DIR_MAX - 100);
+        return -1;
+    }
+    if (mkdir_p(s->out)) {
+        snprintf(err, errlen, "--out %s: cannot create: %s", s->out, strerror(errno));
+        return -1;
+    }
+    char why[4400];
+    if (dir_lock(s->out, &s->lock_fd, why, sizeof why)) {
+        snprintf(err, errlen, "--out %s", why);
+        return -1;
+    }
+    DIR *d = opendir(s->out);
+    struct dirent *e;
+    int held = 0;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "probe-", 6) && strcmp(e->d_name, "capacity.json"))
+            continue;
+        held = 1;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", s->out, e->d_name);
+        if (s->o->run.force && remove_tree(path)) {
+            snprintf(err, errlen, "--out %s: cannot remove %s: %s", s->out, e->d_name,
+                     strerror(errno));
+            closedir(d);
+            return -1;
+        }
+    }
+    if (d)
+        closedir(d);
+    if (held && !s->o->run.force) {
+        snprintf(err, errlen,
+                 "--out %s already holds a capacity search: add --force to replace it, or give "
+                 "another --out",
+                 s->out);
+        return -1;
+    }
+    return 0;
+}
+
+int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
+    slo_spec slo;
+    if (!o->run.slo) {
+        snprintf(err, errlen, "--slo is required (e.g. --slo ttft=750ms,tpot=100ms)");
+        return -1;
+    }
+    if (slo_parse(o->run.slo, &slo, err, errlen))
+        return -1;
+    if (!o->run.url == !o->sim) {
+        snprintf(err, errlen, "give --url URL or --sim \"ARGS\" (the simulator), one of them");
+        return -1;
+    }
+    run_opts r = o->run;
+    if (!r.url)
+        r.url = "http://127.0.0.1:1"; /* each probe's simulator has its own */
+    return run_opts_validate(&r, err, errlen);
+}
+
+int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, int errlen) {
+    search s = {.o = o, .out = o->run.out ? o->run.out : "out/capacity", .lock_fd = -1};
+    s.ps = (probe_setup){.base = &o->run,
+                         .sim_args = o->sim,
+                         .self = o->self,
+                         .out = s.out,
+                         .by_concurrency = !strcmp(o->by, "concurrency"),
+                         .goal = o->goal,
+                         .command_line = command_line};
+    slo_parse(o->run.slo, &s.ps.slo, err, errlen); /* checked by capacity_opts_validate */
+    s.fixed_n = o->run.have_requests;
+    s.full_n = s.fixed_n ? (long)o->run.requests : requests_for_goal(o->goal);
+    s.lo = s.hi = NAN;
+    s.t0 = mono_us() / 1e6;
+    int code = prepare_out(&s, err, errlen) ? 2 : 0;
+    stop_install();
+    if (!code)
+        code = run_search(&s, err, errlen);
+    if (code && s.n == 0 && !stop_signal())
+        code = 2; /* the first probe could not run: the target or its arguments */
+    if (s.n) {
+        write_answer(&s);
+        capacity_answer a;
+        fill_answer(&s, &a);
+        char sentence[1024];
+        capacity_answer_sentence(&a, sentence, sizeof sentence);
+        printf("%s%s\n", stop_signal() ? "stopped before the search ended: so far, " : "",
+               sentence);
+        double lo, hi;
+        if (a.status == CAP_FOUND && interval(&s, &lo, &hi) && !o->run.quiet)
+            warnx_("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
+                   "that end is a point verdict's (more --requests would clear it)");
+        if (!code)
+            code = a.status == CAP_FOUND ? 0 : 1;
+    }
+    if (stop_signal())
+        code = stop_exit_code(stop_signal());
+    free(s.probes);
+    json_decref(command_line);
+    dir_unlock(s.lock_fd);
+    return code;
+}

@@ -1,0 +1,38 @@
+/* search: `servelab capacity`: the highest offered rate (or the most
+ * closed-loop users) at which at least `goal` of the requests meet the SLO,
+ * with a 95% interval. It brackets (doubles the load from the start until
+ * a probe fails), then bisects; probes whose verdict is not clear at 95%
+ * at the ends of the interval are repeated with fresh seeds; it stops
+ * when the interval between the highest passing and the lowest failing
+ * load is narrower than `precision` (relative), or at `max_time_s`. Every
+ * probe is a run directory OUT/probe-NN-VALUE; OUT/capacity.json holds the
+ * answer (capacity/answer.h); docs/capacity.md explains the search and
+ * the interval. */
+#ifndef SERVELAB_SEARCH_H
+#define SERVELAB_SEARCH_H
+
+#include "run/run.h"
+
+typedef struct capacity_opts {
+    run_opts run;   /* first: run's option rows apply to a capacity_opts as they are */
+    const char *by; /* rate|concurrency */
+    double goal;
+    double precision;
+    double start_rate;
+    int64_t start_concurrency;
+    double max_time_s;
+    const char *sim;  /* the simulator's arguments; NULL: run.url */
+    const char *self; /* this binary, for the simulator */
+} capacity_opts;
+
+/* Checks what needs the whole set (an SLO, a target, the run's own checks);
+ * -1 with a message. */
+int capacity_opts_validate(const capacity_opts *o, char *err, int errlen);
+/* Runs the search and prints its sentence. Returns 0 when found, 1 when not
+ * (not reached, missed at the lowest load, a probe that could not run), 2
+ * on bad input before any traffic (err says why), 128 + signal when stopped
+ * (capacity.json is written with what was found so far). `command_line`
+ * (stolen) goes into each probe's meta.json. */
+int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, int errlen);
+
+#endif

@@ -1,0 +1,190 @@
+/* cli/capacity: `servelab capacity`: the highest offered rate (or the most
+ * closed-loop users) at which at least --goal of the requests meet the
+ * SLO, with its 95% interval (capacity/search.c does the work). Its own
+ * options are the table below; every other option of `servelab run`
+ * passes to each probe, read with run's own rows (a capacity_opts starts
+ * with its run_opts, so those rows apply as they are), except the ones
+ * that set the load, which the search sets itself. */
+#include "capacity/search.h"
+#include "cli/commands.h"
+#include "common/util.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAP(field) OPT_AT(capacity_opts, field)
+static const opt_def capacity_options[] = {
+    {.name = "url",
+     .type = OPT_STRING,
+     CAP(run.url),
+     .arg = "BASE",
+     .group = "target",
+     .help = "the server's base URL, or"},
+    {.name = "sim",
+     .type = OPT_STRING,
+     CAP(sim),
+     .arg = "ARGS",
+     .help = "the simulator: a fresh `servelab sim ARGS` per probe (e.g. \"--profile gpu-7b\")"},
+    {.name = "slo",
+     .type = OPT_STRING,
+     CAP(run.slo),
+     .arg = "ttft=750ms,tpot=100ms[,e2e=30s]",
+     .group = "search",
+     .help = "the bounds a request must meet (required)"},
+    {.name = "goal",
+     .type = OPT_NUMBER,
+     CAP(goal),
+     .arg = "F",
+     .min = 0.5,
+     .max = 0.9999,
+     .def = "0.99",
+     .help = "the share of requests that must meet the SLO"},
+    {.name = "by",
+     .type = OPT_CHOICE,
+     CAP(by),
+     .choices = "rate|concurrency",
+     .def = "rate",
+     .help = "offered open-loop rate, or closed-loop users (--rate inf --concurrency N)"},
+    {.name = "start-rate",
+     .type = OPT_NUMBER,
+     CAP(start_rate),
+     .arg = "R",
+     .min = 0,
+     .above = 1,
+     .def = "1",
+     .help = "the first probe's rate in req/s (doubled until the goal fails)"},
+    {.name = "start-concurrency",
+     .type = OPT_INT,
+     CAP(start_concurrency),
+     .arg = "N",
+     .min = 1,
+     .def = "1",
+     .help = "the first probe's users with --by concurrency"},
+    {.name = "precision",
+     .type = OPT_NUMBER,
+     CAP(precision),
+     .arg = "F",
+     .min = 0.001,
+     .max = 1,
+     .def = "0.05",
+     .help = "stop when the highest passing and lowest failing loads are this close (relative)"},
+    {.name = "max-time",
+     .type = OPT_SECONDS,
+     CAP(max_time_s),
+     .arg = "S",
+     .min = 0,
+     .above = 1,
+     .def = "10m",
+     .help = "start no probe after this long"},
+    {.name = "requests",
+     .type = OPT_INT,
+     CAP(run.requests),
+     OPT_SEEN(capacity_opts, run.have_requests),
+     .arg = "N",
+     .min = 1,
+     .help = "requests of every probe (default: from the goal, docs/capacity.md; 381 at 0.99)"},
+    {.name = "seed",
+     .type = OPT_INT,
+     CAP(run.seed),
+     .arg = "N",
+     .def = "0",
+     .help = "the first probe's seed; probe K has seed + K - 1"},
+    {.name = "out",
+     .type = OPT_STRING,
+     CAP(run.out),
+     .arg = "DIR",
+     .help = "capacity.json and the probes' run directories (out/capacity)"},
+    {.name = "force",
+     .type = OPT_FLAG,
+     CAP(run.force),
+     .help = "replace the search an earlier one left in --out"},
+    {.name = "quiet", .type = OPT_FLAG, CAP(run.quiet), .help = "no progress on stderr"},
+    {0}};
+
+/* run's options that set the load or the verdict: the search sets them. */
+static int set_by_search(const char *name) {
+    static const char *const names[] = {"rate",        "duration", "concurrency",
+                                        "fail-on-slo", "progress", NULL};
+    for (const char *const *n = names; *n; n++)
+        if (!strcmp(name, *n))
+            return 1;
+    return 0;
+}
+
+/* This command's rows, then run's that it does not replace or refuse. */
+static opt_def *full_table(void) {
+    size_t n_own = 0, n_run = 0;
+    while (capacity_options[n_own].name)
+        n_own++;
+    while (run_options[n_run].name)
+        n_run++;
+    opt_def *t = xcalloc(n_own + n_run + 1, sizeof *t);
+    memcpy(t, capacity_options, n_own * sizeof *t);
+    size_t k = n_own;
+    const char *heading = NULL; /* the heading of a run row left out passes to the next one */
+    for (size_t i = 0; i < n_run; i++) {
+        const opt_def *d = &run_options[i];
+        if (d->group)
+            heading = d->group;
+        if (d->key_only || set_by_search(d->name) || opt_find(capacity_options, d->name))
+            continue;
+        t[k] = *d;
+        t[k].group = heading;
+        t[k].key = t[k].meta = NULL;
+        heading = NULL;
+        k++;
+    }
+    return t;
+}
+
+static int capacity_main(int argc, char **argv) {
+    capacity_opts o;
+    memset(&o, 0, sizeof o);
+    run_opts_defaults(&o.run);
+    o.run.print_summary = 0;
+    opt_def *table = full_table();
+    opt_defaults(capacity_options, &o);
+    command with_run = cmd_capacity;
+    with_run.options = table;
+    int rc = cli_parse(&with_run, argc, argv, &o, 0, NULL);
+    if (rc) {
+        free(table);
+        return rc > 0 ? 0 : 2;
+    }
+    char err[1024];
+    if (capacity_opts_validate(&o, err, sizeof err)) {
+        free(table);
+        return cli_fail(&cmd_capacity, "%s", err);
+    }
+    o.self = cli_self_path(argv[0]);
+    int code = capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), err, sizeof err);
+    if (code == 1 && err[0])
+        fprintf(stderr, "servelab: capacity: %s\n", err);
+    else if (code == 2)
+        cli_fail(&cmd_capacity, "%s", err);
+    free(table);
+    return code;
+}
+
+const command cmd_capacity = {
+    .name = "capacity",
+    .run = capacity_main,
+    .usage = "capacity (--url URL | --sim ARGS) --slo SLO [--goal F] [--by rate|concurrency] "
+             "[options]",
+    .about = "the load at which users start waiting, with its 95% interval",
+    .text = "Finds the highest offered request rate (or, with --by concurrency, the most\n"
+            "closed-loop users) at which at least --goal of the requests meet the SLO: doubles\n"
+            "the load until a probe fails, bisects, repeats the probes at the ends whose\n"
+            "verdict is not clear at 95%, and stops at --precision or --max-time. A probe\n"
+            "already lost (more misses than the goal allows, or a queue growing through the\n"
+            "run) is stopped early. Every probe is a run directory OUT/probe-NN-LOAD;\n"
+            "OUT/capacity.json holds the answer, its interval and every probe; one sentence\n"
+            "on stdout says it. Exit 0 found, 1 not found, 2 bad input.",
+    .options = capacity_options,
+    .notes = "Every other option of servelab run (servelab run --help) is taken as well and\n"
+             "passes to each probe: prompts, mix, max tokens, arrival, api, headers, warmup,\n"
+             "timeout, sampling. Not --rate, --duration, --concurrency or --fail-on-slo: the\n"
+             "search sets the load. docs/capacity.md explains the search and the interval.\n",
+};

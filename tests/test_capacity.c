@@ -1,0 +1,218 @@
+/* test_capacity: `servelab capacity` against the simulator with a profile
+ * whose knee is known on paper, and the pieces it is made of.
+ *
+ * The profile: every step 20 ms whatever it holds (no per-sequence or
+ * prefill cost, no jitter), 8 sequences at once, prompts of 8 tokens and
+ * exactly 20 output tokens. The prefill step gives the first token and 19
+ * decode steps the rest, so a sequence holds its slot for 20 steps = 400
+ * ms, and 8 slots serve 8 / 0.4 = 20 requests/s. With evenly spaced
+ * arrivals (--arrival constant) nothing waits below 20 req/s (TTFT is one
+ * step plus at most one step's wait for the next step, 20-40 ms), and above
+ * it the queue grows by the excess every second, so TTFT <= 100 ms fails
+ * within seconds: the knee is at 20 req/s, sharply. Closed loop, it is at
+ * 8 users: a ninth waits a whole 400 ms sequence for a slot. */
+#include "capacity/binomial.h"
+#include "capacity/saturation.h"
+#include "client/loadgen.h"
+#include "run/run.h"
+#include "support.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KNEE_SIM                                                                                   \
+    "--sim \"--decode-base-ms 20 --decode-per-seq-ms 0 --prefill-per-token-ms 0 "                  \
+    "--max-num-seqs 8 --jitter 0\" --prompts random:8:20 --ignore-eos --max-tokens 20 "            \
+    "--slo ttft=100ms --goal 0.95 --no-sampling --quiet"
+
+static json_t *capacity_json(const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/capacity.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    CHECK_MSG(j, "no %s", path);
+    return j;
+}
+
+static double number(json_t *j, const char *key) {
+    json_t *v = json_object_get(j, key);
+    CHECK_MSG(json_is_number(v), "%s is not a number", key);
+    return json_number_value(v);
+}
+
+TEST(capacity_wilson_interval) {
+    double lo, hi;
+    wilson_interval(381, 381, BINOMIAL_Z95, &lo, &hi);
+    CHECK(lo >= 0.99 && hi == 1);
+    wilson_interval(380, 381, BINOMIAL_Z95, &lo, &hi);
+    CHECK(lo < 0.99 && hi > 0.99); /* one miss: not clear either way */
+    wilson_interval(50, 100, BINOMIAL_Z95, &lo, &hi);
+    CHECK_NEAR(lo, 0.4038, 0.0005);
+    CHECK_NEAR(hi, 0.5962, 0.0005);
+    wilson_interval(0, 20, BINOMIAL_Z95, &lo, &hi);
+    CHECK(lo == 0 && hi > 0.1 && hi < 0.2);
+}
+
+TEST(capacity_requests_for_goal) {
+    CHECK_INT(requests_for_goal(0.99), 381);
+    CHECK_INT(requests_for_goal(0.95), 73);
+    CHECK_INT(requests_for_goal(0.9), 35);
+    /* the defining property: n of n clears the goal, n - 1 of n - 1 does not */
+    double goals[] = {0.9, 0.95, 0.99, 0.995};
+    for (int i = 0; i < 4; i++) {
+        long n = requests_for_goal(goals[i]);
+        double lo, hi;
+        wilson_interval((double)n, (double)n, BINOMIAL_Z95, &lo, &hi);
+        CHECK(lo >= goals[i]);
+        wilson_interval((double)(n - 1), (double)(n - 1), BINOMIAL_Z95, &lo, &hi);
+        CHECK(lo < goals[i]);
+    }
+}
+
+TEST(capacity_growth_test) {
+    enum { N = 2000 }; /* 20 s of 10 ms ticks */
+    float *s = malloc(N * sizeof *s);
+    unsigned x = 7;
+    for (int i = 0; i < N; i++) { /* flat at 8 with noise: stable */
+        x = x * 1103515245u + 12345u;
+        s[i] = 8 + (float)((x >> 16) % 7) - 3;
+    }
+    CHECK(!saturation_growing(s, N, 400, 20));
+    for (int i = 0; i < N; i++) /* 8 + 6 a second at 20 req/s: unbounded */
+        s[i] = 8 + 6 * (float)i / 100;
+    CHECK(saturation_growing(s, N, 400, 20));
+    CHECK(!saturation_growing(s, 250, 400, 20)); /* too little seen yet */
+    for (int i = 0; i < N; i++) /* 8 + 3 a second at 20 req/s: filling slowly, let be */
+        s[i] = 8 + 3 * (float)i / 100;
+    CHECK(!saturation_growing(s, N, 400, 20));
+    for (int i = 0; i < N; i++) /* a ramp over 6 s to 30, then flat: stable */
+        s[i] = i < 600 ? 30.0f * (float)i / 600 : 30;
+    CHECK(!saturation_growing(s, N, 6000, 20));
+    free(s);
+}
+
+TEST_ALONE(capacity_finds_the_analytic_knee) {
+    char *dir = temp_dir(), cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd, "capacity " KNEE_SIM " --arrival constant --start-rate 8 --out %s/c",
+             dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    snprintf(cmd, sizeof cmd, "%s/c", dir);
+    json_t *j = capacity_json(cmd);
+    CHECK(!strcmp(json_string_value(json_object_get(j, "status")), "found"));
+    CHECK(!strcmp(json_string_value(json_object_get(j, "by")), "rate"));
+    CHECK(!strcmp(json_string_value(json_object_get(j, "binding")), "ttft"));
+    double max = number(j, "max_rate_rps"), lo = number(j, "ci_low_rps"),
+           hi = number(j, "ci_high_rps");
+    CHECK_MSG(fabs(max - 20) <= 1.0, "found %.3f req/s, the knee is 20", max);
+    CHECK_MSG(lo <= max && max < hi && hi <= 21.0, "interval %.3f-%.3f", lo, hi);
+    CHECK(json_is_null(json_object_get(j, "max_concurrency")));
+    CHECK(json_number_value(json_object_get(json_object_get(j, "slo"), "ttft_ms")) == 100);
+    CHECK(json_is_null(json_object_get(json_object_get(j, "slo"), "tpot_ms")));
+    json_t *at = json_object_get(j, "at_answer");
+    CHECK(number(at, "goodput_rps") > 15 && number(at, "output_tokens_per_s") > 300);
+    /* above the knee a probe is lost quickly and stopped; each probe is a run */
+    json_t *probes = json_object_get(j, "probes");
+    int stopped = 0, passed = 0;
+    for (size_t i = 0; i < json_array_size(probes); i++) {
+        json_t *p = json_array_get(probes, i);
+        stopped += json_is_true(json_object_get(p, "stopped_early"));
+        passed += json_is_true(json_object_get(p, "passed"));
+        char path[4200];
+        snprintf(path, sizeof path, "%s/c/%s/requests.csv", dir,
+                 json_string_value(json_object_get(p, "dir")));
+        char *csv = read_file(path, NULL);
+        CHECK_MSG(csv, "no %s", path);
+        free(csv);
+    }
+    CHECK(stopped >= 2 && passed >= 2);
+    CHECK_MSG(strstr(out, "users start waiting at 20") && strstr(out, "TTFT <= 100 ms"), "%s", out);
+    json_decref(j);
+    free(out);
+    /* the probes are runs the report reads */
+    snprintf(cmd, sizeof cmd, "report %s/c", dir);
+    CHECK_INT(servelab_cmd(cmd, NULL), 0);
+    free(dir);
+}
+
+TEST_ALONE(capacity_by_concurrency_finds_the_slots) {
+    char *dir = temp_dir(), cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "capacity " KNEE_SIM " --by concurrency --start-concurrency 4 --out %s/c", dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    snprintf(cmd, sizeof cmd, "%s/c", dir);
+    json_t *j = capacity_json(cmd);
+    CHECK_INT(number(j, "max_concurrency"), 8);
+    /* 8-9 on a quiet machine; a probe that a busy one slowed past the bound
+     * is repeated, and the interval widens to the clear verdicts around it */
+    double lo = number(j, "ci_low_concurrency"), hi = number(j, "ci_high_concurrency");
+    CHECK_MSG(lo >= 6 && lo <= 8 && hi >= 9 && hi <= 10, "interval %g-%g", lo, hi);
+    CHECK(json_is_null(json_object_get(j, "max_rate_rps")));
+    CHECK_MSG(strstr(out, "8 concurrent users"), "%s", out);
+    json_decref(j);
+    free(out);
+    free(dir);
+}
+
+TEST(capacity_bad_input_exits_2) {
+    char *dir = temp_dir(), cmd[2048];
+    CHECK_INT(servelab_cmd("capacity --sim \"\"", NULL), 2);    /* no --slo */
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s", NULL), 2); /* no target */
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --url http://127.0.0.1:1", NULL), 2);
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --rate 3", NULL), 2); /* set by it */
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --goal 1.5", NULL), 2);
+    snprintf(cmd, sizeof cmd, "capacity --slo ttft=1s --sim \"--no-such-flag\" --out %s/c", dir);
+    CHECK_INT(servelab_cmd(cmd, NULL), 2); /* the simulator refuses its arguments */
+    free(dir);
+}
+
+/* The watch stops after the first 5 rows. */
+static int stop_after_five(void *arg, const struct loadgen_result *so_far, int in_flight,
+                           int64_t now_us) {
+    (void)now_us;
+    int *calls = arg;
+    (*calls)++;
+    (void)in_flight;
+    return so_far->rows.n >= 5;
+}
+
+/* run_opts.watch: a run it stops ends as a stop signal would end it (every
+ * request a row, the unfinished ones cancelled) but is not interrupted. */
+TEST(capacity_watch_stops_a_run_and_loses_nothing) {
+    sim_proc sim = sim_start("--decode-base-ms 20 --decode-per-seq-ms 0 --max-num-seqs 2");
+    char *dir = temp_dir(), url[64], out[4200];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", sim.port);
+    snprintf(out, sizeof out, "%s/run", dir);
+    run_opts o;
+    run_opts_defaults(&o);
+    o.url = url;
+    o.out = out;
+    o.rate = 50;
+    o.requests = 200;
+    o.max_tokens = 10;
+    o.quiet = 1;
+    o.print_summary = 0;
+    o.no_sampling = 1;
+    int calls = 0;
+    run_watch w = {.fn = stop_after_five, .arg = &calls};
+    o.watch = &w;
+    run_result rr;
+    int code = run_execute(&o, json_array(), NULL, &rr);
+    sim_stop(&sim);
+    CHECK_MSG(code == 0 || code == 1, "exit %d: %s", code, rr.error);
+    CHECK(rr.watch_stopped && !rr.interrupted && calls > 0);
+    CHECK_INT(rr.requests, 200);                    /* every request is a row */
+    CHECK(rr.completed >= 5 && rr.completed < 100); /* and most were cancelled */
+    snprintf(out, sizeof out, "%s/run/requests.csv", dir);
+    char *csv = read_file(out, NULL);
+    int lines = 0;
+    for (char *p = csv; p && *p; p++)
+        lines += *p == '\n';
+    CHECK_INT(lines, 201);
+    free(csv);
+    free(dir);
+}
