@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The rows judged: met, missed by bound, cancelled; and the figures at
@@ -22,6 +23,8 @@ static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, in
     run_rows rows = {0};
     run_files files;
     if (load_run(dir, 0, &rows, &files, err, errlen)) {
+        for (int c = 0; c < rows.n_classes; c++)
+            free((char *)rows.classes[c]);
         rows_free(&rows);
         return -1;
     }
@@ -45,6 +48,8 @@ static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, in
     p->goodput_rps = s.goodput_rps;
     p->output_tokens_per_s = s.output_tokens_per_s;
     p->in_flight = s.duration_s > 0 ? busy_ms / 1000.0 / s.duration_s : NAN;
+    for (int c = 0; c < rows.n_classes; c++)
+        free((char *)rows.classes[c]); /* the loader's copies of the class names */
     rows_free(&rows);
     run_files_free(&files);
     return 0;
@@ -110,8 +115,10 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
     server_proc sim = {0};
     const char *url = ps->base->url;
     if (ps->sim_args) {
-        if (sim_proc_start(&sim, ps->self, ps->sim_args, dir, "", err, errlen))
+        if (sim_proc_start(&sim, ps->self, ps->sim_args, dir, "", err, errlen)) {
+            server_proc_stop(&sim, 0);
             return 1;
+        }
         url = sim.url;
     }
     saturation sat = {.slo = ps->slo,

@@ -25,7 +25,8 @@ typedef struct server_proc {
 } server_proc;
 
 /* Start and wait until ready. On failure returns -1 with a one-line reason
- * (the process is gone by then). */
+ * (the process is gone by then; its log path is kept for the caller, who
+ * ends with server_proc_stop either way). */
 int server_proc_start(server_proc *sp, const char *cmd_template, const char *server_args,
                       const char *health_path, double ready_timeout_s, const char *log_path,
                       char *err, int errlen);
