@@ -127,42 +127,41 @@ static void wait_for_close(conn *c) {
 
 /* ---- the modes ---- */
 
-static after answer_good(conn *c) {
-    char ev[512];
+/* A chunked event stream of the GOOD tokens: `gap_ms` before each write,
+ * the first `together` tokens in one write (one read at the client), the
+ * last token marked finished when `mark_last`, then `tail` and [DONE]. */
+typedef struct stream_shape {
+    int gap_ms, together, mark_last;
+    const char *tail;
+} stream_shape;
+
+static after answer_stream(conn *c, const stream_shape *sh) {
+    char ev[1024];
     if (send_str(c, sse_chunked_head))
         return CLOSE;
-    for (int i = 0; i < HOSTILE_GOOD_TOKENS; i++) {
-        sleep_ms(20);
-        token_event(ev, sizeof ev, i, i == HOSTILE_GOOD_TOKENS - 1);
+    for (int i = 0; i < HOSTILE_GOOD_TOKENS;) {
+        sleep_ms(sh->gap_ms);
+        size_t n = 0;
+        for (int k = i == 0 ? sh->together : 1; k > 0 && i < HOSTILE_GOOD_TOKENS; k--, i++) {
+            token_event(ev + n, sizeof ev - n, i, sh->mark_last && i == HOSTILE_GOOD_TOKENS - 1);
+            n += strlen(ev + n);
+        }
         if (send_chunk(c, ev))
             return CLOSE;
     }
-    if (send_chunk(c, usage_event) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
+    if (send_chunk(c, sh->tail) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
         return CLOSE;
     return KEEP;
+}
+
+static after answer_good(conn *c) {
+    return answer_stream(c, &(stream_shape){20, 1, 1, usage_event});
 }
 
 /* The first two tokens in one chunk of one write: what a client that
  * reads late sees, made certain. */
 static after answer_two_in_one(conn *c) {
-    char ev[1024];
-    if (send_str(c, sse_chunked_head))
-        return CLOSE;
-    sleep_ms(20);
-    token_event(ev, sizeof ev, 0, 0);
-    size_t n = strlen(ev);
-    token_event(ev + n, sizeof ev - n, 1, 0);
-    if (send_chunk(c, ev))
-        return CLOSE;
-    for (int i = 2; i < HOSTILE_GOOD_TOKENS; i++) {
-        sleep_ms(20);
-        token_event(ev, sizeof ev, i, i == HOSTILE_GOOD_TOKENS - 1);
-        if (send_chunk(c, ev))
-            return CLOSE;
-    }
-    if (send_chunk(c, usage_event) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
-        return CLOSE;
-    return KEEP;
+    return answer_stream(c, &(stream_shape){20, 2, 1, usage_event});
 }
 
 /* llama.cpp's final chunk, as its server sends it (values from a recorded
@@ -178,20 +177,9 @@ static const char cached_usage_event[] =
     "\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"total_tokens\":12,\"completion_tokens\":4,"
     "\"prompt_tokens_details\":{\"cached_tokens\":5}}}\n\n";
 
-/* The GOOD tokens (none marked last), then `tail` and [DONE]. */
+/* The GOOD tokens (none marked last, 5 ms apart), then `tail` and [DONE]. */
 static after answer_with_tail(conn *c, const char *tail) {
-    char ev[512];
-    if (send_str(c, sse_chunked_head))
-        return CLOSE;
-    for (int i = 0; i < HOSTILE_GOOD_TOKENS; i++) {
-        sleep_ms(5);
-        token_event(ev, sizeof ev, i, 0);
-        if (send_chunk(c, ev))
-            return CLOSE;
-    }
-    if (send_chunk(c, tail) || send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
-        return CLOSE;
-    return KEEP;
+    return answer_stream(c, &(stream_shape){5, 1, 0, tail});
 }
 
 static after answer_huge(conn *c, int many_lines) {

@@ -3,6 +3,7 @@
 #include "test.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -282,4 +283,26 @@ void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
+}
+
+void servelab_ok(const char *subcommand_and_args) {
+    char *out = NULL;
+    int code = servelab_cmd(subcommand_and_args, &out);
+    CHECK_MSG(code == 0, "servelab %s: exit %d: %s", subcommand_and_args, code, out);
+    free(out);
+}
+
+int files_with_prefix(const char *dir, const char *prefix, char *names, size_t cap) {
+    DIR *d = opendir(dir);
+    CHECK_MSG(d != NULL, "no %s", dir);
+    struct dirent *e;
+    int n = 0;
+    names[0] = 0;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            n++;
+            snprintf(names + strlen(names), cap - strlen(names), "%s\n", e->d_name);
+        }
+    closedir(d);
+    return n;
 }

@@ -50,6 +50,11 @@ char *run_capture(const char *cmd, int *exit_code);
 /* Run `servelab SUBCOMMAND_AND_ARGS` with stderr joined to stdout; returns
  * the exit code and, when out is not NULL, the output (malloc'd). */
 int servelab_cmd(const char *subcommand_and_args, char **out);
+/* servelab_cmd that must exit 0; fails the test with its output else. */
+void servelab_ok(const char *subcommand_and_args);
+/* How many files in dir have names starting with prefix; their names, one
+ * a line, into names. Fails the test when dir cannot be read. */
+int files_with_prefix(const char *dir, const char *prefix, char *names, size_t cap);
 /* Read a whole file; NULL if missing. */
 char *read_file(const char *path, size_t *len);
 /* A fresh temporary directory, inside $SERVELAB_TEST_DIR (the test's own

@@ -8,7 +8,6 @@
 #include "support.h"
 #include "test.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,29 +63,6 @@ static int exists(const char *dir, const char *name) {
     return access(p, F_OK) == 0;
 }
 
-/* How many files in dir start with prefix; their names, one a line. */
-static int count_prefixed(const char *dir, const char *prefix, char *names, size_t cap) {
-    DIR *d = opendir(dir);
-    CHECK_MSG(d != NULL, "no %s", dir);
-    struct dirent *e;
-    int n = 0;
-    names[0] = 0;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-            n++;
-            snprintf(names + strlen(names), cap - strlen(names), "%s\n", e->d_name);
-        }
-    closedir(d);
-    return n;
-}
-
-static void report_ok(const char *args) {
-    char *out = NULL;
-    int code = servelab_cmd(args, &out);
-    CHECK_MSG(code == 0, "report %s: exit %d: %s", args, code, out);
-    free(out);
-}
-
 TEST(report_two_campaigns_with_the_same_run_names_keeps_both) {
     char *root = temp_dir();
     char a[1200], b[1200], out[1200], figs[1300], args[4096], list[4096], p[1400];
@@ -98,20 +74,20 @@ TEST(report_two_campaigns_with_the_same_run_names_keeps_both) {
     make_campaign(b, "tuned", 80);
     /* an earlier report of A alone, and files of the user's own in --out */
     snprintf(args, sizeof args, "report %s --out %s", a, out);
-    report_ok(args);
+    servelab_ok(args);
     CHECK_MSG(exists(figs, "timeline-load-2rps.svg"), "one campaign: names as they were");
     put(strcat(strcpy(p, figs), "/mine.svg"), "<svg/>\n");
     put(strcat(strcpy(p, out), "/notes.txt"), "mine\n");
 
     snprintf(args, sizeof args, "report %s %s --out %s", a, b, out);
-    report_ok(args);
+    servelab_ok(args);
     snprintf(p, sizeof p, "%s/summary.csv", out);
     char *csv = read_file(p, NULL);
     CHECK_MSG(strstr(csv, "\nbase/load-2rps,") && strstr(csv, "\ntuned/load-2rps,") &&
                   strstr(csv, "\nbase/load-6rps,") && strstr(csv, "\ntuned/load-6rps,"),
               "every run of both campaigns, named by campaign:\n%s", csv);
     free(csv);
-    int n = count_prefixed(figs, "timeline-", list, sizeof list);
+    int n = files_with_prefix(figs, "timeline-", list, sizeof list);
     CHECK_MSG(n == 4, "%d timeline figures for 4 runs:\n%s", n, list);
     CHECK_MSG(strstr(list, "timeline-base~2Fload-2rps.svg\n") &&
                   strstr(list, "timeline-tuned~2Fload-2rps.svg\n"),
@@ -143,7 +119,7 @@ TEST(report_two_campaigns_with_the_same_run_names_keeps_both) {
     }
     free(md);
     snprintf(args, sizeof args, "report %s %s --out %s --check", a, b, out);
-    report_ok(args);
+    servelab_ok(args);
     free(root);
 }
 

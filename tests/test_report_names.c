@@ -6,7 +6,6 @@
 #include "support.h"
 #include "test.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,29 +28,6 @@ static void make_run(const char *root, const char *name) {
     fclose(f);
 }
 
-/* The names of the files in dir whose names start with prefix, one a line. */
-static int count_prefixed(const char *dir, const char *prefix, char *names, size_t cap) {
-    DIR *d = opendir(dir);
-    CHECK_MSG(d != NULL, "no %s", dir);
-    struct dirent *e;
-    int n = 0;
-    names[0] = 0;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-            n++;
-            snprintf(names + strlen(names), cap - strlen(names), "%s\n", e->d_name);
-        }
-    closedir(d);
-    return n;
-}
-
-static void report_ok(const char *args) {
-    char *out = NULL;
-    int code = servelab_cmd(args, &out);
-    CHECK_MSG(code == 0, "report %s: exit %d: %s", args, code, out);
-    free(out);
-}
-
 TEST(report_figure_names_never_collide) {
     char *root = temp_dir(), *other = temp_dir();
     const char *names[] = {"a_b", "a,b", "a b", "a~2Cb", "a~b", "r\xc3\xa9sum\xc3\xa9"};
@@ -60,9 +36,9 @@ TEST(report_figure_names_never_collide) {
     make_run(other, "a_b"); /* the same name as a run of root */
     char args[4096], figs[2200], list[4096];
     snprintf(args, sizeof args, "report %s %s --out %s/rep", root, other, root);
-    report_ok(args);
+    servelab_ok(args);
     snprintf(figs, sizeof figs, "%s/rep/figures", root);
-    int n = count_prefixed(figs, "timeline-", list, sizeof list);
+    int n = files_with_prefix(figs, "timeline-", list, sizeof list);
     CHECK_MSG(n == 7, "%d timeline figures for 7 runs:\n%s", n, list);
     snprintf(args, sizeof args, "%s/rep/summary.md", root);
     char *md = read_file(args, NULL);
@@ -74,13 +50,13 @@ TEST(report_figure_names_never_collide) {
     }
     free(md);
     snprintf(args, sizeof args, "report %s %s --out %s/rep --check", root, other, root);
-    report_ok(args);
+    servelab_ok(args);
     /* names of safe characters keep their file name (in a report of one
      * campaign: of two, each name starts with its campaign's) */
     snprintf(args, sizeof args, "report %s --out %s/rep1", root, root);
-    report_ok(args);
+    servelab_ok(args);
     snprintf(figs, sizeof figs, "%s/rep1/figures", root);
-    count_prefixed(figs, "timeline-", list, sizeof list);
+    files_with_prefix(figs, "timeline-", list, sizeof list);
     CHECK_MSG(strstr(list, "timeline-a_b.svg\n") != NULL, "%s", list);
     free(root);
     free(other);
@@ -99,9 +75,9 @@ TEST(report_figure_names_of_long_run_names) {
     make_run(root, b);
     char args[4096], figs[2200], list[4096];
     snprintf(args, sizeof args, "report %s --out %s/rep", root, root);
-    report_ok(args);
+    servelab_ok(args);
     snprintf(figs, sizeof figs, "%s/rep/figures", root);
-    int n = count_prefixed(figs, "timeline-", list, sizeof list);
+    int n = files_with_prefix(figs, "timeline-", list, sizeof list);
     CHECK_MSG(n == 2, "%d timeline figures for 2 runs:\n%s", n, list);
     free(root);
 }
@@ -116,7 +92,7 @@ TEST(report_run_reached_through_a_symlink_is_listed_once) {
     snprintf(link, sizeof link, "%s/link-to-one", runs);
     CHECK(symlink("one", link) == 0);
     snprintf(args, sizeof args, "report %s %s --out %s/rep", runs, link, root);
-    report_ok(args);
+    servelab_ok(args);
     snprintf(args, sizeof args, "%s/rep/summary.csv", root);
     char *csv = read_file(args, NULL);
     int rows = 0;

@@ -32,6 +32,13 @@ int64_t lg_now(const lg *g) {
     return mono_us() - g->t0;
 }
 
+/* A timer due at once: it runs in the loop's next turn, after the reads
+ * that turn finds. */
+static void run_soon(struct event *timer) {
+    struct timeval now = {0, 0};
+    evtimer_add(timer, &now);
+}
+
 /* Requests started at one go: from the timer, and between two reads. A
  * burst is sent in slices so that no stream's data waits behind hundreds
  * of connects and writes: after each slice the loop reads what came. */
@@ -196,15 +203,13 @@ void lg_transfer_ended(lg *g, inflight *f, xfer_end end) {
     else
         g->ended_head = f;
     g->ended_tail = f;
-    struct timeval now_tv = {0, 0};
-    evtimer_add(g->finish_timer, &now_tv);
+    run_soon(g->finish_timer);
     /* The next request goes in the next slice, not from here: a wave of
      * answers ending together would otherwise send a wave of requests
      * before the loop reads again. Its wait counts from now. */
     promote(g, lg_now(g));
     if (g->queue_head && slot_free(g) && !g->stopping) {
-        struct timeval now_tv = {0, 0};
-        evtimer_add(g->due_timer, &now_tv);
+        run_soon(g->due_timer);
     }
 }
 
@@ -412,8 +417,7 @@ static void dispatch_due(lg *g, int64_t now, int most) {
     if (started && !g->h1)
         curl_glue_kick(g);
     if (g->queue_head && slot_free(g) && !g->stopping) {
-        struct timeval now_tv = {0, 0}; /* the rest of the slice after the loop has read */
-        evtimer_add(g->due_timer, &now_tv);
+        run_soon(g->due_timer); /* the rest of the slice after the loop has read */
     } else {
         arm_due_timer(g);
     }
@@ -449,8 +453,7 @@ static void on_finish_timer(evutil_socket_t fd, short what, void *arg) {
     lg *g = arg;
     write_ended(g, DISPATCH_SLICE);
     if (g->ended_head) {
-        struct timeval now_tv = {0, 0};
-        evtimer_add(g->finish_timer, &now_tv);
+        run_soon(g->finish_timer);
     }
     lg_check_done(g);
 }
