@@ -195,6 +195,7 @@ typedef struct client_verdict {
     int chunks_coalesced; /* more than 1% of all chunks did: inter-token times are bounds */
     char named[256];      /* the worst of the delayed requests, "req-3 req-17 ..." */
     char delay_words[512];
+    char chunk_words[160], first_words[160]; /* the two coalescing causes, in words */
 } client_verdict;
 
 /* What the delayed requests were held by, and what it does to TTFT. */
@@ -240,6 +241,14 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     v->chunks_coalesced = k->coalesced * 100 > k->chunks;
     name_delayed(k, v->named, sizeof v->named);
     describe_delays(k, v);
+    snprintf(v->chunk_words, sizeof v->chunk_words,
+             "%zu of %zu chunks came in one read with a later one: their inter-token times are "
+             "bounds",
+             k->coalesced, k->chunks);
+    snprintf(v->first_words, sizeof v->first_words,
+             "%zu of %zu first tokens came in one read with a later chunk: their TTFT is an "
+             "upper bound",
+             k->first_coalesced, k->first_tokens);
     json_t *client = json_object_get(sj, "client");
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
@@ -270,14 +279,9 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     if (v->delayed)
         json_array_append_new(notes, json_string(v->delay_words));
     if (v->chunks_coalesced)
-        json_array_append_new(notes, json_sprintf("%zu of %zu chunks came in one read with a "
-                                                  "later one: their inter-token times are bounds",
-                                                  k->coalesced, k->chunks));
+        json_array_append_new(notes, json_string(v->chunk_words));
     if (v->coalesced)
-        json_array_append_new(notes,
-                              json_sprintf("%zu of %zu first tokens came in one read with a later "
-                                           "chunk: their TTFT is an upper bound",
-                                           k->first_coalesced, k->first_tokens));
+        json_array_append_new(notes, json_string(v->first_words));
     json_object_set_new(client, "notes", notes);
 }
 
@@ -298,7 +302,7 @@ static void print_table(const run_summary *s, const server_stats *ss, const erro
 /* One warning, with the advice that fits the cause: a client that used all
  * its CPU needs more threads; one that was late without using it was held
  * off the CPU by something else, which more threads do not cure. */
-static void warn_client(const run_summary *s, const client_check *k, const client_verdict *v) {
+static void warn_client(const run_summary *s, const client_verdict *v) {
     int lag_over = v->lag_over, cpu_over = v->cpu_over;
     if (!lag_over && !cpu_over && !v->delayed && !v->coalesced && !v->chunks_coalesced)
         return;
@@ -309,16 +313,8 @@ static void warn_client(const run_summary *s, const client_check *k, const clien
         snprintf(what, sizeof what, "the client used all of its CPU");
     else if (v->delayed)
         snprintf(what, sizeof what, "%s", v->delay_words);
-    else if (!v->coalesced)
-        snprintf(what, sizeof what,
-                 "%zu of %zu chunks came in one read with a later one (their inter-token times "
-                 "are bounds)",
-                 k->coalesced, k->chunks);
     else
-        snprintf(what, sizeof what,
-                 "%zu of %zu first tokens came in one read with a later chunk (their TTFT is "
-                 "an upper bound)",
-                 k->first_coalesced, k->first_tokens);
+        snprintf(what, sizeof what, "%s", v->coalesced ? v->first_words : v->chunk_words);
     const char *advice =
         !lag_over && !cpu_over && v->delayed
             ? "one client thread sends a burst a request after another: --threads shares it out, "
@@ -358,7 +354,7 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_decref(sj);
     if (o->print_summary)
         print_table(&s, &ss, &x->res.errors, o->out);
-    warn_client(&s, &x->res.check, &v);
+    warn_client(&s, &v);
 
     int code = 0;
     if (x->res.write_error || meta_rc || sum_rc) {
