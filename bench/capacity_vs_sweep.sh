@@ -10,7 +10,7 @@
 #      so only the growth test can stop them: every stop is a false one;
 #   3. gpu-7b (random:512:128, TTFT <= 500 ms, TPOT <= 50 ms, goal 0.95):
 #      the search, then a sweep of 10 rates (2, 4, ... 20 req/s, 73
-#      requests each, SWEEP_SEEDS (3) seeds each, pooled, a fresh simulator
+#      requests each, SWEEP_SEEDS (5) seeds each, pooled, a fresh simulator
 #      each), with the wall time of each.
 # Run from the repository root:
 #   sh bench/capacity_vs_sweep.sh [SEARCHES] [PROBES]
@@ -87,7 +87,7 @@ for rate in 2 4 6 8 10 12 14 16 18 20; do
     # or fails by luck.
     shares=""
     seed=1
-    while [ "$seed" -le "${SWEEP_SEEDS:-3}" ]; do
+    while [ "$seed" -le "${SWEEP_SEEDS:-5}" ]; do
         out="$DIR/g-sweep-$rate-$seed"
         mkdir -p "$out"
         port_file="$out/sim.out"

@@ -72,6 +72,34 @@ TEST(capacity_requests_for_goal) {
     }
 }
 
+TEST(capacity_design_effect_of_runs) {
+    /* runs that agree as binomial draws would: no inflation */
+    double met_even[] = {70, 69, 71}, n_even[] = {73, 73, 73};
+    CHECK_NEAR(design_effect(met_even, n_even, 3), 1.0, 1e-9);
+    /* gpu-7b's 12 req/s seeds in the sweep: 60, 72 and 73 of 73. Pooled
+     * p = 205/219; between-run variance 3/2 * sum (m - p n)^2 / N^2 over
+     * p (1 - p) / N: about 12 times the binomial variance */
+    double met_spread[] = {60, 72, 73}, n_spread[] = {73, 73, 73};
+    double p = 205.0 / 219, ss = 0;
+    for (int i = 0; i < 3; i++)
+        ss += (met_spread[i] - p * 73) * (met_spread[i] - p * 73);
+    double want = 1.5 * ss / (219.0 * 219.0) / (p * (1 - p) / 219);
+    CHECK_NEAR(design_effect(met_spread, n_spread, 3), want, 1e-9);
+    CHECK(want > 11 && want < 13);
+    /* one run, or nothing missed anywhere: no spread to measure */
+    CHECK_NEAR(design_effect(met_spread, n_spread, 1), 1.0, 1e-12);
+    double all[] = {73, 73};
+    CHECK_NEAR(design_effect(all, n_spread, 2), 1.0, 1e-12);
+    /* the spread shrinks a level's evidence: 205 of 219 would be a clear
+     * failure of a goal of 0.97 as one binomial count, but not from
+     * 219 / deff requests' worth */
+    double lo, hi, d = design_effect(met_spread, n_spread, 3);
+    wilson_interval(205, 219, BINOMIAL_Z95, &lo, &hi);
+    CHECK(hi < 0.97);
+    wilson_interval(205 / d, 219 / d, BINOMIAL_Z95, &lo, &hi);
+    CHECK(hi > 0.97);
+}
+
 TEST(capacity_growth_test) {
     enum { N = 2000 }; /* 20 s of 10 ms ticks */
     float *s = malloc(N * sizeof *s);

@@ -15,5 +15,13 @@ void wilson_interval(double k, double n, double z, double *lo, double *hi);
  * At that n the standard error of the miss fraction, at the goal, is
  * (1-goal)/z: about half of what the goal allows to miss. */
 long requests_for_goal(double goal);
+/* The design effect of k runs' shares: how many times the variance of
+ * the pooled share, estimated from the spread of the runs' own shares
+ * (met[i] of n[i]), exceeds the binomial variance of the pooled count,
+ * at least 1. Requests within one run are not independent (a burst makes
+ * several miss together), so a pooled count of N requests holds only
+ * N / deff requests' worth of evidence. 1 when k < 2 or the pooled share
+ * is 0 or 1 (no spread to measure). */
+double design_effect(const double *met, const double *n, int k);
 
 #endif

@@ -1,9 +1,11 @@
 /* search: bracket, bisect, confirm (see search.h and docs/capacity.md).
  * The probes at one load are pooled into a level (their requests and
  * met counts added up); each level has a point verdict (its pooled share
- * against the goal) and, when its Wilson interval lies wholly on one side
- * of the goal, a clear one. Bisection follows the point verdicts; the
- * interval's ends are the nearest clear verdicts around the answer. */
+ * against the goal) and, when its Wilson interval (its counts shrunk by
+ * the design effect of its runs' spread) lies wholly on one side of the
+ * goal, a clear one. Bisection follows the point verdicts; the interval's
+ * ends are the nearest clear verdicts around the answer, each from at
+ * least two runs, so that the spread between seeds is in it. */
 #include "capacity/search.h"
 #include "capacity/answer.h"
 #include "capacity/binomial.h"
@@ -22,7 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_RUNS_A_LEVEL 3 /* a boundary load is run at most this often */
+#define MAX_RUNS_A_LEVEL 5 /* a boundary load is run at most this often */
+#define MIN_RUNS_AT_END 2  /* an end of the interval: at least this many runs (seeds) */
 #define BRACKET_S 5.0      /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
 #define MAX_RATE 1e6
 #define MAX_USERS 100000
@@ -44,11 +47,19 @@ typedef struct search {
 typedef struct level {
     double met_lo, met_hi, n; /* unfinished counted as missed / as met */
     double finished;          /* the requests not cut short: the point verdict's */
+    double deff;              /* design effect of the runs' spread (binomial.h), >= 1 */
     int growing, runs;
 } level;
 
-static level level_of(const search *s, double v) {
+#define SPREAD_RUNS 32 /* the runs of a level whose spread is measured */
+
+/* The loads this close (relative) lend each other their spread. */
+#define SPREAD_NEIGHBOURS 0.10
+
+/* A level's counts and the design effect of its own runs' spread. */
+static level own_level(const search *s, double v) {
     level l = {0};
+    double met[SPREAD_RUNS], fin[SPREAD_RUNS];
     for (int i = 0; i < s->n; i++) {
         const probe *p = &s->probes[i];
         double pv = s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
@@ -59,7 +70,30 @@ static level level_of(const search *s, double v) {
         l.n += (double)p->requests;
         l.finished += (double)(p->requests - p->unfinished);
         l.growing |= p->stopped == SAT_GROWING;
+        if (l.runs < SPREAD_RUNS) {
+            met[l.runs] = (double)p->met;
+            fin[l.runs] = (double)(p->requests - p->unfinished);
+        }
         l.runs++;
+    }
+    l.deff = design_effect(met, fin, l.runs < SPREAD_RUNS ? l.runs : SPREAD_RUNS);
+    return l;
+}
+
+/* A level, its design effect the largest measured at it or at a load
+ * within SPREAD_NEIGHBOURS of it: near the knee a probe either holds or
+ * collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%), and
+ * two runs that both met everything show no spread of their own, while
+ * their neighbour's runs do. */
+static level level_of(const search *s, double v) {
+    level l = own_level(s, v);
+    for (int i = 0; i < s->n; i++) {
+        double u = s->ps.by_concurrency ? (double)s->probes[i].concurrency : s->probes[i].rate_rps;
+        if (u == v || fabs(u - v) > SPREAD_NEIGHBOURS * v)
+            continue;
+        level near = own_level(s, u);
+        if (near.deff > l.deff)
+            l.deff = near.deff;
     }
     return l;
 }
@@ -75,7 +109,7 @@ static int clear_pass(const search *s, const level *l) {
     double lo, hi;
     if (l->growing || l->n <= 0)
         return 0;
-    wilson_interval(l->met_lo, l->n, BINOMIAL_Z95, &lo, &hi);
+    wilson_interval(l->met_lo / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
     return lo >= s->o->goal;
 }
 
@@ -83,8 +117,18 @@ static int clear_fail(const search *s, const level *l) {
     double lo, hi;
     if (l->growing)
         return 1;
-    wilson_interval(l->met_hi, l->n, BINOMIAL_Z95, &lo, &hi);
+    wilson_interval(l->met_hi / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
     return hi < s->o->goal;
+}
+
+/* Clear enough to be an end of the interval: from at least two runs (a
+ * growing queue is lost at any seed, and needs none). */
+static int end_pass(const search *s, const level *l) {
+    return clear_pass(s, l) && l->runs >= MIN_RUNS_AT_END;
+}
+
+static int end_fail(const search *s, const level *l) {
+    return l->growing || (clear_fail(s, l) && l->runs >= MIN_RUNS_AT_END);
 }
 
 static double value_of(const search *s, int i) {
@@ -116,9 +160,9 @@ static int interval(const search *s, double *ci_low, double *ci_high) {
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
         level l = level_of(s, v);
-        if (v <= s->lo && clear_pass(s, &l) && !(v <= *ci_low))
+        if (v <= s->lo && end_pass(s, &l) && !(v <= *ci_low))
             *ci_low = v;
-        if (v > s->lo && clear_fail(s, &l) && !(v >= *ci_high))
+        if (v > s->lo && end_fail(s, &l) && !(v >= *ci_high))
             *ci_high = v;
     }
     int unclear = isnan(*ci_low) + isnan(*ci_high);
@@ -175,10 +219,55 @@ static void fill_answer(const search *s, capacity_answer *a) {
     a->binding = capacity_answer_binding(a);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The loads probed, each once, ascending; the caller frees. */
+static double *loads(const search *s, int *k) {
+    double *v = xmalloc((size_t)(s->n ? s->n : 1) * sizeof *v);
+    *k = 0;
+    for (int i = 0; i < s->n; i++) {
+        int seen = 0;
+        for (int j = 0; j < *k && !seen; j++)
+            seen = v[j] == value_of(s, i);
+        if (!seen)
+            v[(*k)++] = value_of(s, i);
+    }
+    qsort(v, (size_t)*k, sizeof *v, cmp_double);
+    return v;
+}
+
+/* capacity.json's levels: each load's pooled verdict, as the search
+ * judged it. */
+static json_t *levels_json(const search *s) {
+    int k;
+    double *all = loads(s, &k);
+    json_t *arr = json_array();
+    for (int j = 0; j < k; j++) {
+        level l = level_of(s, all[j]);
+        double lo, hi;
+        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &hi);
+        const char *verdict = end_fail(s, &l)       ? "clear_fail"
+                              : end_pass(s, &l)     ? "clear_pass"
+                              : level_passed(s, &l) ? "passed"
+                                                    : "failed";
+        json_array_append_new(
+            arr, json_pack("{s:f,s:i,s:I,s:I,s:f,s:f,s:f,s:f,s:s}", "load", all[j], "runs", l.runs,
+                           "requests", (json_int_t)l.n, "met", (json_int_t)l.met_lo, "met_share",
+                           l.finished > 0 ? l.met_lo / l.finished : 0.0, "design_effect", l.deff,
+                           "ci_low", lo, "ci_high", hi, "verdict", verdict));
+    }
+    free(all);
+    return arr;
+}
+
 static void write_answer(const search *s) {
     capacity_answer a;
     fill_answer(s, &a);
     json_t *j = capacity_answer_json(&a);
+    json_object_set_new(j, "levels", levels_json(s));
     if (write_json_atomic(s->out, "capacity.json", j))
         warnx_("cannot write %s/capacity.json: %s", s->out, strerror(errno));
     json_decref(j);
@@ -220,10 +309,37 @@ static int probe_at(search *s, double v, int bracketing, char *err, int errlen) 
     return 0;
 }
 
+/* The load to repeat so that an end of the interval is clear: walking
+ * down from lo over the passing loads (up from hi over the failing ones)
+ * to the first that is clear from enough runs, the first one on the way
+ * that may still be run again. 1 with *v, or 0: nothing to repeat. */
+static int confirm_end(const search *s, int upper, double *v) {
+    int k, found = 0;
+    double *all = loads(s, &k);
+    for (int j = 0; j < k && !found; j++) {
+        double x = upper ? all[j] : all[k - 1 - j];
+        if (upper ? !(x > s->lo) : !(x <= s->lo))
+            continue;
+        level l = level_of(s, x);
+        if (level_passed(s, &l) == upper) /* a failing load below lo, a passing one above */
+            continue;
+        if (upper ? end_fail(s, &l) : end_pass(s, &l))
+            break;
+        if (l.runs < MAX_RUNS_A_LEVEL) {
+            *v = x;
+            found = 1;
+        }
+    }
+    free(all);
+    return found;
+}
+
 /* The next step: while no load has failed, double the highest that passed
  * (from the start); while none has passed, repeat the failing first load
  * until its failure is clear; then bisect to the precision, and repeat the
- * ends until their verdicts are clear (at most MAX_RUNS_A_LEVEL runs each).
+ * ends until their verdicts are clear from at least MIN_RUNS_AT_END runs
+ * (at most MAX_RUNS_A_LEVEL each; an end that stays unclear gives way to
+ * the next load outward, confirmed the same way).
  * Pooled repeats may turn a verdict over; the next step follows from what
  * all probes say then. Returns 0 when done, 1 after a probe, or the code of
  * a probe that could not run (probe.h). */
@@ -236,7 +352,7 @@ static int step(search *s, char *err, int errlen) {
             return 0;
         return probe_at(s, v, 1, err, errlen) ? -1 : 1;
     }
-    level l = level_of(s, s->lo), h = level_of(s, s->hi);
+    level h = level_of(s, s->hi);
     double v;
     if (isnan(s->lo) && !clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
         v = s->hi;
@@ -244,11 +360,7 @@ static int step(search *s, char *err, int errlen) {
         return 0;
     else if (!narrow(s))
         v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2) : (s->lo + s->hi) / 2;
-    else if (!clear_pass(s, &l) && l.runs < MAX_RUNS_A_LEVEL)
-        v = s->lo;
-    else if (!clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
-        v = s->hi;
-    else
+    else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
         return 0;
     return probe_at(s, v, 0, err, errlen) ? -1 : 1;
 }

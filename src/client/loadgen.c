@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "workload/conversation.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -46,8 +47,12 @@ static void run_soon(struct event *timer) {
 #define DISPATCH_BETWEEN_READS 4
 
 static void start_request(lg *g, inflight *f);
-static void dispatch_due(lg *g, int64_t now, int most);
+static inflight *new_turn(lg *g, uint32_t index, int64_t due_us);
+static void finish_request(lg *g, inflight *f, int error);
+static int64_t earliest_due(const lg *g);
+static void arm_due_timer(lg *g);
 static int slot_free(const lg *g);
+static void dispatch_due(lg *g, int64_t now, int most);
 static void promote(lg *g, int64_t now);
 
 static void active_add(lg *g, inflight *f) {
@@ -167,6 +172,7 @@ static void finish_request(lg *g, inflight *f, int error) {
                               : -1;
     rec.cached_tokens =
         r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
+    rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);
     rows_add(&g->res->rows, &rec);
     for (int i = 0; i < f->n_chunks; i++) {
         if (f->t_us[i] <= g->last_due)
@@ -179,7 +185,20 @@ static void finish_request(lg *g, inflight *f, int error) {
         }
     }
     g->finished++;
+    uint32_t next = c->next_turn ? c->next_turn[r->index] : CONV_NONE;
+    int64_t next_due = (r->end_us >= 0 ? r->end_us : lg_now(g)) + c->think_us;
+    int went_well = error == ERR_NONE && !g->stopping;
     free_inflight(f);
+    if (next != CONV_NONE && went_well) {
+        turns_push(&g->later, next_due, next);
+        /* the timer may have nothing left to wait for; never later than a
+         * slice already waiting to go */
+        if (g->queue_head && slot_free(g))
+            run_soon(g->due_timer);
+        else
+            arm_due_timer(g);
+    } else if (next != CONV_NONE) /* the conversation ends here: its later turns are rows too */
+        finish_request(g, new_turn(g, next, next_due), ERR_CANCELLED);
 }
 
 /* ---- the end of a transfer ---- */
@@ -266,10 +285,9 @@ static size_t h1_on_body(void *ud, const char *p, size_t n, int64_t arrived_us) 
         h1_settle(f->hx); /* its first token came: its reads wait their turn now */
         f->settled = 1;
     }
-    if (!g->stopping && (g->next_due < g->cfg->n || g->queue_head)) {
+    if (!g->stopping && (g->next_due < g->cfg->n || g->later.n || g->queue_head)) {
         int64_t now = lg_now(g);
-        if ((g->next_due < g->cfg->n && g->cfg->due_us[g->next_due] <= now) ||
-            (g->queue_head && slot_free(g)))
+        if (earliest_due(g) <= now || (g->queue_head && slot_free(g)))
             dispatch_due(g, now, DISPATCH_BETWEEN_READS);
     }
     return used;
@@ -320,22 +338,49 @@ static void start_request(lg *g, inflight *f) {
     curl_glue_start(g, f);
 }
 
-static inflight *new_inflight(lg *g, size_t slot) {
+/* A request with its row's fields unknown, due at due_us. */
+static inflight *new_row(lg *g, size_t slot, uint32_t index, int64_t due_us) {
     const loadgen_config *c = g->cfg;
     inflight *f = xcalloc(1, sizeof *f);
     f->g = g;
     f->slot = slot;
     request_row *r = &f->row;
-    r->index = c->indices ? c->indices[slot] : (uint32_t)(c->first_index + slot);
+    r->index = index;
     r->cls = workload_class_of(c->w, r->index);
-    r->scheduled_us = c->due_us[slot];
+    r->scheduled_us = due_us;
     r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
     f->ready_us = -1;
     r->connect_us = r->written_us = r->first_byte_us = -1;
     r->prompt_tokens = r->output_tokens = -1;
     r->server_prompt_ms = r->server_decode_ms = -1;
     r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
+    r->conversation = r->turn = -1;
+    if (workload_multi_turn(c->w) && index < c->w->conv.n_requests) {
+        r->conversation = (long)c->w->conv.conv[index];
+        r->turn = (long)c->w->conv.turn[index];
+    }
     return f;
+}
+
+/* Schedule slot `slot`'s request. */
+static inflight *new_inflight(lg *g, size_t slot) {
+    const loadgen_config *c = g->cfg;
+    uint32_t index = c->indices ? c->indices[slot] : (uint32_t)(c->first_index + slot);
+    return new_row(g, slot, index, c->due_us[slot]);
+}
+
+/* A conversation's later turn (not in the schedule). */
+static inflight *new_turn(lg *g, uint32_t index, int64_t due_us) {
+    return new_row(g, SIZE_MAX, index, due_us);
+}
+
+/* The earliest time a request not yet taken in is due: the schedule's
+ * next, or a later turn's; INT64_MAX: none. */
+static int64_t earliest_due(const lg *g) {
+    int64_t later = turns_next_due(&g->later);
+    if (g->next_due < g->cfg->n && g->cfg->due_us[g->next_due] < later)
+        return g->cfg->due_us[g->next_due];
+    return later;
 }
 
 /* The FIFO of requests taken in but not yet sent: held by the cap, or
@@ -388,9 +433,10 @@ static inflight *dequeue(lg *g) {
 }
 
 static void arm_due_timer(lg *g) {
-    if (g->next_due >= g->cfg->n || g->stopping)
+    int64_t due = earliest_due(g);
+    if (due == INT64_MAX || g->stopping)
         return;
-    int64_t wait = g->cfg->due_us[g->next_due] - lg_now(g);
+    int64_t wait = due - lg_now(g);
     if (wait < 0)
         wait = 0;
     struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
@@ -402,8 +448,14 @@ static void arm_due_timer(lg *g) {
  * when more are due, which lets the loop read first. */
 static void dispatch_due(lg *g, int64_t now, int most) {
     const loadgen_config *c = g->cfg;
-    while (g->next_due < c->n && c->due_us[g->next_due] <= now) {
-        inflight *f = new_inflight(g, g->next_due++);
+    for (int64_t due; (due = earliest_due(g)) <= now;) {
+        inflight *f;
+        if (g->next_due < c->n && c->due_us[g->next_due] == due) {
+            f = new_inflight(g, g->next_due++);
+        } else {
+            uint32_t index = turns_pop(&g->later, &due);
+            f = new_turn(g, index, due);
+        }
         f->row.dispatched_us = now; /* taken in: what waits from here is the cap or a slice */
         enqueue(g, f, now);
     }
@@ -432,7 +484,8 @@ static void on_due(evutil_socket_t fd, short what, void *arg) {
 }
 
 void lg_check_done(lg *g) {
-    if (g->next_due >= g->cfg->n && g->in_flight == 0 && !g->queue_head && !g->ended_head)
+    if (g->next_due >= g->cfg->n && g->in_flight == 0 && !g->queue_head && !g->ended_head &&
+        !g->later.n)
         event_base_loopbreak(g->base);
 }
 
@@ -498,14 +551,19 @@ static void cancel_everything(lg *g) {
     g->queue_tail = NULL;
     while (g->next_due < g->cfg->n)
         finish_request(g, new_inflight(g, g->next_due++), ERR_CANCELLED);
+    while (g->later.n) { /* turns waiting for their time, and the turns after them */
+        int64_t due;
+        uint32_t index = turns_pop(&g->later, &due);
+        finish_request(g, new_turn(g, index, due), ERR_CANCELLED);
+    }
 }
 
 static void on_progress(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
-    fprintf(stderr, "\r%zu/%zu done, %d in flight, %.1f s   ", g->finished, g->cfg->n, g->in_flight,
-            lg_now(g) / 1e6);
+    fprintf(stderr, "\r%zu/%zu done, %d in flight, %.1f s   ", g->finished,
+            g->cfg->total ? g->cfg->total : g->cfg->n, g->in_flight, lg_now(g) / 1e6);
 }
 
 static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
@@ -674,6 +732,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     if (g.progress_timer)
         event_free(g.progress_timer);
     event_base_free(g.base);
+    turns_free(&g.later);
     if (g.writing)
         res->write_error = row_writer_close(&g.rw);
     if (g.writing && !cfg->shared_rows && errorlog_write(cfg->out_dir, &res->errors) &&

@@ -63,6 +63,14 @@ typedef struct loadgen_config {
      * interrupted. `servelab capacity` stops a probe that is already lost. */
     int (*watch)(void *arg, const struct loadgen_result *so_far, int in_flight, int64_t now_us);
     void *watch_arg;
+    /* Multi-turn (workload/conversation.h): by request index, the next
+     * turn of its conversation (CONV_NONE: none); NULL: single-turn. The
+     * schedule then holds the first turns; a turn whose predecessor ended
+     * well is due think_us after that end, and one whose predecessor
+     * failed or was cancelled is a cancelled row (the conversation ends). */
+    const uint32_t *next_turn;
+    int64_t think_us;
+    size_t total; /* rows the run writes, later turns included (progress); 0: n */
 } loadgen_config;
 
 /* What the client knows of its own delay (see docs/accuracy.md): the run

@@ -8,6 +8,7 @@
 
 #include "client/h1.h"
 #include "client/loadgen.h"
+#include "client/turns.h"
 #include "client/rowwriter.h"
 #include "client/sampler.h"
 #include "client/sse.h"
@@ -88,7 +89,8 @@ struct lg {
     int64_t ordinary_us;  /* when ordinary work last ran (loadgen.c) */
     inflight *ended_head, *ended_tail; /* transfers over, rows not yet written */
     struct event *finish_timer;
-    int demoted; /* new transfers start at the ordinary priority for now */
+    int demoted;     /* new transfers start at the ordinary priority for now */
+    turn_heap later; /* conversations' next turns, due when the turn before ends */
 };
 
 /* How a transfer ended, whichever client carried it. */

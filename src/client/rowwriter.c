@@ -195,7 +195,7 @@ static void put_text(row_line *l, const char *s) {
 }
 
 /* Room for every field but the two texts (class and finish_reason, which
- * are sized as written): 28 fields of at most 24 bytes. */
+ * are sized as written): 30 fields of at most 24 bytes. */
 #define ROW_FIXED_BYTES 1024
 
 static void format_request(row_line *l, const request_row *r) {
@@ -233,6 +233,8 @@ static void format_request(row_line *l, const request_row *r) {
     put_count(l, r->server_decode_n);
     put_count(l, r->server_cache_n);
     put_count(l, r->cached_tokens);
+    put_count(l, r->turn > 0 ? r->conversation : -1); /* a row without a turn has neither */
+    put_count(l, r->turn > 0 ? r->turn : -1);
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }

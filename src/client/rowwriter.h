@@ -15,7 +15,8 @@
     "request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,prompt_tokens,"     \
     "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
     "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
-    "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens\n"
+    "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
+    "conversation_id,turn\n"
 #define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
@@ -37,6 +38,7 @@ typedef struct request_row {
      * usage.prompt_tokens_details.cached_tokens): -1 when not given */
     double server_prompt_ms, server_decode_ms;
     long server_prompt_n, server_decode_n, server_cache_n, cached_tokens;
+    long conversation, turn; /* multi-turn: its conversation (from 0) and turn (from 1); -1 */
 } request_row;
 
 typedef struct row_writer {

@@ -43,6 +43,7 @@ typedef struct req_rec {
     float server_prompt_ms, server_decode_ms;
     int32_t server_decode_n, cached_tokens;
     int8_t first_coalesced; /* 1: the first token's chunk was read with a later one; -1 unknown */
+    uint16_t turn;          /* multi-turn: the turn in its conversation, from 1; 0: none */
 } req_rec;
 
 /* A record with every field unknown (times NAN, counts -1, no error, part

@@ -39,7 +39,8 @@ static const char *requests_cols[] = {
     "prompt_tokens", "output_tokens", "error", "lag_ms", "ttft_ms", "tpot_ms", "e2e_ms",
     /* where TTFT went, and the server's own account: later columns */
     "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
-    "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens"};
+    "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens",
+    "turn"};
 enum {
     C_ID,
     C_CLASS,
@@ -66,6 +67,7 @@ enum {
     C_SRV_DECODE_N,
     C_SRV_CACHE_N,
     C_CACHED,
+    C_TURN,
     C_N
 };
 
@@ -179,6 +181,10 @@ static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
     r->first_coalesced = (int8_t)n[1];
     r->server_decode_n = n[3];
     r->cached_tokens = n[5];
+    int32_t turn;
+    if (count_of(row, col[C_TURN], &turn) || turn == 0 || turn > UINT16_MAX)
+        return requests_cols[C_TURN];
+    r->turn = (uint16_t)(turn > 0 ? turn : 0);
     return NULL;
 }
 

@@ -17,15 +17,16 @@ static double meta_rate(json_t *meta) {
     return INFINITY; /* "inf" or unknown */
 }
 
-static void subset(const run_rows *all, int by_part, int key, run_rows *out) {
+enum { BY_CLASS, BY_PART, BY_TURN };
+
+static void subset(const run_rows *all, int by, int key, run_rows *out) {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < all->n; i++)
-        if ((by_part ? all->r[i].part : all->r[i].cls) == key) {
-            req_rec r = all->r[i];
-            if (!by_part)
-                r.part = all->r[i].part;
-            rows_add(out, &r);
-        }
+    for (size_t i = 0; i < all->n; i++) {
+        const req_rec *r = &all->r[i];
+        int k = by == BY_PART ? r->part : by == BY_CLASS ? r->cls : r->turn;
+        if (k == key)
+            rows_add(out, r);
+    }
 }
 
 void pool_sorted_metric(const run_rows *rows, int tpot, double **out, size_t *n) {
@@ -84,13 +85,13 @@ static void describe_variant(report_run *rr) {
              json_is_string(sa) ? json_string_value(sa) : "");
 }
 
-/* One summary per repetition (its rows renumbered as part 0) and one per
- * prompt class (repetitions kept apart). */
+/* One summary per repetition (its rows renumbered as part 0), one per
+ * prompt class and, multi-turn, one per turn (repetitions kept apart). */
 static void summarize_parts(report_run *rr) {
     rr->per_rep = xcalloc((size_t)rr->n_reps, sizeof *rr->per_rep);
     for (int k = 0; k < rr->n_reps; k++) {
         run_rows sub;
-        subset(&rr->rows, 1, k, &sub);
+        subset(&rr->rows, BY_PART, k, &sub);
         for (size_t i = 0; i < sub.n; i++)
             sub.r[i].part = 0;
         summarize(&sub, &rr->params, &rr->per_rep[k]);
@@ -99,8 +100,18 @@ static void summarize_parts(report_run *rr) {
     rr->per_class = xcalloc((size_t)rr->rows.n_classes + 1, sizeof *rr->per_class);
     for (int c = 0; c < rr->rows.n_classes; c++) {
         run_rows sub;
-        subset(&rr->rows, 0, c, &sub);
+        subset(&rr->rows, BY_CLASS, c, &sub);
         summarize(&sub, &rr->params, &rr->per_class[c]);
+        rows_free(&sub);
+    }
+    for (size_t i = 0; i < rr->rows.n; i++)
+        if (rr->rows.r[i].turn > rr->n_turns)
+            rr->n_turns = rr->rows.r[i].turn;
+    rr->per_turn = xcalloc((size_t)rr->n_turns + 1, sizeof *rr->per_turn);
+    for (int t = 1; t <= rr->n_turns; t++) {
+        run_rows sub;
+        subset(&rr->rows, BY_TURN, t, &sub);
+        summarize(&sub, &rr->params, &rr->per_turn[t - 1]);
         rows_free(&sub);
     }
 }

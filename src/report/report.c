@@ -46,6 +46,7 @@ void report_free(report *r) {
         free(rr->files);
         free(rr->per_rep);
         free(rr->per_class);
+        free(rr->per_turn);
         rows_free(&rr->rows);
     }
     free(r->runs);

@@ -25,8 +25,10 @@ typedef struct report_run {
     run_summary pooled;
     run_summary *per_rep;
     run_summary *per_class; /* rows.n_classes entries */
-    double ci[4][2];        /* 95% CI: ttft p50, ttft p95, tpot p50, tpot p95 */
-    server_stats server;    /* /metrics and GPU figures, repetitions pooled */
+    run_summary *per_turn;  /* multi-turn: n_turns entries (turn 1 first); else none */
+    int n_turns;
+    double ci[4][2];     /* 95% CI: ttft p50, ttft p95, tpot p50, tpot p95 */
+    server_stats server; /* /metrics and GPU figures, repetitions pooled */
     int fixture;
     char variant[512]; /* settings other than the load: runs sharing it form a line */
     /* "" when every repetition has its meta.json and summary.json; else what

@@ -213,6 +213,16 @@ void render_summary_json(const report *r, strbuf *o) {
         for (int c = 0; c < rr->rows.n_classes; c++)
             json_object_set_new(cls, rr->rows.classes[c], summary_json(&rr->per_class[c]));
         json_object_set_new(j, "by_class", cls);
+        json_t *turns = json_object();
+        for (int t = 1; t <= rr->n_turns; t++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", t);
+            json_object_set_new(turns, key, summary_json(&rr->per_turn[t - 1]));
+        }
+        if (rr->n_turns) /* multi-turn runs only */
+            json_object_set_new(j, "by_turn", turns);
+        else
+            json_decref(turns);
         const char *ci_names[] = {"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms"};
         json_t *ci = json_object();
         for (int m = 0; m < 4; m++)

@@ -380,6 +380,29 @@ table *reps_table(const report_run *rr) {
     return t;
 }
 
+table *turn_table(const report_run *rr) {
+    const char *h[] = {"turn",     "requests", "failed",   "prompt tok (mean)",
+                       "TTFT p50", "TTFT p95", "TPOT p50", "E2E p50"};
+    table *t = table_new(8, h);
+    for (int k = 0; k < rr->n_turns; k++) {
+        const run_summary *s = &rr->per_turn[k];
+        char b[8][32];
+        snprintf(b[0], 32, "%d", k + 1);
+        snprintf(b[1], 32, "%zu", s->requests);
+        snprintf(b[2], 32, "%zu", s->failed);
+        format_number(b[3], s->completed ? s->prompt_tokens / s->completed : NAN, 1);
+        format_number(b[4], s->ttft.p50, 2);
+        format_number(b[5], s->ttft.p95, 2);
+        format_number(b[6], s->tpot.p50, 2);
+        format_number(b[7], s->e2e.p50, 1);
+        const char *cells[8];
+        for (int c = 0; c < 8; c++)
+            cells[c] = b[c];
+        table_add_row(t, cells);
+    }
+    return t;
+}
+
 table *class_table(const report_run *rr) {
     const char *h[] = {
         "class",    "requests", "failed", "prompt tok (mean)", "output tok (mean)", "TTFT p50",

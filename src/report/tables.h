@@ -24,5 +24,8 @@ table *detail_table(const report_run *rr);
 table *latency_table(const report_run *rr);
 table *reps_table(const report_run *rr);
 table *class_table(const report_run *rr);
+/* Multi-turn runs: TTFT and the rest by turn (turn k carries k - 1 turns of
+ * history, so its prefill grows with k). */
+table *turn_table(const report_run *rr);
 
 #endif

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 void run_opts_defaults(run_opts *o) {
@@ -72,6 +73,61 @@ static char *base_url(const char *url) {
     return b;
 }
 
+/* The shared prefix and the cache-busting nonce (workload/shaping.h). A
+ * salt not given is drawn from the clock and the process, and recorded
+ * in meta.json's config like any option, so a body can be rebuilt. */
+static void shape_prompts(run_ctx *x) {
+    run_opts *o = &x->o;
+    shaping *sh = &x->w.shape;
+    sh->cache_bust = !strcmp(o->cache_bust, "on");
+    if (!o->cache_bust_salt) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t v = mix64((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec) ^
+                     mix64((uint64_t)getpid() ^ (uint64_t)mono_us());
+        snprintf(x->salt, sizeof x->salt, "%016llx", (unsigned long long)v);
+        o->cache_bust_salt = x->salt;
+    }
+    sh->salt = strtoull(o->cache_bust_salt, NULL, 16);
+    sh->prefix_tokens = o->prefix_tokens;
+    sh->prefix_groups = o->prefix_groups;
+    sh->prefix_system = !strcmp(o->prefix_mode, "system");
+}
+
+/* Every request its prompt: one a scheduled request (and a warmup one
+ * after them), or, multi-turn, one a turn of the conversations the
+ * schedule starts (and of the warmup's, whose first turns only are sent). */
+static int plan_prompts(run_ctx *x, uint64_t seed, char *err, int errlen) {
+    const run_opts *o = &x->o;
+    if (!strcmp(o->turns, "1")) {
+        workload_assign(&x->w, x->n + (size_t)o->warmup, seed);
+        return 0;
+    }
+    int turns = !strcmp(o->turns, "all") ? 0 : atoi(o->turns);
+    size_t total = workload_plan_conversations(&x->w, x->n + (size_t)o->warmup, turns,
+                                               o->think_time_s, o->max_tokens, seed, err, errlen);
+    if (!total)
+        return -1;
+    const conv_plan *p = &x->w.conv;
+    if (p->n_requests > UINT32_MAX - 1) {
+        snprintf(err, errlen, "--turns: %zu requests in all is more than a run holds", total);
+        return -1;
+    }
+    return 0;
+}
+
+/* Multi-turn: the schedule starts conversations; their later turns follow
+ * in the client (loadgen.h). */
+static void plan_turns(run_ctx *x) {
+    const conv_plan *p = &x->w.conv;
+    if (!workload_multi_turn(&x->w))
+        return;
+    x->lc.next_turn = p->next;
+    x->lc.think_us = p->think_us;
+    x->lc.indices = p->first;
+    x->lc.total = x->n < p->n_conv ? p->first[x->n] : p->n_requests;
+}
+
 /* The workload and the schedule: bad prompts fail here. */
 static int prepare_schedule(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;
@@ -79,6 +135,7 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
     if (workload_load(&x->w, o->prompts, o->mix, err, sizeof err))
         return fail(rr, "%s", err);
     x->w_loaded = 1;
+    shape_prompts(x);
     arrival_kind_parse(o->arrival, &x->arrivals.kind);
     x->arrivals.rate = o->rate;
     x->arrivals.burstiness = o->burstiness;
@@ -90,7 +147,8 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
     if (!o->have_duration && x->n < (size_t)o->requests)
         return fail(rr, "--rate %g: %lld requests would take more than %d days to arrive", o->rate,
                     (long long)o->requests, ARRIVALS_MAX_S / 86400);
-    workload_assign(&x->w, x->n + (size_t)o->warmup, seed);
+    if (plan_prompts(x, seed, err, sizeof err))
+        return fail(rr, "%s", err);
     double schedule_s = o->have_duration ? o->duration_s
                         : x->n           ? (double)x->due[x->n - 1] / 1e6
                                          : 0;
@@ -252,6 +310,8 @@ static void warmup(run_ctx *x) {
     wc.due_us = wdue;
     wc.n = wn;
     wc.first_index = x->n;
+    if (workload_multi_turn(&x->w)) /* the first turns of the warmup's conversations, alone */
+        wc.indices = x->w.conv.first + x->n;
     wc.out_dir = NULL;
     wc.progress = 0;
     loadgen_result wr;
@@ -277,6 +337,7 @@ static int measure(run_ctx *x, run_result *rr) {
     x->lc.due_us = x->due;
     x->lc.n = x->n;
     x->lc.out_dir = x->o.out;
+    plan_turns(x);
     if (x->o.watch && x->o.threads <= 1) { /* not for the warmup, which copied lc before */
         x->lc.watch = x->o.watch->fn;
         x->lc.watch_arg = x->o.watch->arg;

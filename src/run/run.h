@@ -43,8 +43,14 @@ typedef struct run_opts {
     const char *prompts, *mix;
     int64_t max_tokens; /* 0: per class */
     int ignore_eos;
-    const char *cusage;     /* auto|on|off */
-    const char *preconnect; /* auto|off|N: connections opened before t=0 */
+    const char *turns; /* "1".."1000" or "all" (conversation.h) */
+    double think_time_s;
+    const char *cache_bust;      /* on | off */
+    const char *cache_bust_salt; /* hex; NULL: a new one each run */
+    int prefix_tokens, prefix_groups;
+    const char *prefix_mode; /* system | prepend */
+    const char *cusage;      /* auto|on|off */
+    const char *preconnect;  /* auto|off|N: connections opened before t=0 */
     /* the run */
     int64_t warmup;
     double timeout_s;

@@ -20,6 +20,7 @@ typedef struct run_ctx {
     int lock_fd;           /* the lock on --out, held for the run; -1: none */
     const char *priority;  /* what --realtime got: fifo, nice or off */
     workload w;            /* loaded; w_loaded says so */
+    char salt[20];         /* the cache-busting salt when --cache-bust-salt was not given */
     int w_loaded;
     arrival_spec arrivals;
     int64_t *due; /* the measured schedule */

@@ -118,7 +118,10 @@ static json_t *config_json(const run_ctx *x) {
     json_object_update(cfg, opts);
     json_decref(opts);
     json_object_set_new(cfg, "model", x->model ? json_string(x->model) : json_null());
-    json_object_set_new(cfg, "requests", json_integer((json_int_t)x->n));
+    int multi = workload_multi_turn(&x->w);
+    size_t rows = multi && x->n < x->w.conv.n_conv ? x->w.conv.first[x->n] : x->w.conv.n_requests;
+    json_object_set_new(cfg, "requests", json_integer((json_int_t)(multi ? rows : x->n)));
+    json_object_set_new(cfg, "conversations", multi ? json_integer((json_int_t)x->n) : json_null());
     json_object_set_new(cfg, "duration_s",
                         o->have_duration ? json_real(o->duration_s) : json_null());
     json_object_set_new(cfg, "cost_per_hour",

@@ -6,6 +6,7 @@
  * campaign.json record the value under. */
 #include "analysis/summary.h"
 #include "run/run.h"
+#include "workload/conversation.h"
 #include "workload/arrivals.h"
 #include "common/util.h"
 
@@ -141,6 +142,26 @@ static int slo_check(const char *text, char *err, size_t errlen) {
     return -1;
 }
 
+/* --turns: a whole number of turns, or all. */
+static int turns_check(const char *v, char *why, size_t whylen) {
+    long n;
+    if (!strcmp(v, "all") || (!parse_int(v, &n) && n >= 1 && n <= CONV_MAX_TURNS))
+        return 0;
+    snprintf(why, whylen, "expected a number of turns from 1 to %d, or all, got '%s'",
+             CONV_MAX_TURNS, v);
+    return -1;
+}
+
+/* --cache-bust-salt: 1-16 hex digits. */
+static int salt_check(const char *v, char *why, size_t whylen) {
+    size_t n = strlen(v);
+    if (n < 1 || n > 16 || strspn(v, "0123456789abcdefABCDEF") != n) {
+        snprintf(why, whylen, "expected 1 to 16 hex digits, got '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
 #define RUN(field) OPT_AT(run_opts, field)
 
 const opt_def run_options[] = {
@@ -198,6 +219,68 @@ const opt_def run_options[] = {
      .type = OPT_FLAG,
      RUN(ignore_eos),
      .help = "ask the server to generate exactly max_tokens"},
+    {.name = "turns",
+     .key = "workload.turns",
+     .meta = "turns",
+     .type = OPT_STRING,
+     RUN(turns),
+     .arg = "N|all",
+     .def = "1",
+     .check = turns_check,
+     .help = "turns a conversation (all: ShareGPT's own); --requests and --rate count "
+             "conversations"},
+    {.name = "think-time",
+     .key = "workload.think_time",
+     .meta = "think_time_s",
+     .type = OPT_SECONDS,
+     RUN(think_time_s),
+     .arg = "S",
+     .def = "0",
+     .help = "from a turn's answer's end to the next turn's sending"},
+    {.name = "cache-bust",
+     .key = "workload.cache_bust",
+     .meta = "cache_bust",
+     .type = OPT_CHOICE,
+     RUN(cache_bust),
+     .choices = "on|off",
+     .def = "on",
+     .help = "start every prompt with a 3-token nonce unique to the request and run"},
+    {.name = "cache-bust-salt",
+     .key = "workload.cache_bust_salt",
+     .meta = "cache_bust_salt",
+     .type = OPT_STRING,
+     RUN(cache_bust_salt),
+     .arg = "HEX",
+     .check = salt_check,
+     .help = "the nonces' salt (default: new each run; meta.json records it)"},
+    {.name = "prefix-tokens",
+     .key = "workload.prefix_tokens",
+     .meta = "prefix_tokens",
+     .type = OPT_INT,
+     RUN(prefix_tokens),
+     .arg = "N",
+     .min = 0,
+     .max = 1000000,
+     .def = "0",
+     .help = "start every prompt with one of --prefix-groups shared prefixes of N tokens"},
+    {.name = "prefix-groups",
+     .key = "workload.prefix_groups",
+     .meta = "prefix_groups",
+     .type = OPT_INT,
+     RUN(prefix_groups),
+     .arg = "G",
+     .min = 1,
+     .max = 1000000,
+     .def = "1",
+     .help = "how many distinct shared prefixes (a seeded draw per request)"},
+    {.name = "prefix-mode",
+     .key = "workload.prefix_mode",
+     .meta = "prefix_mode",
+     .type = OPT_CHOICE,
+     RUN(prefix_mode),
+     .choices = "system|prepend",
+     .def = "system",
+     .help = "chat: the prefix as a system message of its own, or at the start of the first"},
 
     {.name = "requests",
      .key = "requests",

@@ -66,7 +66,7 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         size_t j = 0;
         for (size_t i = (size_t)k; i < base->n; i += (size_t)n_threads, j++) {
             t[k].due[j] = base->due_us[i];
-            t[k].idx[j] = (uint32_t)(base->first_index + i);
+            t[k].idx[j] = base->indices ? base->indices[i] : (uint32_t)(base->first_index + i);
         }
         t[k].cfg = *base;
         t[k].cfg.due_us = t[k].due;

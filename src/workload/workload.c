@@ -158,6 +158,27 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
     return rc;
 }
 
+/* Every turn of a ShareGPT conversation, as chat messages (user and
+ * assistant alternating, from the first human turn on, as long as they
+ * alternate), for multi-turn runs (conversation.h). */
+static void sharegpt_turns(prompt_item *it, json_t *turns) {
+    json_t *msgs = json_array();
+    size_t i;
+    json_t *t;
+    json_array_foreach(turns, i, t) {
+        json_t *from = json_object_get(t, "from"), *value = json_object_get(t, "value");
+        const char *want = i % 2 ? "gpt" : "human";
+        if (!json_is_string(from) || !json_is_string(value) ||
+            strcmp(json_string_value(from), want))
+            break;
+        json_array_append_new(
+            msgs, json_pack("{s:s,s:O}", "role", i % 2 ? "assistant" : "user", "content", value));
+    }
+    it->n_turns = (int)(json_array_size(msgs) / 2);
+    it->turns_json = json_dumps(msgs, JSON_COMPACT);
+    json_decref(msgs);
+}
+
 /* ShareGPT: a list of {"conversations": [{"from": "human", "value": ...},
  * {"from": "gpt", "value": ...}, ...]}. The first human turn is the prompt;
  * the reply that follows sets the output length (as vLLM's bench does).
@@ -195,6 +216,7 @@ static int load_sharegpt(workload *w, const char *path, char *err, int errlen) {
         it->prompt_tokens = (int)count_text_tokens(it->text, strlen(it->text));
         int out = (int)count_text_tokens(json_string_value(a), json_string_length(a));
         it->max_tokens = out < 4 ? 4 : out;
+        sharegpt_turns(it, turns);
     }
     json_decref(root);
     if (w->n_items == 0) {
@@ -321,6 +343,7 @@ void workload_assign(workload *w, size_t n, uint64_t seed) {
     w->assign = NULL;
     w->n_requests = n;
     w->seed = seed;
+    w->shape.seed = seed;
     if (w->random_in)
         return;
     w->assign = xmalloc((n ? n : 1) * sizeof *w->assign);
@@ -381,6 +404,9 @@ const char *workload_class_of(const workload *w, size_t req) {
 int workload_max_tokens(const workload *w, size_t req, const body_opts *o) {
     if (o->max_tokens > 0)
         return o->max_tokens;
+    int reply = w->conv.n_conv ? conversation_reply_tokens(w, req) : 0;
+    if (reply > 0)
+        return reply;
     if (w->random_in)
         return w->random_out;
     const prompt_item *it = &w->items[w->assign[req]];
@@ -391,9 +417,12 @@ int workload_max_tokens(const workload *w, size_t req, const body_opts *o) {
 }
 
 int workload_prompt_tokens(const workload *w, size_t req) {
+    if (w->conv.n_conv)
+        return conversation_prompt_tokens(w, req);
+    int extra = shaping_extra_tokens(&w->shape, req);
     if (w->random_in)
-        return w->random_in;
-    return w->items[w->assign[req]].prompt_tokens;
+        return w->random_in + extra;
+    return w->items[w->assign[req]].prompt_tokens + extra;
 }
 
 /* random:IN:OUT for chat: IN words of 1-4 letters, exactly IN tokens by
@@ -422,18 +451,47 @@ static json_t *random_prompt(const workload *w, size_t req, int chat) {
     return msgs;
 }
 
+json_t *workload_turn_prompt(const workload *w, size_t req, int chat) {
+    if (w->random_in)
+        return random_prompt(w, req, chat);
+    const prompt_item *it = &w->items[w->assign[req]];
+    return chat ? json_loads(it->messages_json, 0, NULL) : json_string(it->text);
+}
+
+int workload_turn_tokens(const workload *w, size_t req) {
+    return w->random_in ? w->random_in : w->items[w->assign[req]].prompt_tokens;
+}
+
+/* The prompt of an item, shaped (shaping.h). */
+static json_t *item_prompt(const workload *w, size_t req, int chat) {
+    const prompt_item *it = &w->items[w->assign[req]];
+    if (chat) {
+        json_t *msgs = json_loads(it->messages_json, 0, NULL);
+        shaping_messages(&w->shape, req, msgs);
+        return msgs;
+    }
+    char *text = shaping_text(&w->shape, req, it->text);
+    json_t *j = json_string(text);
+    free(text);
+    return j;
+}
+
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len) {
     json_t *body = json_object();
     if (o->model)
         json_object_set_new(body, "model", json_string(o->model));
-    if (w->random_in) {
-        json_object_set_new(body, o->chat ? "messages" : "prompt", random_prompt(w, req, o->chat));
-    } else {
-        const prompt_item *it = &w->items[w->assign[req]];
+    if (w->conv.n_conv) {
+        json_object_set_new(body, o->chat ? "messages" : "prompt",
+                            conversation_prompt(w, req, o->chat));
+    } else if (w->random_in) {
+        json_t *p = random_prompt(w, req, o->chat);
         if (o->chat)
-            json_object_set_new(body, "messages", json_loads(it->messages_json, 0, NULL));
+            shaping_messages(&w->shape, req, p);
         else
-            json_object_set_new(body, "prompt", json_string(it->text));
+            shaping_ids(&w->shape, req, p);
+        json_object_set_new(body, o->chat ? "messages" : "prompt", p);
+    } else {
+        json_object_set_new(body, o->chat ? "messages" : "prompt", item_prompt(w, req, o->chat));
     }
     json_object_set_new(body, "max_tokens", json_integer(workload_max_tokens(w, req, o)));
     if (o->ignore_eos)
@@ -457,10 +515,15 @@ void workload_free(workload *w) {
     for (size_t i = 0; i < w->n_items; i++) {
         free(w->items[i].text);
         free(w->items[i].messages_json);
+        free(w->items[i].turns_json);
     }
     free(w->items);
     for (int i = 0; i < w->n_classes; i++)
         free((char *)w->class_names[i]);
     free(w->assign);
+    free(w->conv.first);
+    free(w->conv.conv);
+    free(w->conv.turn);
+    free(w->conv.next);
     memset(w, 0, sizeof *w);
 }

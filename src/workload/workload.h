@@ -7,6 +7,10 @@
 #ifndef SERVELAB_WORKLOAD_H
 #define SERVELAB_WORKLOAD_H
 
+#include "workload/conversation.h"
+#include "workload/shaping.h"
+
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +20,8 @@ typedef struct prompt_item {
     char *messages_json; /* chat messages array, JSON */
     int max_tokens;      /* 0: the class or run default */
     int prompt_tokens;   /* by servelab's token rule (see common/tokens.h) */
+    char *turns_json;    /* ShareGPT: every turn, user and assistant alternating; else NULL */
+    int n_turns;         /* ShareGPT: user turns followed by a reply */
 } prompt_item;
 
 #define WORKLOAD_MAX_CLASSES 32
@@ -35,6 +41,10 @@ typedef struct workload {
     uint32_t *assign;
     size_t n_requests;
     uint64_t seed;
+    /* the shared prefix and the cache-busting nonce (shaping.h): set after
+     * workload_load, before the first body; its seed is the assignment's */
+    shaping shape;
+    conv_plan conv; /* multi-turn (conversation.h); n_conv 0: single-turn */
 } workload;
 
 typedef struct body_opts {
@@ -55,7 +65,13 @@ int workload_load(workload *w, const char *spec, const char *mix, char *err, int
 void workload_assign(workload *w, size_t n, uint64_t seed);
 const char *workload_class_of(const workload *w, size_t req);
 int workload_max_tokens(const workload *w, size_t req, const body_opts *o);
+/* Prompt tokens by servelab's rule, with the prefix and nonce. */
 int workload_prompt_tokens(const workload *w, size_t req);
+/* One turn's own prompt, unshaped and without history (conversation.c
+ * builds histories from them): a messages array for chat, a string or
+ * token ids for completions; and its tokens by servelab's rule. */
+json_t *workload_turn_prompt(const workload *w, size_t req, int chat);
+int workload_turn_tokens(const workload *w, size_t req);
 /* The request's JSON body (malloc'd, NUL-terminated). */
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len);
 void workload_free(workload *w);
