@@ -412,12 +412,36 @@ static after answer_completion(conn *c, hostile_mode m) {
     return CLOSE;
 }
 
+/* /tokenize with a tokenizer unlike servelab's rule: a word (a run of
+ * letters) of up to 2 letters is one token, a longer one two. The count of
+ * the "prompt" field's text, found by hand (the body is small and ours). */
+static after answer_picky_count(conn *c, const char *body) {
+    const char *p = strstr(body, "\"prompt\":\"");
+    int count = 0;
+    if (p)
+        for (p += 10; *p && *p != '"';) {
+            int len = 0;
+            while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) {
+                len++;
+                p++;
+            }
+            if (len)
+                count += len <= 2 ? 1 : 2;
+            else
+                p++;
+        }
+    char reply[64];
+    snprintf(reply, sizeof reply, "{\"count\":%d}", count);
+    return answer_whole(c, 200, "application/json", reply);
+}
+
 /* ---- requests ---- */
 
 typedef struct request {
     char head[HEAD_CAP];
     char method[16], path[256];
-    long id; /* N of X-Request-Id: req-N, or -1 */
+    long id;             /* N of X-Request-Id: req-N, or -1 */
+    char body[HEAD_CAP]; /* its first HEAD_CAP - 1 bytes, NUL-terminated */
 } request;
 
 static int wait_readable(int fd) {
@@ -449,6 +473,8 @@ static int read_request(int fd, request *rq) {
     if (cl && cl < end)
         body = atoll(cl + 17);
     long long left = body - (long long)(n - head_len);
+    size_t kept = n - head_len < sizeof rq->body - 1 ? n - head_len : sizeof rq->body - 1;
+    memcpy(rq->body, rq->head + head_len, kept);
     char sink[4096];
     while (left > 0) {
         if (wait_readable(fd))
@@ -456,8 +482,13 @@ static int read_request(int fd, request *rq) {
         ssize_t r = read(fd, sink, left < (long long)sizeof sink ? (size_t)left : sizeof sink);
         if (r <= 0)
             return -1;
+        size_t take =
+            kept + (size_t)r < sizeof rq->body - 1 ? (size_t)r : sizeof rq->body - 1 - kept;
+        memcpy(rq->body + kept, sink, take);
+        kept += take;
         left -= r;
     }
+    rq->body[kept] = 0;
     *end = 0;
     if (sscanf(rq->head, "%15s %255s", rq->method, rq->path) != 2)
         return -1;
@@ -486,6 +517,10 @@ static void serve(conn *c) {
             a = answer_whole(c, 200, "application/json",
                              "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\","
                              "\"owned_by\":\"hostile\"}]}");
+        } else if (!strcmp(rq.method, "POST") && !strcmp(rq.path, "/tokenize") &&
+                   c->script->picky_tokenizer) {
+            c->mode = HOSTILE_GOOD;
+            a = answer_picky_count(c, rq.body);
         } else if (!strcmp(rq.method, "POST") && strstr(rq.path, "completions")) {
             const hostile_script *s = c->script;
             hostile_mode m = s->modes[rq.id >= 0 ? rq.id % s->n_modes : 0];

@@ -52,12 +52,13 @@ typedef enum hostile_mode {
 typedef struct hostile_script {
     hostile_mode modes[8]; /* request req-N is answered by modes[N % n_modes] */
     int n_modes;
-    size_t huge_bytes; /* HUGE_LINE, HUGE_EVENT */
-    int trickle_ms;    /* TRICKLE */
-    int extra_ms;      /* TWO_ANSWERS: the pause between the answer and the unasked one */
-    long many_events;  /* MANY_EVENTS */
-    int models_status; /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
-                          that status with a JSON error */
+    size_t huge_bytes;   /* HUGE_LINE, HUGE_EVENT */
+    int trickle_ms;      /* TRICKLE */
+    int extra_ms;        /* TWO_ANSWERS: the pause between the answer and the unasked one */
+    long many_events;    /* MANY_EVENTS */
+    int models_status;   /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
+                            that status with a JSON error */
+    int picky_tokenizer; /* POST /tokenize: 1 token a word of 1-2 letters, 2 a longer one */
 } hostile_script;
 
 /* What the server saw, shared with the test. */

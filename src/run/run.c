@@ -10,6 +10,7 @@
 #include "run/run.h"
 #include "client/fdbudget.h"
 #include "client/h1.h"
+#include "client/tokenizer.h"
 #include "common/clock.h"
 #include "common/cpus.h"
 #include "common/files.h"
@@ -92,6 +93,7 @@ static void shape_prompts(run_ctx *x) {
     sh->prefix_tokens = o->prefix_tokens;
     sh->prefix_groups = o->prefix_groups;
     sh->prefix_system = !strcmp(o->prefix_mode, "system");
+    sh->words = &x->w.words;
 }
 
 /* Every request its prompt: one a scheduled request (and a warmup one
@@ -273,6 +275,37 @@ static void prepare_target(run_ctx *x) {
                              .gpu = x->gpu};
 }
 
+/* Whether servelab builds text of its own words for this run (words.h). */
+static int builds_words(const run_ctx *x) {
+    const run_opts *o = &x->o;
+    return (x->w.random_in && !strcmp(o->api, "chat")) || o->prefix_tokens > 0 ||
+           (workload_multi_turn(&x->w) && !x->w.conv.all_turns);
+}
+
+/* --tokenize auto: the words the server counts one token each, when the
+ * run builds text of its own and the server can tokenize; what came of it
+ * goes to meta.json. */
+static void prepare_words(run_ctx *x) {
+    if (strcmp(x->o.tokenize, "auto") || !builds_words(x))
+        return;
+    server_tokenizer t = {x->base, x->headers, x->o.insecure, x->model};
+    x->kept_words = xmalloc((size_t)n_common_words * sizeof *x->kept_words);
+    int k = tokenizer_keep_words(&t, common_words, n_common_words, x->kept_words);
+    const char *why = k < 0                 ? "the server has no /tokenize that answers"
+                      : k < TOKENIZER_WORDS ? "too few common words are one token on the server"
+                                            : NULL;
+    x->tokenizer = json_pack("{s:b,s:i,s:i,s:s?}", "used", why == NULL, "words_tried",
+                             n_common_words, "words_kept", k < 0 ? 0 : k, "why", why);
+    if (why) {
+        if (!x->o.quiet)
+            warnx_("note: prompt lengths are by servelab's token rule, not the server's "
+                   "tokenizer (%s)",
+                   why);
+        return;
+    }
+    x->w.words = (word_source){x->kept_words, k};
+}
+
 /* Everything before traffic; -1 means bad input (exit code 2). */
 static int prepare(run_ctx *x, run_result *rr) {
     char err[512];
@@ -294,6 +327,7 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     prepare_target(x);
+    prepare_words(x);
     utc_now_iso(x->started, sizeof x->started);
     return 0;
 }
@@ -366,6 +400,8 @@ static void release(run_ctx *x) {
         workload_free(&x->w);
     free(x->due);
     free(x->base);
+    free(x->kept_words);
+    json_decref(x->tokenizer);
     dir_unlock(x->lock_fd);
 }
 

@@ -49,6 +49,7 @@ typedef struct run_opts {
     const char *cache_bust_salt; /* hex; NULL: a new one each run */
     int prefix_tokens, prefix_groups;
     const char *prefix_mode; /* system | prepend */
+    const char *tokenize;    /* auto | off */
     const char *cusage;      /* auto|on|off */
     const char *preconnect;  /* auto|off|N: connections opened before t=0 */
     /* the run */

@@ -161,6 +161,8 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     json_object_set_new(meta, "tool", tool_info_json());
     json_object_set_new(meta, "command_line", cmdline);
     json_object_set_new(meta, "config", config_json(x));
+    if (x->tokenizer)
+        json_object_set_new(meta, "tokenizer", json_incref(x->tokenizer));
     json_object_set_new(meta, "seed", json_integer((json_int_t)o->seed));
     json_object_set_new(meta, "started_utc", json_string(x->started));
     json_object_set_new(meta, "t0_utc", t0_utc_json(res->t0_unix_us));

@@ -110,18 +110,16 @@ size_t workload_plan_conversations(workload *w, size_t n_conv, int turns, double
 
 /* ---- the history ---- */
 
-/* A synthetic reply of n tokens: words of 1-4 letters joined by spaces. */
+/* A synthetic reply of n tokens: words (words.h) joined by spaces. */
 static char *reply_words(const workload *w, size_t req, int n) {
     rng r;
     rng_seed(&r, mix64(w->seed ^ (0x4e91e5ULL + req)));
-    char *text = xmalloc((size_t)n * 5 + 1);
+    char *text = xmalloc((size_t)n * (WORD_MAX_BYTES + 1) + 1);
     size_t len = 0;
     for (int i = 0; i < n; i++) {
         if (i)
             text[len++] = ' ';
-        int k = (int)rng_range(&r, 1, 4);
-        for (int j = 0; j < k; j++)
-            text[len++] = (char)('a' + rng_range(&r, 0, 25));
+        len += word_put(&w->words, &r, text + len);
     }
     text[len] = 0;
     return text;
@@ -240,7 +238,8 @@ static json_t *synthetic_ids(const workload *w, size_t req) {
 static char *synthetic_text(const workload *w, size_t req) {
     size_t first = w->conv.first[w->conv.conv[req]], n = 1;
     for (size_t j = first; j <= req; j++)
-        n += strlen(w->items[w->assign[j]].text) + 2 + (size_t)synthetic_reply_tokens(w, j) * 5;
+        n += strlen(w->items[w->assign[j]].text) + 2 +
+             (size_t)synthetic_reply_tokens(w, j) * (WORD_MAX_BYTES + 1);
     char *text = xmalloc(n), *at = text;
     for (size_t j = first; j <= req; j++) {
         const char *own = w->items[w->assign[j]].text;

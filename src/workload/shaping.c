@@ -29,15 +29,13 @@ int shaping_extra_tokens(const shaping *s, size_t req) {
 
 /* The prefix of a group as words: N words of 1-4 letters, each one token,
  * each followed by a space (absorbed by whatever word comes next, free on
- * its own). Appended to buf (n bytes used of it, room for 5 a word). */
+ * its own). Into buf (room for WORD_MAX_BYTES + 1 a word). */
 static size_t prefix_words(const shaping *s, int group, char *buf) {
     rng r;
     rng_seed(&r, mix64(s->seed ^ (0x5a4ed0ULL + (uint64_t)group)));
     size_t n = 0;
     for (int i = 0; i < s->prefix_tokens; i++) {
-        int len = (int)rng_range(&r, 1, 4);
-        for (int k = 0; k < len; k++)
-            buf[n++] = (char)('a' + rng_range(&r, 0, 25));
+        n += word_put(s->words, &r, buf + n);
         buf[n++] = ' ';
     }
     return n;
@@ -54,7 +52,7 @@ static size_t nonce_text(const shaping *s, size_t req, char *buf) {
  * then the nonce. malloc'd, NUL-terminated. */
 static char *front_text(const shaping *s, size_t req, int no_prefix) {
     int words = no_prefix ? 0 : s->prefix_tokens;
-    char *buf = xmalloc((size_t)(words > 0 ? words : 0) * 5 + 16);
+    char *buf = xmalloc((size_t)(words > 0 ? words : 0) * (WORD_MAX_BYTES + 1) + 16);
     size_t n = 0;
     if (words > 0)
         n = prefix_words(s, shaping_group(s, req), buf);
@@ -106,7 +104,7 @@ void shaping_messages(const shaping *s, size_t req, json_t *messages) {
     if (!json_array_size(messages))
         return;
     if (s->prefix_tokens > 0 && s->prefix_system) {
-        char *words = xmalloc((size_t)s->prefix_tokens * 5 + 1);
+        char *words = xmalloc((size_t)s->prefix_tokens * (WORD_MAX_BYTES + 1) + 1);
         size_t n = prefix_words(s, shaping_group(s, req), words);
         while (n && words[n - 1] == ' ')
             n--; /* a message of its own ends at its last word */

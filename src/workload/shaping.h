@@ -9,10 +9,12 @@
  *     to the request and the run (a salt recorded in meta.json), after the
  *     shared prefix, so repeated prompts do not hit a prefix cache by
  *     accident while a deliberate shared prefix still does.
- * The text forms are words of 1-4 letters joined by spaces and a newline:
+ * The text forms are words (words.h) joined by spaces, and a newline:
  * their tokens add up exactly under the rule, whatever follows them. */
 #ifndef SERVELAB_SHAPING_H
 #define SERVELAB_SHAPING_H
+
+#include "workload/words.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -21,12 +23,13 @@
 #define SHAPING_NONCE_TOKENS 3
 
 typedef struct shaping {
-    int cache_bust;    /* add the nonce */
-    uint64_t salt;     /* the run's: makes nonces differ between runs of one seed */
-    int prefix_tokens; /* 0: no shared prefix */
-    int prefix_groups; /* >= 1 when prefix_tokens */
-    int prefix_system; /* chat: the prefix is a system message of its own */
-    uint64_t seed;     /* the run's seed: the group draw */
+    int cache_bust;           /* add the nonce */
+    uint64_t salt;            /* the run's: makes nonces differ between runs of one seed */
+    int prefix_tokens;        /* 0: no shared prefix */
+    int prefix_groups;        /* >= 1 when prefix_tokens */
+    int prefix_system;        /* chat: the prefix is a system message of its own */
+    uint64_t seed;            /* the run's seed: the group draw */
+    const word_source *words; /* the prefix's words; NULL: random letters */
 } shaping;
 
 /* The shared-prefix group of request `req` (0..groups-1); -1 without one. */

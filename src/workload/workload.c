@@ -425,8 +425,9 @@ int workload_prompt_tokens(const workload *w, size_t req) {
     return w->items[w->assign[req]].prompt_tokens + extra;
 }
 
-/* random:IN:OUT for chat: IN words of 1-4 letters, exactly IN tokens by
- * servelab's rule; for completions the token ids themselves. */
+/* random:IN:OUT for chat: IN words (words.h), exactly IN tokens by
+ * servelab's rule (and the server's, with its words); for completions the
+ * token ids themselves. */
 static json_t *random_prompt(const workload *w, size_t req, int chat) {
     rng r;
     rng_seed(&r, mix64(w->seed ^ (0x7a11d0ULL + req)));
@@ -436,14 +437,12 @@ static json_t *random_prompt(const workload *w, size_t req, int chat) {
             json_array_append_new(ids, json_integer(rng_range(&r, 100, 30000)));
         return ids;
     }
-    char *text = xmalloc((size_t)w->random_in * 5 + 1);
+    char *text = xmalloc((size_t)w->random_in * (WORD_MAX_BYTES + 1) + 1);
     size_t n = 0;
     for (int i = 0; i < w->random_in; i++) {
         if (i)
             text[n++] = ' ';
-        int len = (int)rng_range(&r, 1, 4);
-        for (int k = 0; k < len; k++)
-            text[n++] = (char)('a' + rng_range(&r, 0, 25));
+        n += word_put(&w->words, &r, text + n);
     }
     text[n] = 0;
     json_t *msgs = json_pack("[{s:s,s:s}]", "role", "user", "content", text);

@@ -9,6 +9,7 @@
 
 #include "workload/conversation.h"
 #include "workload/shaping.h"
+#include "workload/words.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -44,7 +45,8 @@ typedef struct workload {
     /* the shared prefix and the cache-busting nonce (shaping.h): set after
      * workload_load, before the first body; its seed is the assignment's */
     shaping shape;
-    conv_plan conv; /* multi-turn (conversation.h); n_conv 0: single-turn */
+    conv_plan conv;    /* multi-turn (conversation.h); n_conv 0: single-turn */
+    word_source words; /* synthetic text's words (words.h); set before the first body */
 } workload;
 
 typedef struct body_opts {
