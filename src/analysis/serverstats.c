@@ -41,6 +41,7 @@ void server_stats_compute(const series_set *metrics, const series_set *gpu, serv
     o->has_gpu = gpu && gpu->n > 0;
     o->queue_share_of_ttft = o->gpu_energy_j = o->gpu_util_mean_pct = NAN;
     o->queue_time_s = o->ttft_time_s = NAN;
+    o->cache_queries = o->cache_hits = o->cache_hit_rate = NAN;
     o->preemptions = o->prompt_tokens = o->generation_tokens = NAN;
     o->peak_running = o->peak_waiting = o->peak_kv_usage = NAN;
     if (o->has_metrics) {
@@ -60,6 +61,10 @@ void server_stats_compute(const series_set *metrics, const series_set *gpu, serv
         o->ttft_time_s = delta(metrics, NAMES("vllm:time_to_first_token_seconds_sum"));
         if (isfinite(o->queue_time_s) && isfinite(o->ttft_time_s) && o->ttft_time_s > 0)
             o->queue_share_of_ttft = o->queue_time_s / o->ttft_time_s;
+        o->cache_queries = delta(metrics, NAMES("vllm:prefix_cache_queries_total"));
+        o->cache_hits = delta(metrics, NAMES("vllm:prefix_cache_hits_total"));
+        if (isfinite(o->cache_hits) && o->cache_queries > 0)
+            o->cache_hit_rate = o->cache_hits / o->cache_queries;
     }
     if (o->has_gpu) {
         double energy = 0, util = 0;
@@ -105,6 +110,11 @@ void server_stats_pool(server_stats *into, const server_stats *add) {
     into->queue_share_of_ttft = isfinite(into->queue_time_s) && into->ttft_time_s > 0
                                     ? into->queue_time_s / into->ttft_time_s
                                     : NAN;
+    into->cache_queries = add_nan(into->cache_queries, add->cache_queries);
+    into->cache_hits = add_nan(into->cache_hits, add->cache_hits);
+    into->cache_hit_rate = isfinite(into->cache_hits) && into->cache_queries > 0
+                               ? into->cache_hits / into->cache_queries
+                               : NAN;
     into->gpu_energy_j = add_nan(into->gpu_energy_j, add->gpu_energy_j);
     into->gpu_util_mean_pct = max_nan(into->gpu_util_mean_pct, add->gpu_util_mean_pct);
 }
@@ -116,14 +126,20 @@ static json_t *jnum(double v) {
 json_t *server_stats_json(const server_stats *s, double output_tokens) {
     double per_tok =
         isfinite(s->gpu_energy_j) && output_tokens > 0 ? s->gpu_energy_j / output_tokens : NAN;
-    return json_pack("{s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "metrics_sampled",
-                     s->has_metrics, "preemptions", jnum(s->preemptions), "prompt_tokens",
-                     jnum(s->prompt_tokens), "generation_tokens", jnum(s->generation_tokens),
-                     "peak_running", jnum(s->peak_running), "peak_waiting", jnum(s->peak_waiting),
-                     "peak_kv_cache_usage", jnum(s->peak_kv_usage), "queue_share_of_ttft",
-                     jnum(s->queue_share_of_ttft), "gpu_sampled", s->has_gpu, "gpu_energy_j",
-                     jnum(s->gpu_energy_j), "gpu_energy_j_per_output_token", jnum(per_tok),
-                     "gpu_util_mean_pct", jnum(s->gpu_util_mean_pct));
+    json_t *j = json_pack(
+        "{s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "metrics_sampled", s->has_metrics,
+        "preemptions", jnum(s->preemptions), "prompt_tokens", jnum(s->prompt_tokens),
+        "generation_tokens", jnum(s->generation_tokens), "peak_running", jnum(s->peak_running),
+        "peak_waiting", jnum(s->peak_waiting), "peak_kv_cache_usage", jnum(s->peak_kv_usage),
+        "queue_share_of_ttft", jnum(s->queue_share_of_ttft), "gpu_sampled", s->has_gpu,
+        "gpu_energy_j", jnum(s->gpu_energy_j), "gpu_energy_j_per_output_token", jnum(per_tok),
+        "gpu_util_mean_pct", jnum(s->gpu_util_mean_pct));
+    if (isfinite(s->cache_queries)) { /* a server that counts its prefix cache */
+        json_object_set_new(j, "prefix_cache_queries", jnum(s->cache_queries));
+        json_object_set_new(j, "prefix_cache_hits", jnum(s->cache_hits));
+        json_object_set_new(j, "prefix_cache_hit_rate", jnum(s->cache_hit_rate));
+    }
+    return j;
 }
 
 /* ", NAME" after the first, when v is a number. */
@@ -146,5 +162,6 @@ size_t server_stats_line(const server_stats *s, char *buf, size_t n) {
     figure(buf, n, &used, "KV %.0f%%", 100 * s->peak_kv_usage);
     figure(buf, n, &used, "%.0f preemptions", s->preemptions);
     figure(buf, n, &used, "%.0f%% of TTFT queued", 100 * s->queue_share_of_ttft);
+    figure(buf, n, &used, "prefix cache %.1f%% hits", 100 * s->cache_hit_rate);
     return used < n ? used : n - 1;
 }

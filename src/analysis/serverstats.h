@@ -1,10 +1,10 @@
 /* serverstats: what the server and GPU did during a run, from samples of
  * /metrics and NVML taken while it ran: per-run deltas of the counters
- * (preemptions, prompt and generation tokens), peaks of queue depth and KV
- * use, the share of TTFT the server itself spent queueing (from vLLM's
- * queue-time and TTFT histogram sums), and GPU energy per output token.
- * `servelab run` computes these from its live samples, `report` from
- * server_metrics.csv and gpu.csv: the same function either way. */
+ * (preemptions, prompt and generation tokens, prefix-cache queries and
+ * hits), peaks of queue depth and KV use, the share of TTFT the server itself spent queueing (from
+ * vLLM's queue-time and TTFT histogram sums), and GPU energy per output token. `servelab run`
+ * computes these from its live samples, `report` from server_metrics.csv and gpu.csv: the same
+ * function either way. */
 #ifndef SERVELAB_SERVERSTATS_H
 #define SERVELAB_SERVERSTATS_H
 
@@ -18,8 +18,10 @@ typedef struct server_stats {
     double preemptions, prompt_tokens, generation_tokens; /* deltas over the run */
     double peak_running, peak_waiting, peak_kv_usage;     /* kv in [0,1] */
     double queue_time_s, ttft_time_s;                     /* deltas of the two histogram sums */
-    double queue_share_of_ttft; /* queue_time_s / ttft_time_s; NAN unknown */
-    double gpu_energy_j;        /* all GPUs, trapezoid over power samples */
+    double queue_share_of_ttft;       /* queue_time_s / ttft_time_s; NAN unknown */
+    double cache_queries, cache_hits; /* deltas of vLLM's prefix-cache counters (tokens) */
+    double cache_hit_rate;            /* cache_hits / cache_queries; NAN unknown */
+    double gpu_energy_j;              /* all GPUs, trapezoid over power samples */
     double gpu_util_mean_pct;
 } server_stats;
 

@@ -327,9 +327,17 @@ table *detail_table(const report_run *rr) {
         ROW("server: peak KV-cache use", "%s%%", format_number(c, 100 * sv->peak_kv_usage, 1));
         ROW("server: share of TTFT spent queued", "%s%%",
             format_number(c, 100 * sv->queue_share_of_ttft, 1));
+        if (isfinite(sv->cache_queries))
+            ROW("server: prefix-cache hits (of prompt tokens it looked up)", "%s%% (%.0f of %.0f)",
+                format_number(c, 100 * sv->cache_hit_rate, 1), sv->cache_hits, sv->cache_queries);
     } else {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }
+    if (s->server_rep.cached_n)
+        ROW("prompt tokens served from the cache (usage cached_tokens, mean share)",
+            "%s%% over %zu "
+            "requests",
+            format_number(c, 100 * s->server_rep.cached_share, 1), s->server_rep.cached_n);
     if (sv->has_gpu) {
         ROW("GPU energy per output token", "%s J",
             format_number(c, s->output_tokens > 0 ? sv->gpu_energy_j / s->output_tokens : NAN, 4));
