@@ -37,14 +37,15 @@ static json_t *slo_json(const slo_spec *s) {
 }
 
 static json_t *probe_json(const probe *p) {
-    return json_pack("{s:s,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:f,s:b,s:b,s:s?,s:f}", "dir", p->dir,
+    return json_pack("{s:s,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:f,s:b,s:b,s:s?,s:f,s:b}", "dir", p->dir,
                      "rate_rps", num_or_null(p->rate_rps), "concurrency",
                      p->concurrency ? json_integer(p->concurrency) : json_null(), "seed",
                      (json_int_t)p->seed, "requests", (json_int_t)p->requests, "met",
                      (json_int_t)p->met, "met_share",
                      p->requests ? (double)p->met / (double)p->requests : 0.0, "ci_low", p->ci_low,
                      "ci_high", p->ci_high, "passed", p->passed, "stopped_early", p->stopped != 0,
-                     "why_stopped", p->stopped && p->why[0] ? p->why : NULL, "wall_s", p->wall_s);
+                     "why_stopped", p->stopped && p->why[0] ? p->why : NULL, "wall_s", p->wall_s,
+                     "client_within_1ms", !p->client_flagged);
 }
 
 static json_t *at_answer_json(const capacity_answer *a) {

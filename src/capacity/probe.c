@@ -63,6 +63,7 @@ static void probe_options(const probe_setup *ps, double value, long n, int64_t s
     ro->url = url;
     ro->out = dir;
     ro->quiet = 1;
+    ro->quiet_client = 1; /* the search says it once, of all its probes */
     ro->print_summary = 0;
     ro->force = 0;
     ro->requests = n;
@@ -139,6 +140,7 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
         server_proc_stop(&sim, 5);
     p->wall_s = mono_us() / 1e6 - t0;
     p->stopped = sat.stopped;
+    p->client_flagged = rr.client_flagged;
     snprintf(p->why, sizeof p->why, "%s", sat.why);
     saturation_free(&sat);
     if (code == 2 || (code == 1 && rr.requests == 0)) {

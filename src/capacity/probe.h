@@ -40,6 +40,7 @@ typedef struct probe {
     double goodput_rps, output_tokens_per_s, in_flight; /* in flight: the time average */
     double ci_low, ci_high; /* Wilson 95% of the share met (unfinished as missed / as met) */
     int passed;             /* met/requests >= goal, and not stopped */
+    int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
 } probe;
 
 /* Runs probe number `number` at `value` (a rate, or users) with n requests

@@ -467,6 +467,13 @@ int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, in
         printf("%s%s\n", stop_signal() ? "stopped before the search ended: so far, " : "",
                sentence);
         double lo, hi;
+        int flagged = 0;
+        for (int i = 0; i < s.n; i++)
+            flagged += s.probes[i].client_flagged;
+        if (flagged)
+            warnx_("capacity: in %d of %d probes the client was not within 1 ms (each probe's "
+                   "summary.json says how; servelab calibrate tells this machine's limits)",
+                   flagged, s.n);
         if (a.status == CAP_FOUND && interval(&s, &lo, &hi) && !o->run.quiet)
             warnx_("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
                    "that end is a point verdict's (more --requests would clear it)");

@@ -75,6 +75,7 @@ typedef struct run_opts {
     /* not options: how the caller wants it */
     int print_summary;      /* the table on stdout */
     const run_watch *watch; /* NULL: none (servelab capacity sets one) */
+    int quiet_client;       /* no warning about the client's own delay: the caller tells it */
     /* set by run_execute: what --metrics-interval came to for this schedule */
     double metrics_interval_s;
 } run_opts;
@@ -85,7 +86,8 @@ extern const opt_def run_options[];
 typedef struct run_result {
     size_t requests, completed, failed;
     int interrupted;
-    int watch_stopped; /* o->watch ended it */
+    int watch_stopped;  /* o->watch ended it */
+    int client_flagged; /* the client was not within 1 ms (summary.json's client says how) */
     double duration_s;
     int code;        /* the exit code `servelab run` gives */
     char error[512]; /* why, when the run failed or did not start; "" otherwise */

@@ -307,9 +307,13 @@ static void print_table(const run_summary *s, const server_stats *ss, const erro
 /* One warning, with the advice that fits the cause: a client that used all
  * its CPU needs more threads; one that was late without using it was held
  * off the CPU by something else, which more threads do not cure. */
+static int client_flagged(const client_verdict *v) {
+    return v->lag_over || v->cpu_over || v->delayed || v->coalesced || v->chunks_coalesced;
+}
+
 static void warn_client(const run_summary *s, const client_verdict *v) {
     int lag_over = v->lag_over, cpu_over = v->cpu_over;
-    if (!lag_over && !cpu_over && !v->delayed && !v->coalesced && !v->chunks_coalesced)
+    if (!client_flagged(v))
         return;
     char what[640];
     if (lag_over)
@@ -359,7 +363,9 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_decref(sj);
     if (o->print_summary)
         print_table(&s, &ss, &x->res.errors, o->out);
-    warn_client(&s, &v);
+    rr->client_flagged = client_flagged(&v);
+    if (!o->quiet_client)
+        warn_client(&s, &v);
 
     int code = 0;
     if (x->res.write_error || meta_rc || sum_rc) {
