@@ -8,6 +8,7 @@
 #include "support.h"
 #include "test.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,5 +194,34 @@ TEST(report_campaigns_of_one_name_are_told_apart) {
         }
         report_free(&r);
     }
+    free(root);
+}
+
+/* With an SLO, each campaign has its own answer, saying whose: one met by
+ * every request at both loads (not reached), one missed at the lowest. */
+TEST(report_two_campaigns_each_get_their_answer) {
+    char *root = temp_dir();
+    char a[1200], b[1200], out[1200], args[4096], p[1400];
+    snprintf(a, sizeof a, "%s/A", root);
+    snprintf(b, sizeof b, "%s/B", root);
+    snprintf(out, sizeof out, "%s/rep", root);
+    make_campaign(a, "base", 20);
+    make_campaign(b, "tuned", 80);
+    snprintf(args, sizeof args, "report %s %s --slo ttft=50ms --out %s", a, b, out);
+    servelab_ok(args);
+    snprintf(p, sizeof p, "%s/summary.md", out);
+    char *md = read_file(p, NULL);
+    CHECK(md != NULL);
+    char *base = strstr(md, "**base: "), *tuned = strstr(md, "**tuned: ");
+    CHECK_MSG(base && tuned && base < tuned, "no answer for each campaign:\n%.1500s", md);
+    CHECK_MSG(strstr(base, "not reached") && strstr(base, "not reached") < tuned,
+              "base met the SLO at both loads:\n%.800s", base);
+    CHECK_MSG(strstr(tuned, "lready missed at the lowest"),
+              "tuned missed it at the lowest:\n%.800s", tuned);
+    free(md);
+    snprintf(p, sizeof p, "%s/summary.json", out);
+    json_t *j = json_load_file(p, 0, NULL);
+    CHECK(json_array_size(json_object_get(j, "answers_by_campaign")) == 2);
+    json_decref(j);
     free(root);
 }

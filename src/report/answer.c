@@ -34,10 +34,10 @@ static double run_concurrency(const report_run *rr) {
 /* The runs of the load line with a load and a share, by load: offered rate
  * when every one has a finite rate, else concurrency when every one is a
  * closed loop with one; none otherwise. */
-static int line_points(const report *r, line_point *pts, char *by, size_t cap) {
+static int line_points(const report *r, int campaign, line_point *pts, char *by, size_t cap) {
     int *in = xcalloc((size_t)r->n_runs + 1, sizeof *in);
     char left_out[1024];
-    load_line_runs(r, 0, in, left_out, sizeof left_out); /* several campaigns: the first's */
+    load_line_runs(r, campaign, in, left_out, sizeof left_out);
     int n = 0, all_rate = 1, all_conc = 1;
     for (int k = 0; k < r->n_runs; k++) {
         if (!in[k] || !isfinite(r->runs[k].pooled.goodput_fraction))
@@ -78,9 +78,9 @@ static void binding_bound(const report_run *rr, const slo_spec *slo, char *out, 
     snprintf(out, cap, "%s", best >= 0 ? names[best] : "");
 }
 
-static void interpolate(const report *r, report_answer *a) {
+static void interpolate(const report *r, int campaign, report_answer *a) {
     line_point *pts = xcalloc((size_t)r->n_runs + 1, sizeof *pts);
-    int n = line_points(r, pts, a->by, sizeof a->by);
+    int n = line_points(r, campaign, pts, a->by, sizeof a->by);
     snprintf(a->source, sizeof a->source, "interpolated");
     a->runs_on_line = n;
     a->value = a->ci_low = a->ci_high = NAN;
@@ -110,6 +110,20 @@ static void interpolate(const report *r, report_answer *a) {
     free(pts);
 }
 
+/* "base: " before campaign c's sentence. */
+static void name_campaign(const report *r, int c, report_answer *a) {
+    const char *label = "";
+    for (int k = 0; k < r->n_runs && !*label; k++)
+        if (r->runs[k].campaign_index == c)
+            label = r->runs[k].campaign;
+    size_t p = strlen(label) + 2, n = strlen(a->sentence);
+    if (p + n < sizeof a->sentence) {
+        memmove(a->sentence + p, a->sentence, n + 1);
+        memcpy(a->sentence, label, p - 2);
+        memcpy(a->sentence + p - 2, ": ", 2);
+    }
+}
+
 void answer_build(report *r, char *const *paths, int n_paths) {
     report_answer *a = &r->answer;
     memset(a, 0, sizeof *a);
@@ -134,19 +148,20 @@ void answer_build(report *r, char *const *paths, int n_paths) {
     if (!a->present)
         return;
     a->goal = ANSWER_DEFAULT_GOAL;
-    interpolate(r, a);
+    interpolate(r, 0, a);
     answer_compose(a);
-    if (r->n_campaigns > 1) { /* the answer is the first campaign's: say whose */
-        const char *label = "";
-        for (int k = 0; k < r->n_runs && !*label; k++)
-            if (r->runs[k].campaign_index == 0)
-                label = r->runs[k].campaign;
-        size_t p = strlen(label) + 2, n = strlen(a->sentence);
-        if (p + n < sizeof a->sentence) {
-            memmove(a->sentence + p, a->sentence, n + 1);
-            memcpy(a->sentence, label, p - 2);
-            memcpy(a->sentence + p - 2, ": ", 2);
+    if (r->n_campaigns > 1) { /* one answer a campaign, each saying whose */
+        r->campaign_answers = xcalloc((size_t)r->n_campaigns, sizeof *r->campaign_answers);
+        for (int c = 0; c < r->n_campaigns; c++) {
+            report_answer *ca = &r->campaign_answers[c];
+            *ca = *a;
+            if (c > 0) {
+                interpolate(r, c, ca);
+                answer_compose(ca);
+            }
+            name_campaign(r, c, ca);
         }
+        *a = r->campaign_answers[0];
     }
     if (why[0]) {
         size_t used = strlen(a->sentence);

@@ -111,10 +111,12 @@ static void put_front(documents *d, const report *r) {
     sb_puts(&d->md, "# servelab report\n\n");
     sb_puts(&d->html, html_head);
     sb_puts(&d->html, "<h1>servelab report</h1>\n");
-    if (r->answer.present) { /* the answer first: the question the report exists for */
-        sb_printf(&d->md, "**%s**\n\n", r->answer.sentence);
+    int n_answers = r->campaign_answers ? r->n_campaigns : 1;
+    for (int c = 0; c < n_answers && r->answer.present; c++) { /* the answer first */
+        const char *s = r->campaign_answers ? r->campaign_answers[c].sentence : r->answer.sentence;
+        sb_printf(&d->md, "**%s**\n\n", s);
         sb_puts(&d->html, "<p class=\"answer\">");
-        sb_escape(&d->html, r->answer.sentence);
+        sb_escape(&d->html, s);
         sb_puts(&d->html, "</p>\n");
     }
     put_table(d, meta_table(r));

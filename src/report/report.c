@@ -50,5 +50,6 @@ void report_free(report *r) {
         rows_free(&rr->rows);
     }
     free(r->runs);
+    free(r->campaign_answers);
     memset(r, 0, sizeof *r);
 }

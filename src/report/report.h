@@ -49,7 +49,8 @@ typedef struct report {
     report_run *runs;
     int n_runs;
     report_answer answer; /* the capacity sentence (report/answer.h), set by report_build */
-    int n_campaigns;      /* distinct campaigns among the runs (1 when the runs name none) */
+    report_answer *campaign_answers; /* several campaigns: one each (answer is the first's) */
+    int n_campaigns; /* distinct campaigns among the runs (1 when the runs name none) */
 } report;
 
 typedef struct report_opts {
