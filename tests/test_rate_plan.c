@@ -14,6 +14,7 @@
 #include "analysis/stages.h"
 #include "csv_util.h"
 #include "support.h"
+#include "sweep/campaign.h"
 #include "test.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
@@ -263,4 +264,182 @@ TEST(rate_plan_stage_summary_counts_and_latencies) {
     CHECK(back[1].ramp && back[1].to_rps == 6 && back[1].start_s == 1 && back[1].end_s == 3);
     json_decref(wj);
     rows_free(&rows);
+}
+
+/* ---- campaigns ---- */
+
+TEST(rate_plan_campaign_key) {
+    campaign c;
+    char err[512] = "";
+    const char *yaml = "name: t\ntarget: {url: http://127.0.0.1:8000}\n"
+                       "runs:\n  - {name: a, rate_plan: '2@1s,ramp:2-4@1s'}\n";
+    CHECK_MSG(!campaign_load_string(yaml, "t.yaml", &c, err, sizeof err), "%s", err);
+    CHECK_STR(c.runs[0].p.rate_plan, "2@1s,ramp:2-4@1s");
+    campaign_free(&c);
+    yaml = "name: t\ntarget: {url: http://127.0.0.1:8000}\n"
+           "runs:\n  - {name: a, rate_plan: '2@1s,ramp:2@1s'}\n";
+    CHECK(campaign_load_string(yaml, "t.yaml", &c, err, sizeof err));
+    CHECK_MSG(!strncmp(err, "t.yaml:4: runs[0].rate_plan: stage 2 'ramp:2@1s': expected", 58), "%s",
+              err);
+}
+
+/* ---- against the simulator ---- */
+
+static double num(const csv_table *t, int row, const char *col) {
+    const char *v = csv_get(t, row, col);
+    return v && *v ? atof(v) : NAN;
+}
+
+static json_t *json_in(const char *dir, const char *name) {
+    char p[2300];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    json_error_t e;
+    json_t *j = json_load_file(p, 0, &e);
+    CHECK_MSG(j, "%s: %s", p, e.text);
+    return j;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* numpy's linear percentile of n values (sorted here). */
+static double pct(double *v, size_t n, double p) {
+    qsort(v, n, sizeof *v, cmp_double);
+    double h = (double)(n - 1) * p / 100;
+    size_t lo = (size_t)floor(h);
+    return lo + 1 < n ? v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+static double stage_num(json_t *st, const char *key) {
+    return json_number_value(json_object_get(st, key));
+}
+
+/* One stage of summary.json against requests.csv: its counts exactly, its
+ * TTFT percentiles to the rows' rounding. */
+static void check_stage_against_rows(json_t *st, const csv_table *t) {
+    double from = stage_num(st, "start_s") * 1000, to = stage_num(st, "end_s") * 1000;
+    size_t scheduled = 0, sent = 0, ended = 0, nt = 0;
+    double *ttft = malloc(((size_t)t->n_rows + 1) * sizeof *ttft);
+    for (int i = 0; i < t->n_rows; i++) {
+        double s = num(t, i, "scheduled_ms"), x = num(t, i, "sent_ms"), e = num(t, i, "end_ms");
+        int ok = !*csv_get(t, i, "error");
+        if (ok && e >= from && e < to)
+            ended++;
+        if (!(s >= from && s < to))
+            continue;
+        scheduled++;
+        sent += x >= from && x < to;
+        if (ok)
+            ttft[nt++] = num(t, i, "ttft_ms");
+    }
+    double len = (to - from) / 1000;
+    CHECK_INT(json_integer_value(json_object_get(st, "scheduled_requests")), scheduled);
+    CHECK_INT(json_integer_value(json_object_get(st, "sent_requests")), sent);
+    CHECK_INT(json_integer_value(json_object_get(st, "completions")), ended);
+    CHECK_NEAR(stage_num(st, "realized_rps"), scheduled / len, 1e-9);
+    CHECK_NEAR(stage_num(st, "arrived_rps"), sent / len, 1e-9);
+    CHECK_NEAR(stage_num(st, "completed_rps"), ended / len, 1e-9);
+    json_t *d = json_object_get(st, "ttft_ms");
+    CHECK_INT(json_integer_value(json_object_get(d, "n")), nt);
+    const char *keys[] = {"p50", "p95", "p99"};
+    const double ps[] = {50, 95, 99};
+    for (int k = 0; k < 3 && nt; k++)
+        CHECK_NEAR(json_number_value(json_object_get(d, keys[k])), pct(ttft, nt, ps[k]), 0.002);
+    free(ttft);
+}
+
+TEST(rate_plan_run_against_the_simulator_summarizes_its_stages) {
+    char *dir = temp_dir(), run[2200], args[4096];
+    sim_proc p = sim_start("--profile tiny");
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --prompts random:16:8 --ignore-eos --seed 1 "
+             "--rate-plan 30@1s,ramp:30-90@1s,0@300ms,60@700ms --out %s",
+             p.port, run);
+    servelab_ok(args);
+    sim_stop(&p);
+    json_t *meta = json_in(run, "meta.json"), *sum = json_in(run, "summary.json");
+    json_t *plan = json_object_get(meta, "rate_plan"), *stages = json_object_get(sum, "stages");
+    CHECK_STR(json_string_value(json_object_get(plan, "spec")),
+              "30@1s,ramp:30-90@1s,0@300ms,60@700ms");
+    CHECK_NEAR(json_number_value(json_object_get(plan, "duration_s")), 3, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(plan, "expected_requests")), 132, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(meta, "config"), "rate")), 44,
+               1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(sum, "offered_rps")), 44, 1e-9);
+    CHECK_INT(json_array_size(stages), 4);
+    snprintf(args, sizeof args, "%s/requests.csv", run);
+    csv_table *t = csv_read(args);
+    CHECK(t);
+    const double offered[] = {30, 60, 0, 60};
+    long total = 0;
+    for (size_t k = 0; k < 4; k++) {
+        json_t *st = json_array_get(stages, k);
+        CHECK_NEAR(stage_num(st, "offered_rps"), offered[k], 1e-9);
+        check_stage_against_rows(st, t);
+        total += (long)json_integer_value(json_object_get(st, "scheduled_requests"));
+    }
+    CHECK_INT(total, t->n_rows);
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(stages, 2), "scheduled_requests")),
+              0);
+    csv_free(t);
+    /* the report: the same stages from requests.csv, a table, the marks */
+    snprintf(args, sizeof args, "report %s --out %s/rep", run, dir);
+    servelab_ok(args);
+    snprintf(args, sizeof args, "%s/rep", dir);
+    json_t *rep = json_in(args, "summary.json");
+    json_t *rstages = json_object_get(json_array_get(json_object_get(rep, "runs"), 0), "stages");
+    CHECK_INT(json_array_size(rstages), 4);
+    for (size_t k = 0; k < 4; k++)
+        CHECK_INT(
+            json_integer_value(json_object_get(json_array_get(rstages, k), "scheduled_requests")),
+            json_integer_value(json_object_get(json_array_get(stages, k), "scheduled_requests")));
+    snprintf(args, sizeof args, "%s/rep/summary.md", dir);
+    char *md = read_file(args, NULL);
+    CHECK(md && strstr(md, "### By stage (rate plan") &&
+          strstr(md, "| 2 | ramp 30-90 req/s | 1-2 |"));
+    snprintf(args, sizeof args, "%s/rep/figures/timeline-run.svg", dir);
+    char *svg = read_file(args, NULL);
+    CHECK_MSG(svg, "no %s", args);
+    CHECK(strstr(svg, ">stage 2: ramp 30-90 req/s<") && strstr(svg, ">stage 4: 60 req/s<") &&
+          strstr(svg, ">plan ends<"));
+    free(md);
+    free(svg);
+    json_decref(rep);
+    json_decref(meta);
+    json_decref(sum);
+}
+
+/* The issue's bar: over a run of 2,000+ requests every stage reaches the
+ * server at its rate, within 3%. Constant arrivals, so the schedule holds
+ * each stage's rate x duration exactly and what is measured is the client
+ * sending on time (poisson's schedule is checked above, without a server:
+ * its counts vary by sqrt N, 4% at a stage of 600). */
+TEST_SLOW_ALONE(rate_plan_a_2000_request_run_realizes_each_stage_within_3_percent) {
+    char *dir = temp_dir(), run[2200], args[4096];
+    sim_proc p = sim_start("--profile tiny");
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --prompts random:8:4 --ignore-eos "
+             "--arrival constant --rate-plan 120@5s,ramp:120-300@4s,300@2s --out %s",
+             p.port, run);
+    servelab_ok(args);
+    sim_stop(&p);
+    json_t *sum = json_in(run, "summary.json"), *stages = json_object_get(sum, "stages");
+    CHECK_INT(json_integer_value(json_object_get(sum, "requests")), 600 + 840 + 600);
+    CHECK_INT(json_array_size(stages), 3);
+    for (size_t k = 0; k < 3; k++) {
+        json_t *st = json_array_get(stages, k);
+        double planned = stage_num(st, "planned_requests"), offered = stage_num(st, "offered_rps");
+        CHECK_NEAR(json_integer_value(json_object_get(st, "scheduled_requests")), planned, 1);
+        CHECK_MSG(fabs(stage_num(st, "arrived_rps") / offered - 1) <= 0.03,
+                  "stage %zu: %.2f req/s arrived, %.2f offered", k + 1,
+                  stage_num(st, "arrived_rps"), offered);
+        CHECK_MSG(fabs(stage_num(st, "completed_rps") / offered - 1) <= 0.03,
+                  "stage %zu: %.2f req/s completed, %.2f offered", k + 1,
+                  stage_num(st, "completed_rps"), offered);
+    }
+    json_decref(sum);
 }
