@@ -326,8 +326,8 @@ const opt_def run_options[] = {
      RUN(rate_plan),
      .arg = "R@D,ramp:A-B@D,...",
      .check = rate_plan_check,
-     .help = "stages of constant or linearly ramping rates, in place of --rate and "
-             "--duration"},
+     .help = "stages of constant or linearly ramping rates; replaces --rate and "
+             "--requests/--duration"},
     {.name = "arrival",
      .key = "arrival",
      .meta = "arrival",
