@@ -9,6 +9,7 @@
 #include "report/load_line.h"
 #include "report/pool.h"
 #include "report/steady_rates.h"
+#include "report/stages_section.h"
 #include "report/svg.h"
 
 #include <ctype.h>
@@ -522,6 +523,10 @@ static void fig_timeline(const report_run *rr, const char *file_part, figure **f
                     .bar_height = 0.8,
                     .bar_legend = legend,
                     .height = 460};
+    plot_rule marks[STAGE_MARKS_MAX];
+    char mark_labels[STAGE_MARKS_MAX][STAGE_LABEL_LEN];
+    sp.n_rules = (size_t)stage_marks(rr, marks, mark_labels); /* a rate plan's stages */
+    sp.rules = marks;
     /* orange (3) and grey (8) keep their meaning through the series legend */
     double zx[1] = {NAN}, zy[1] = {NAN};
     plot_series keys[] = {{"time to first token", zx, zy, 1, 0, 0, 0, 0, 3},
@@ -534,6 +539,9 @@ static void fig_timeline(const report_run *rr, const char *file_part, figure **f
     figure *f = fig_add(figs, nf, file,
                         m < n ? "Every request's life, sampled evenly (too many to draw all)."
                               : "Every request's life in the run.");
+    if (sp.n_rules) /* a rate plan's */
+        snprintf(f->caption + strlen(f->caption), sizeof f->caption - strlen(f->caption),
+                 " Dashed lines: where the rate plan's stages start, and where it ends.");
     svg_plot(&f->svg, &sp, keys, 2);
     free(bars);
     free(p);

@@ -5,6 +5,7 @@
 #include "report/report.h"
 #include "common/util.h"
 #include "report/figures.h"
+#include "report/stages_section.h"
 #include "report/summary_files.h"
 #include "report/tables.h"
 #include "report/workload_section.h"
@@ -143,11 +144,19 @@ static void put_run(documents *d, const report_run *rr, const figure *figs, int 
     sb_puts(&d->html, "<h2>Run ");
     sb_escape(&d->html, rr->name);
     sb_puts(&d->html, "</h2>\n");
-    table *parts[6] = {workload_table(rr), detail_table(rr), latency_table(rr),
-                       reps_table(rr),     class_table(rr),  rr->n_turns ? turn_table(rr) : NULL};
-    const char *heads[6] = {"Workload",    "Key figures",     "Latency",
-                            "Repetitions", "By prompt class", "By turn (multi-turn conversations)"};
-    for (int i = 0; i < 6 && parts[i]; i++) {
+    table *parts[7] = {workload_table(rr), detail_table(rr), latency_table(rr),
+                       reps_table(rr),     class_table(rr),  rr->n_turns ? turn_table(rr) : NULL,
+                       stage_table(rr)};
+    const char *heads[7] = {"Workload",
+                            "Key figures",
+                            "Latency",
+                            "Repetitions",
+                            "By prompt class",
+                            "By turn (multi-turn conversations)",
+                            "By stage (rate plan; latencies in ms, by scheduled time)"};
+    for (int i = 0; i < 7; i++) {
+        if (!parts[i])
+            continue;
         sb_printf(&d->md, "### %s\n\n", heads[i]);
         sb_printf(&d->html, "<h3>%s</h3>\n", heads[i]);
         put_table(d, parts[i]);

@@ -7,6 +7,7 @@
 #include "common/csv.h"
 #include "common/util.h"
 #include "report/pool.h"
+#include "report/stages_section.h"
 #include "report/table.h"
 
 #include <math.h>
@@ -223,6 +224,9 @@ void render_summary_json(const report *r, strbuf *o) {
             json_object_set_new(j, "by_turn", turns);
         else
             json_decref(turns);
+        json_t *stages = stage_summaries_json(rr);
+        if (stages) /* rate plans only */
+            json_object_set_new(j, "stages", stages);
         const char *ci_names[] = {"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms"};
         json_t *ci = json_object();
         for (int m = 0; m < 4; m++)

@@ -104,6 +104,9 @@ table *workload_table(const report_run *rr) {
     char buf[2048];
     arrivals_text(cfg, buf, sizeof buf);
     add(t, "arrivals", meta ? buf : "unknown (no meta.json)");
+    const char *plan = json_string_value(json_object_get(cfg, "rate_plan"));
+    if (plan) /* the rate above is then the plan's mean */
+        add(t, "rate plan (the rate above is its mean)", plan);
     json_t *dur = json_object_get(cfg, "duration_s");
     if (json_is_number(dur))
         snprintf(buf, sizeof buf, "for %g s", json_number_value(dur));

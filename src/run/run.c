@@ -39,6 +39,10 @@ int run_opts_validate(const run_opts *o, char *err, int errlen) {
     const char *why = NULL;
     if (!o->url)
         why = "--url is required (e.g. --url http://127.0.0.1:8000)";
+    else if (o->rate_plan && o->have_rate)
+        why = "give --rate or --rate-plan, not both";
+    else if (o->rate_plan && (o->have_requests || o->have_duration))
+        why = "--rate-plan sets the schedule's length: give neither --requests nor --duration";
     else if (o->have_requests && o->have_duration)
         why = "give --requests or --duration, not both";
     else if (o->have_duration && isinf(o->rate))
@@ -130,6 +134,16 @@ static void plan_turns(run_ctx *x) {
     x->lc.total = x->n < p->n_conv ? p->first[x->n] : p->n_requests;
 }
 
+/* --rate-plan's schedule (workload/arrivals.h). What the run offered on the
+ * whole, the plan's mean rate, stands in for --rate from here on: in
+ * meta.json's config, summary.json's offered_rps and the warmup's pace. */
+static size_t plan_arrivals(run_ctx *x, uint64_t seed) {
+    size_t n =
+        arrivals_generate_plan(&x->arrivals, &x->plan, seed, RATE_PLAN_MAX_REQUESTS, &x->due);
+    x->o.rate = x->arrivals.rate = rate_plan_mean_rps(&x->plan);
+    return n;
+}
+
 /* The workload and the schedule: bad prompts fail here. */
 static int prepare_schedule(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;
@@ -142,18 +156,22 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
     x->arrivals.rate = o->rate;
     x->arrivals.burstiness = o->burstiness;
     uint64_t seed = (uint64_t)o->seed;
-    x->n = o->have_duration
+    if (o->rate_plan && rate_plan_parse(o->rate_plan, &x->plan, err, sizeof err))
+        return fail(rr, "--rate-plan: %s", err); /* a sweep's value was checked when read */
+    x->n = o->rate_plan ? plan_arrivals(x, seed)
+           : o->have_duration
                ? arrivals_generate(&x->arrivals, seed, (size_t)100000000,
                                    llround(o->duration_s * 1e6), &x->due)
                : arrivals_generate(&x->arrivals, seed, (size_t)o->requests, INT64_MAX, &x->due);
-    if (!o->have_duration && x->n < (size_t)o->requests)
+    if (!o->rate_plan && !o->have_duration && x->n < (size_t)o->requests)
         return fail(rr, "--rate %g: %lld requests would take more than %d days to arrive", o->rate,
                     (long long)o->requests, ARRIVALS_MAX_S / 86400);
     if (plan_prompts(x, seed, err, sizeof err))
         return fail(rr, "%s", err);
-    double schedule_s = o->have_duration ? o->duration_s
-                        : x->n           ? (double)x->due[x->n - 1] / 1e6
-                                         : 0;
+    double schedule_s = o->rate_plan       ? x->plan.duration_s
+                        : o->have_duration ? o->duration_s
+                        : x->n             ? (double)x->due[x->n - 1] / 1e6
+                                           : 0;
     x->o.metrics_interval_s = run_metrics_interval_s(o, schedule_s);
     return 0;
 }

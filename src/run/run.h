@@ -31,7 +31,9 @@ typedef struct run_opts {
     opt_list headers; /* "Name: value" */
     int insecure;
     /* arrivals */
-    double rate; /* INFINITY: all at t=0 */
+    double rate;           /* INFINITY: all at t=0 */
+    const char *rate_plan; /* stages, "2@60s,ramp:2-8@60s" (workload/rate_plan.h); NULL: none */
+    int have_rate;         /* --rate was given (it excludes --rate-plan) */
     const char *arrival;
     double burstiness;
     int64_t requests;

@@ -28,7 +28,8 @@ typedef struct run_ctx {
     json_t *tokenizer;       /* what --tokenize found, for meta.json; NULL: not tried */
     int w_loaded;
     arrival_spec arrivals;
-    int64_t *due; /* the measured schedule */
+    rate_plan plan; /* --rate-plan's stages; plan.n 0: none */
+    int64_t *due;   /* the measured schedule */
     size_t n;
     struct curl_slist *headers; /* Authorization and --header */
     const char *key_env;        /* the variable the key came from; NULL: none */

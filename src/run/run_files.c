@@ -5,6 +5,7 @@
  * credentials are redacted, and only the name of the key's variable is
  * kept. */
 #include "analysis/serverstats.h"
+#include "analysis/stages.h"
 #include "client/errorlog.h"
 #include "client/rowwriter.h"
 #include "analysis/summary.h"
@@ -154,6 +155,37 @@ static json_t *t0_utc_json(int64_t unix_us) {
     return json_string(out);
 }
 
+/* The plan's stages as the analysis reads them (analysis/stages.h). */
+static int plan_windows(const rate_plan *p, stage_window *w) {
+    for (int k = 0; k < p->n; k++) {
+        const rate_stage *st = &p->stage[k];
+        w[k] = (stage_window){st->start_s, st->start_s + st->duration_s, st->from_rps, st->to_rps,
+                              st->ramp};
+    }
+    return p->n;
+}
+
+/* meta.json's rate_plan: the spec, its length and expected arrivals, and
+ * each stage's window on the schedule clock (what the report reads). */
+static json_t *plan_json(const run_ctx *x) {
+    stage_window w[RATE_PLAN_MAX_STAGES];
+    int n = plan_windows(&x->plan, w);
+    return json_pack("{s:s,s:f,s:f,s:f,s:o}", "spec", x->o.rate_plan, "duration_s",
+                     x->plan.duration_s, "expected_requests", rate_plan_expected(&x->plan),
+                     "mean_rps", rate_plan_mean_rps(&x->plan), "stages", stage_windows_json(w, n));
+}
+
+/* summary.json's stages: each stage's window, rates and latencies. */
+static json_t *stages_of_run(const run_ctx *x) {
+    stage_window w[RATE_PLAN_MAX_STAGES];
+    int n = plan_windows(&x->plan, w);
+    stage_summary *s = xcalloc((size_t)n, sizeof *s);
+    stages_summarize(&x->res.rows, w, n, s);
+    json_t *j = stages_json(s, n);
+    free(s);
+    return j;
+}
+
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     const run_opts *o = &x->o;
     const loadgen_result *res = &x->res;
@@ -182,6 +214,8 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
                                   "requests_from_usage", (json_int_t)res->usage_counted,
                                   "requests_from_chunk_count", (json_int_t)res->chunk_counted));
     json_object_set_new(meta, "interrupted", json_boolean(res->interrupted));
+    if (x->plan.n)
+        json_object_set_new(meta, "rate_plan", plan_json(x));
     if (extra) {
         json_object_update(meta, extra);
         json_decref(extra);
@@ -359,6 +393,8 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     client_check_sort(&x->res.check);
     client_json(sj, &s, &x->res, o->threads, &v);
     json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
+    if (x->plan.n)
+        json_object_set_new(sj, "stages", stages_of_run(x));
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
     json_decref(sj);
     if (o->print_summary)

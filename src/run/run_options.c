@@ -8,6 +8,7 @@
 #include "run/run.h"
 #include "workload/conversation.h"
 #include "workload/arrivals.h"
+#include "workload/rate_plan.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -160,6 +161,12 @@ static int salt_check(const char *v, char *why, size_t whylen) {
         return -1;
     }
     return 0;
+}
+
+/* --rate-plan: stages that parse (workload/rate_plan.h says what they are). */
+static int rate_plan_check(const char *v, char *why, size_t whylen) {
+    rate_plan p;
+    return rate_plan_parse(v, &p, why, whylen);
 }
 
 #define RUN(field) OPT_AT(run_opts, field)
@@ -317,8 +324,18 @@ const opt_def run_options[] = {
      .type = OPT_RATE,
      RUN(rate),
      .arg = "R",
+     OPT_SEEN(run_opts, have_rate),
      .def = "inf",
      .help = "requests/s, or inf for all at t=0"},
+    {.name = "rate-plan",
+     .key = "rate_plan",
+     .meta = "rate_plan",
+     .type = OPT_STRING,
+     RUN(rate_plan),
+     .arg = "R@D,ramp:A-B@D,...",
+     .check = rate_plan_check,
+     .help = "stages of constant or linearly ramping rates; replaces --rate and "
+             "--requests/--duration"},
     {.name = "arrival",
      .key = "arrival",
      .meta = "arrival",

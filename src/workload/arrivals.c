@@ -1,6 +1,6 @@
 /* arrivals: seeded inter-arrival draws accumulated into absolute due times.
- * The sum is kept in double seconds and each due time rounded once, so
- * rounding never accumulates. */
+ * The sum is kept in double seconds (or, for a rate plan, in expected
+ * arrivals) and each due time rounded once, so rounding never accumulates. */
 #include "workload/arrivals.h"
 #include "common/util.h"
 
@@ -53,6 +53,31 @@ size_t arrivals_generate(const arrival_spec *a, uint64_t seed, size_t max_n, int
         due[n++] = us;
         if (!all_at_once)
             t += next_gap(a, &r);
+    }
+    *out = due;
+    return n;
+}
+
+size_t arrivals_generate_plan(const arrival_spec *a, const rate_plan *p, uint64_t seed,
+                              size_t max_n, int64_t **out) {
+    size_t cap = 1024, n = 0;
+    int64_t *due = xmalloc(cap * sizeof *due);
+    rng r;
+    rng_seed(&r, seed ^ 0xa441a1ULL); /* arrivals_generate's stream: one stage draws its schedule */
+    arrival_spec unit = *a;
+    unit.rate = 1;
+    double s = 0, before = 0; /* the next arrival's expected count; the stages' before stage i */
+    int i = 0;
+    while (n < max_n) {
+        while (i < p->n && s >= before + rate_stage_expected(&p->stage[i]))
+            before += rate_stage_expected(&p->stage[i++]);
+        if (i == p->n)
+            break;
+        const rate_stage *st = &p->stage[i];
+        if (n == cap)
+            due = xrealloc(due, (cap *= 2) * sizeof *due);
+        due[n++] = llround((st->start_s + rate_stage_time_at(st, s - before)) * 1e6);
+        s += next_gap(&unit, &r);
     }
     *out = due;
     return n;

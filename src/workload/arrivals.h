@@ -6,11 +6,16 @@
  *   gamma     gamma gaps with mean 1/rate and coefficient of variation
  *             `burstiness` (shape 1/cv^2; cv 1 is poisson, > 1 burstier)
  *   constant  gaps of exactly 1/rate
- *   rate inf  everything due at t=0 */
+ *   rate inf  everything due at t=0
+ * A rate plan (rate_plan.h) makes the rate a function of time: the process
+ * above is drawn at rate 1 in "expected arrivals" (operational time) and
+ * each arrival put where the plan's integrated rate reaches it, the time
+ * rescaling of a renewal process. */
 #ifndef SERVELAB_ARRIVALS_H
 #define SERVELAB_ARRIVALS_H
 
 #include "common/rng.h"
+#include "workload/rate_plan.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,5 +41,16 @@ const char *arrival_kind_name(arrival_kind k);
  * ARRIVALS_MAX_S. Returns the count; *out is malloc'd. */
 size_t arrivals_generate(const arrival_spec *a, uint64_t seed, size_t max_n, int64_t max_us,
                          int64_t **out);
+
+/* The schedule of a rate plan: the kind and burstiness of `a` (its rate is
+ * the plan's), up to `max_n` due times, every one before the plan's end.
+ * The k-th arrival (from 0) is where the plan's integrated rate reaches the
+ * sum of k unit-mean gaps: k itself for constant, so a stage of R req/s for
+ * D s holds R * D of them when that is whole; the first is at t=0, or at
+ * the start of the first stage that offers anything. One constant-rate
+ * stage draws the same schedule as arrivals_generate at that rate with the
+ * same seed (to the microsecond's rounding). *out is malloc'd. */
+size_t arrivals_generate_plan(const arrival_spec *a, const rate_plan *p, uint64_t seed,
+                              size_t max_n, int64_t **out);
 
 #endif
