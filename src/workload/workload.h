@@ -1,5 +1,6 @@
 /* workload: what each request asks. Loads the prompt source (the built-in
- * set, a JSONL file, a ShareGPT file, or synthetic random:IN:OUT), assigns
+ * set, a JSONL file, a ShareGPT file, or synthetic random:IN:OUT; or a
+ * trace to replay, whose records are the requests: replay.h), assigns
  * every request index a prompt with a seeded draw (a class by --mix, then a
  * prompt in it), and builds the JSON body at send time so that a million
  * requests cost no memory before they are sent. Same seed, same assignment,
