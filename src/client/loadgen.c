@@ -359,6 +359,7 @@ static inflight *new_row(lg *g, size_t slot, uint32_t index, int64_t due_us) {
         r->conversation = (long)c->w->conv.conv[index];
         r->turn = (long)c->w->conv.turn[index];
     }
+    r->trace_line = replay_trace_line(c->w->replay, index);
     return f;
 }
 

@@ -195,7 +195,7 @@ static void put_text(row_line *l, const char *s) {
 }
 
 /* Room for every field but the two texts (class and finish_reason, which
- * are sized as written): 30 fields of at most 24 bytes. */
+ * are sized as written): 31 fields of at most 24 bytes. */
 #define ROW_FIXED_BYTES 1024
 
 static void format_request(row_line *l, const request_row *r) {
@@ -235,6 +235,7 @@ static void format_request(row_line *l, const request_row *r) {
     put_count(l, r->cached_tokens);
     put_count(l, r->turn > 0 ? r->conversation : -1); /* a row without a turn has neither */
     put_count(l, r->turn > 0 ? r->turn : -1);
+    put_count(l, r->trace_line > 0 ? r->trace_line : -1);
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }

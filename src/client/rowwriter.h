@@ -16,7 +16,7 @@
     "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
     "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
     "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
-    "conversation_id,turn\n"
+    "conversation_id,turn,trace_line\n"
 #define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
@@ -39,6 +39,7 @@ typedef struct request_row {
     double server_prompt_ms, server_decode_ms;
     long server_prompt_n, server_decode_n, server_cache_n, cached_tokens;
     long conversation, turn; /* multi-turn: its conversation (from 0) and turn (from 1); -1 */
+    long trace_line;         /* --replay: its record's line in the trace, from 1; 0 or -1: none */
 } request_row;
 
 typedef struct row_writer {

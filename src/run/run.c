@@ -35,14 +35,41 @@ void run_opts_defaults(run_opts *o) {
     o->print_summary = 1;
 }
 
+/* What --replay cannot go with: the trace is the schedule and the prompts,
+ * and says what is shared. NULL when nothing. */
+static const char *replay_conflict(const run_opts *o) {
+    if (!o->replay)
+        return NULL;
+    if (o->have_duration)
+        return "--replay: the trace is the schedule: give --replay-duration (trace time), not "
+               "--duration";
+    if (o->have_rate)
+        return "--replay: the trace's timestamps are the schedule: --time-scale speeds it up, "
+               "--rate does not apply";
+    if (strcmp(o->prompts, "builtin") || o->mix)
+        return "--replay: the trace makes the prompts: --prompts and --mix do not apply";
+    if (strcmp(o->turns, "1"))
+        return "--replay: a trace's records are single requests: --turns does not apply";
+    if (o->prefix_tokens > 0)
+        return "--replay: the trace says what is shared: --prefix-tokens does not apply";
+    if (o->warmup > 0)
+        return "--replay: --warmup would send the trace's blocks first and prime the prefix "
+               "cache it measures";
+    return NULL;
+}
+
 int run_opts_validate(const run_opts *o, char *err, int errlen) {
     const char *why = NULL;
     if (!o->url)
         why = "--url is required (e.g. --url http://127.0.0.1:8000)";
     else if (o->rate_plan && o->have_rate)
         why = "give --rate or --rate-plan, not both";
+    else if (o->rate_plan && o->replay)
+        why = "--replay: the trace's timestamps are the schedule: --rate-plan does not apply";
     else if (o->rate_plan && (o->have_requests || o->have_duration))
         why = "--rate-plan sets the schedule's length: give neither --requests nor --duration";
+    else if ((why = replay_conflict(o)))
+        ; /* said */
     else if (o->have_requests && o->have_duration)
         why = "give --requests or --duration, not both";
     else if (o->have_duration && isinf(o->rate))
@@ -144,10 +171,42 @@ static size_t plan_arrivals(run_ctx *x, uint64_t seed) {
     return n;
 }
 
+/* --replay: the trace's window is the schedule and the prompts, with no
+ * nonce (the run records cache_bust off); a bad file fails here. */
+static int prepare_replay(run_ctx *x, run_result *rr) {
+    const run_opts *o = &x->o;
+    char err[1024];
+    replay_format f = REPLAY_AUTO;
+    replay_format_parse(o->replay_format, &f); /* the option's choices are the names */
+    replay_trace *t = xcalloc(1, sizeof *t);
+    replay_window win = {.start_s = o->replay_start_s,
+                         .duration_s = o->replay_duration_s,
+                         .time_scale = o->time_scale,
+                         .max_records = o->have_requests ? (size_t)o->requests : 0};
+    if (replay_load(t, o->replay, f, o->replay_block_tokens, err, sizeof err) ||
+        replay_select(t, &win, err, sizeof err)) {
+        replay_free(t);
+        free(t);
+        return fail(rr, "%s", err);
+    }
+    workload_use_replay(&x->w, t);
+    x->w_loaded = 1;
+    x->o.cache_bust = "off";
+    x->n = replay_due_times(t, &x->due);
+    if (t->uncovered)
+        warnx_("--replay: %zu of %zu records have hash_ids that do not number ceil(input / %d): "
+               "is the trace cut in blocks of another size (--replay-block-tokens)?",
+               t->uncovered, t->n, t->block_tokens);
+    x->o.metrics_interval_s = run_metrics_interval_s(o, (double)x->due[x->n - 1] / 1e6);
+    return 0;
+}
+
 /* The workload and the schedule: bad prompts fail here. */
 static int prepare_schedule(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;
     char err[1024];
+    if (o->replay)
+        return prepare_replay(x, rr);
     if (workload_load(&x->w, o->prompts, o->mix, err, sizeof err))
         return fail(rr, "%s", err);
     x->w_loaded = 1;

@@ -52,8 +52,13 @@ typedef struct run_opts {
     int prefix_tokens, prefix_groups;
     const char *prefix_mode; /* system | prepend */
     const char *tokenize;    /* auto | off */
-    const char *cusage;      /* auto|on|off */
-    const char *preconnect;  /* auto|off|N: connections opened before t=0 */
+    /* --replay: a trace's records are the requests (workload/replay.h) */
+    const char *replay, *replay_format;       /* FILE; auto|mooncake|burstgpt|azure|jsonl */
+    double time_scale;                        /* 2: twice as fast */
+    double replay_start_s, replay_duration_s; /* trace time from its first record; 0: to the end */
+    int replay_block_tokens;                  /* tokens a Mooncake hash id stands for */
+    const char *cusage;                       /* auto|on|off */
+    const char *preconnect;                   /* auto|off|N: connections opened before t=0 */
     /* the run */
     int64_t warmup;
     double timeout_s;

@@ -216,6 +216,8 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     json_object_set_new(meta, "interrupted", json_boolean(res->interrupted));
     if (x->plan.n)
         json_object_set_new(meta, "rate_plan", plan_json(x));
+    if (x->w.replay)
+        json_object_set_new(meta, "replay", replay_json(x->w.replay));
     if (extra) {
         json_object_update(meta, extra);
         json_decref(extra);
@@ -378,8 +380,9 @@ static void warn_client(const run_summary *s, const client_verdict *v) {
 
 int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     const run_opts *o = &x->o;
-    summary_params sp = {
-        .offered_rps = o->rate, .cost_per_hour = o->cost_per_hour, .client_cpu_s = x->res.cpu_s};
+    summary_params sp = {.offered_rps = x->w.replay ? replay_offered_rps(x->w.replay) : o->rate,
+                         .cost_per_hour = o->cost_per_hour,
+                         .client_cpu_s = x->res.cpu_s};
     char err[256];
     if (o->slo)
         slo_parse(o->slo, &sp.slo, err, sizeof err); /* checked when it was given */

@@ -395,8 +395,16 @@ void workload_assign(workload *w, size_t n, uint64_t seed) {
     free(perm);
 }
 
+void workload_use_replay(workload *w, replay_trace *t) {
+    memset(w, 0, sizeof *w);
+    snprintf(w->source, sizeof w->source, "replay:%.*s", (int)sizeof w->source - 8, t->path);
+    class_index(w, "replay");
+    w->replay = t;
+    w->n_requests = t->n;
+}
+
 const char *workload_class_of(const workload *w, size_t req) {
-    if (w->random_in)
+    if (w->random_in || w->replay)
         return w->class_names[0];
     return w->class_names[w->items[w->assign[req]].cls];
 }
@@ -407,6 +415,8 @@ int workload_max_tokens(const workload *w, size_t req, const body_opts *o) {
     int reply = w->conv.n_conv ? conversation_reply_tokens(w, req) : 0;
     if (reply > 0)
         return reply;
+    if (w->replay)
+        return replay_output_tokens(w->replay, req);
     if (w->random_in)
         return w->random_out;
     const prompt_item *it = &w->items[w->assign[req]];
@@ -419,6 +429,8 @@ int workload_max_tokens(const workload *w, size_t req, const body_opts *o) {
 int workload_prompt_tokens(const workload *w, size_t req) {
     if (w->conv.n_conv)
         return conversation_prompt_tokens(w, req);
+    if (w->replay)
+        return replay_prompt_tokens(w->replay, req);
     int extra = shaping_extra_tokens(&w->shape, req);
     if (w->random_in)
         return w->random_in + extra;
@@ -475,6 +487,24 @@ static json_t *item_prompt(const workload *w, size_t req, int chat) {
     return j;
 }
 
+/* --replay: the prompt's JSON, written by replay.c in one pass (a long
+ * one as jansson values would make the request late), put in front of
+ * the rest of the body (never empty: max_tokens and stream are in it). */
+static char *with_replay_prompt(const workload *w, size_t req, int chat, char *rest) {
+    size_t n, r = strlen(rest);
+    char *prompt = replay_prompt_json(w->replay, req, chat, &n);
+    const char *key = chat ? "{\"messages\":" : "{\"prompt\":";
+    size_t k = strlen(key);
+    char *out = xmalloc(k + n + r + 1);
+    memcpy(out, key, k);
+    memcpy(out + k, prompt, n);
+    out[k + n] = ',';
+    memcpy(out + k + n + 1, rest + 1, r); /* after its '{', with the NUL */
+    free(prompt);
+    free(rest);
+    return out;
+}
+
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len) {
     json_t *body = json_object();
     if (o->model)
@@ -482,6 +512,8 @@ char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *l
     if (w->conv.n_conv) {
         json_object_set_new(body, o->chat ? "messages" : "prompt",
                             conversation_prompt(w, req, o->chat));
+    } else if (w->replay) {
+        /* its prompt goes in as text once the rest is dumped */
     } else if (w->random_in) {
         json_t *p = random_prompt(w, req, o->chat);
         if (o->chat)
@@ -505,6 +537,8 @@ char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *l
     }
     char *s = json_dumps(body, JSON_COMPACT);
     json_decref(body);
+    if (w->replay)
+        s = with_replay_prompt(w, req, o->chat, s);
     if (len)
         *len = strlen(s);
     return s;
@@ -524,5 +558,8 @@ void workload_free(workload *w) {
     free(w->conv.conv);
     free(w->conv.turn);
     free(w->conv.next);
+    if (w->replay)
+        replay_free(w->replay);
+    free(w->replay);
     memset(w, 0, sizeof *w);
 }

@@ -1,5 +1,6 @@
 /* workload: what each request asks. Loads the prompt source (the built-in
- * set, a JSONL file, a ShareGPT file, or synthetic random:IN:OUT), assigns
+ * set, a JSONL file, a ShareGPT file, or synthetic random:IN:OUT; or a
+ * trace to replay, whose records are the requests: replay.h), assigns
  * every request index a prompt with a seeded draw (a class by --mix, then a
  * prompt in it), and builds the JSON body at send time so that a million
  * requests cost no memory before they are sent. Same seed, same assignment,
@@ -8,6 +9,7 @@
 #define SERVELAB_WORKLOAD_H
 
 #include "workload/conversation.h"
+#include "workload/replay.h"
 #include "workload/shaping.h"
 #include "workload/words.h"
 
@@ -45,8 +47,9 @@ typedef struct workload {
     /* the shared prefix and the cache-busting nonce (shaping.h): set after
      * workload_load, before the first body; its seed is the assignment's */
     shaping shape;
-    conv_plan conv;    /* multi-turn (conversation.h); n_conv 0: single-turn */
-    word_source words; /* synthetic text's words (words.h); set before the first body */
+    conv_plan conv;       /* multi-turn (conversation.h); n_conv 0: single-turn */
+    word_source words;    /* synthetic text's words (words.h); set before the first body */
+    replay_trace *replay; /* --replay: request k is the trace's record k (replay.h); else NULL */
 } workload;
 
 typedef struct body_opts {
@@ -63,6 +66,11 @@ typedef struct body_opts {
  * one-line message (file:line when it applies) in err, and w holds nothing
  * to free. */
 int workload_load(workload *w, const char *spec, const char *mix, char *err, int errlen);
+/* --replay: the requests are the trace's kept records, in order, with
+ * neither a shared prefix nor a nonce (the trace says what is shared); w
+ * takes the trace over and workload_free frees it. In place of
+ * workload_load and workload_assign. */
+void workload_use_replay(workload *w, replay_trace *t);
 /* Assign prompts to n requests with the seed. */
 void workload_assign(workload *w, size_t n, uint64_t seed);
 const char *workload_class_of(const workload *w, size_t req);

@@ -1,0 +1,507 @@
+/* replay_read: Mooncake, BurstGPT, Azure and plain JSONL traces into
+ * records (see replay_read.h). Every value is checked where it is read,
+ * and the first bad one ends the reading with its file and line. */
+#include "workload/replay_read.h"
+#include "common/csv.h"
+#include "common/tokens.h"
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* The keys of the two kinds of shared block differ in their seed, so a
+ * hash id never stands for the same block as a prefix id of that text. */
+#define KEY_SEED_HASH_ID 0x6d6f6f6e63616b65ULL
+#define KEY_SEED_PREFIX_ID 0x7072656669786964ULL
+/* The latest timestamp a trace may hold, in microseconds (about 317
+ * years): far past any trace, and far from int64_t's end when scaled. */
+#define MAX_TIME_US 1e16
+
+static const char BOM[] = "\xEF\xBB\xBF";
+
+static replay_record *new_record(replay_trace *t, int line) {
+    if (t->n == t->cap)
+        t->rec = xrealloc(t->rec, (t->cap = t->cap ? t->cap * 2 : 256) * sizeof *t->rec);
+    replay_record *r = &t->rec[t->n++];
+    memset(r, 0, sizeof *r);
+    r->line = (uint32_t)line;
+    r->given = REPLAY_NONE;
+    r->first_block = (uint32_t)t->n_keys;
+    return r;
+}
+
+static void add_block(replay_trace *t, replay_record *r, uint64_t key) {
+    if (t->n_keys == t->cap_keys)
+        t->block_keys =
+            xrealloc(t->block_keys,
+                     (t->cap_keys = t->cap_keys ? t->cap_keys * 2 : 1024) * sizeof *t->block_keys);
+    t->block_keys[t->n_keys++] = key;
+    r->n_blocks++;
+}
+
+/* A timestamp field in `unit_us` microseconds (1000: ms): NULL, or what
+ * is wrong with it. */
+static const char *json_time(json_t *o, const char *key, double unit_us, int64_t *us, char *why,
+                             size_t n) {
+    json_t *v = json_object_get(o, key);
+    double d = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!v)
+        snprintf(why, n, "no \"%s\"", key);
+    else if (!isfinite(d) || d < 0 || d * unit_us > MAX_TIME_US)
+        snprintf(why, n, "\"%s\" must be a number of %s >= 0", key, unit_us == 1000 ? "ms" : "s");
+    else {
+        *us = llround(d * unit_us);
+        return NULL;
+    }
+    return why;
+}
+
+/* A token count: 0 to REPLAY_MAX_TOKENS, stored as at least 1 (a prompt
+ * costs its first token even when empty; a reply of 0 tokens is a failed
+ * request, asked for as 1). NULL, or what is wrong. */
+static const char *json_count(json_t *o, const char *key, int32_t *out, char *why, size_t n) {
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        snprintf(why, n, "no \"%s\"", key);
+        return why;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > REPLAY_MAX_TOKENS) {
+        snprintf(why, n, "\"%s\" must be a whole number of tokens from 0 to %d", key,
+                 REPLAY_MAX_TOKENS);
+        return why;
+    }
+    json_int_t c = json_integer_value(v);
+    *out = (int32_t)(c < 1 ? 1 : c);
+    return NULL;
+}
+
+static const char *json_hash_ids(replay_trace *t, replay_record *r, json_t *ids, char *why,
+                                 size_t n) {
+    if (!json_is_array(ids)) {
+        snprintf(why, n, "\"hash_ids\" must be a list of integers");
+        return why;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v) {
+        if (!json_is_integer(v)) {
+            snprintf(why, n, "\"hash_ids\" item %zu is not an integer", i + 1);
+            return why;
+        }
+        add_block(t, r, mix64(KEY_SEED_HASH_ID ^ mix64((uint64_t)json_integer_value(v))));
+    }
+    return NULL;
+}
+
+/* Mooncake: {"timestamp": ms, "input_length", "output_length", "hash_ids"}. */
+static const char *mooncake_record(replay_trace *t, json_t *o, int line, char *why, size_t n) {
+    replay_record *r = new_record(t, line);
+    const char *bad = json_time(o, "timestamp", 1000, &r->t_us, why, n);
+    if (!bad)
+        bad = json_count(o, "input_length", &r->input_tokens, why, n);
+    if (!bad)
+        bad = json_count(o, "output_length", &r->output_tokens, why, n);
+    json_t *ids = json_object_get(o, "hash_ids");
+    if (!bad && ids)
+        bad = json_hash_ids(t, r, ids, why, n);
+    return bad;
+}
+
+/* Text of a messages array: its contents joined by newlines (what the
+ * completions API is sent for a chat record). */
+static char *joined_contents(json_t *msgs) {
+    size_t i, len = 0;
+    json_t *m;
+    json_array_foreach(msgs, i, m) {
+        json_t *c = json_object_get(m, "content");
+        len += (json_is_string(c) ? json_string_length(c) : 0) + 1;
+    }
+    char *out = xmalloc(len + 1), *p = out;
+    json_array_foreach(msgs, i, m) {
+        json_t *c = json_object_get(m, "content");
+        if (!json_is_string(c))
+            continue;
+        if (p != out)
+            *p++ = '\n';
+        memcpy(p, json_string_value(c), json_string_length(c));
+        p += json_string_length(c);
+    }
+    *p = 0;
+    return out;
+}
+
+/* A record's own prompt ("prompt" text or "messages"), sent as written. */
+static const char *own_prompt(replay_trace *t, replay_record *r, json_t *prompt, json_t *msgs,
+                              char *why, size_t n) {
+    if (prompt && msgs)
+        snprintf(why, n, "give \"prompt\" or \"messages\", not both");
+    else if (prompt && !json_is_string(prompt))
+        snprintf(why, n, "\"prompt\" must be a string");
+    else if (msgs && !(json_is_array(msgs) && json_array_size(msgs)))
+        snprintf(why, n, "\"messages\" must be a non-empty list");
+    else {
+        if (t->n_given == t->cap_given)
+            t->given = xrealloc(t->given, (t->cap_given = t->cap_given ? t->cap_given * 2 : 64) *
+                                              sizeof *t->given);
+        replay_prompt_text *g = &t->given[t->n_given];
+        if (prompt) {
+            g->text = xstrdup(json_string_value(prompt));
+            json_t *m = json_pack("[{s:s,s:O}]", "role", "user", "content", prompt);
+            g->messages_json = json_dumps(m, JSON_COMPACT);
+            json_decref(m);
+        } else {
+            g->text = joined_contents(msgs);
+            g->messages_json = json_dumps(msgs, JSON_COMPACT);
+        }
+        size_t tokens = count_text_tokens(g->text, strlen(g->text));
+        r->input_tokens = (int32_t)(tokens < 1                   ? 1
+                                    : tokens > REPLAY_MAX_TOKENS ? REPLAY_MAX_TOKENS
+                                                                 : tokens);
+        r->given = (uint32_t)t->n_given++;
+        return NULL;
+    }
+    return why;
+}
+
+/* prefix_id (a string or an integer, the same id either way) and its
+ * optional prefix_tokens: one shared block. */
+static const char *prefix_block(replay_trace *t, replay_record *r, json_t *id, json_t *len,
+                                char *why, size_t n) {
+    char text[64];
+    const char *s = text;
+    size_t k;
+    if (json_is_string(id)) {
+        s = json_string_value(id);
+        k = json_string_length(id);
+    } else if (json_is_integer(id)) {
+        k = (size_t)snprintf(text, sizeof text, "%lld", (long long)json_integer_value(id));
+    } else {
+        snprintf(why, n, "\"prefix_id\" must be a string or an integer");
+        return why;
+    }
+    if (len && (!json_is_integer(len) || json_integer_value(len) < 1 ||
+                json_integer_value(len) > REPLAY_MAX_TOKENS)) {
+        snprintf(why, n, "\"prefix_tokens\" must be a whole number from 1 to %d",
+                 REPLAY_MAX_TOKENS);
+        return why;
+    }
+    r->prefix_tokens = len ? (int32_t)json_integer_value(len) : t->block_tokens;
+    add_block(t, r, hash_bytes(s, k, KEY_SEED_PREFIX_ID));
+    return NULL;
+}
+
+/* Plain JSONL: {timestamp_ms, input_tokens, output_tokens, [prefix_id
+ * [, prefix_tokens] | hash_ids], [prompt | messages]}. */
+static const char *jsonl_record(replay_trace *t, json_t *o, int line, char *why, size_t n) {
+    replay_record *r = new_record(t, line);
+    json_t *prompt = json_object_get(o, "prompt"), *msgs = json_object_get(o, "messages");
+    json_t *pid = json_object_get(o, "prefix_id"), *plen = json_object_get(o, "prefix_tokens");
+    json_t *ids = json_object_get(o, "hash_ids");
+    const char *bad = json_time(o, "timestamp_ms", 1000, &r->t_us, why, n);
+    if (!bad)
+        bad = json_count(o, "output_tokens", &r->output_tokens, why, n);
+    if (bad)
+        return bad;
+    if (pid && ids)
+        snprintf(why, n, "give \"prefix_id\" or \"hash_ids\", not both");
+    else if (plen && !pid)
+        snprintf(why, n, "\"prefix_tokens\" needs a \"prefix_id\"");
+    else if ((prompt || msgs) && (pid || ids))
+        snprintf(why, n,
+                 "a record with its own prompt shares no generated blocks: drop "
+                 "\"prefix_id\" and \"hash_ids\"");
+    else if (prompt || msgs)
+        return own_prompt(t, r, prompt, msgs, why, n);
+    else if (!(bad = json_count(o, "input_tokens", &r->input_tokens, why, n)))
+        return pid   ? prefix_block(t, r, pid, plen, why, n)
+               : ids ? json_hash_ids(t, r, ids, why, n)
+                     : NULL;
+    return why;
+}
+
+static FILE *open_trace(const char *path, char *err, int errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        snprintf(err, errlen, "--replay %s: cannot open: %s", path, strerror(errno));
+    return f;
+}
+
+/* The next line that is not blank, without its end of line or a leading
+ * BOM: its length, or -1 at the end of the file. */
+static ssize_t next_line(FILE *f, char **line, size_t *cap, int *lineno) {
+    ssize_t len;
+    while ((len = getline(line, cap, f)) >= 0) {
+        char *s = *line;
+        if (++*lineno == 1 && len >= 3 && !memcmp(s, BOM, 3))
+            memmove(s, s + 3, (size_t)(len -= 3) + 1);
+        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+            s[--len] = 0;
+        if (strspn(s, " \t") != (size_t)len)
+            return len;
+    }
+    return -1;
+}
+
+static int read_jsonl(replay_trace *t, const char *path, int mooncake, char *err, int errlen) {
+    FILE *f = open_trace(path, err, errlen);
+    if (!f)
+        return -1;
+    char *line = NULL, why[256];
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, rc = 0;
+    while (!rc && (len = next_line(f, &line, &cap, &lineno)) >= 0) {
+        json_error_t je;
+        json_t *o = json_loadb(line, (size_t)len, 0, &je);
+        const char *bad = !o                   ? je.text
+                          : !json_is_object(o) ? "each line must be a JSON object"
+                          : mooncake           ? mooncake_record(t, o, lineno, why, sizeof why)
+                                               : jsonl_record(t, o, lineno, why, sizeof why);
+        if (bad) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, bad);
+            rc = -1;
+        }
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* The header's column named `name` (any case, spaces around it and a
+ * leading BOM ignored); -1 when none is. */
+static int column(const csv_row *h, const char *name) {
+    for (int i = 0; i < h->n && i < CSV_MAX_FIELDS; i++) {
+        const char *f = h->f[i];
+        size_t len = h->len[i];
+        if (i == 0 && len >= 3 && !memcmp(f, BOM, 3))
+            f += 3, len -= 3;
+        while (len && isspace((unsigned char)*f))
+            f++, len--;
+        while (len && isspace((unsigned char)f[len - 1]))
+            len--;
+        if (len == strlen(name) && !strncasecmp(f, name, len))
+            return i;
+    }
+    return -1;
+}
+
+/* A CSV token count (see json_count). */
+static const char *csv_count(const csv_row *row, int col, const char *name, int32_t *out, char *why,
+                             size_t n) {
+    double v;
+    if (csv_number(row, col, &v) || isnan(v) || v < 0 || v > REPLAY_MAX_TOKENS || v != floor(v)) {
+        snprintf(why, n, "%s must be a whole number of tokens from 0 to %d", name,
+                 REPLAY_MAX_TOKENS);
+        return why;
+    }
+    *out = (int32_t)(v < 1 ? 1 : v);
+    return NULL;
+}
+
+/* The three columns each CSV format reads: a time, the input, the output. */
+typedef struct csv_shape {
+    const char *cols[3];
+    const char *header; /* the source's header, for messages */
+} csv_shape;
+
+static const csv_shape burstgpt_shape = {
+    {"Timestamp", "Request tokens", "Response tokens"},
+    "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"};
+static const csv_shape azure_shape = {{"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+                                      "TIMESTAMP,ContextTokens,GeneratedTokens"};
+
+static const char *csv_record(replay_trace *t, const csv_row *row, int line, const int *col,
+                              const csv_shape *s, char *why, size_t n) {
+    if (row->error) {
+        snprintf(why, n, "%s", row->error);
+        return why;
+    }
+    replay_record *r = new_record(t, line);
+    double sec;
+    if (col[0] >= row->n || col[1] >= row->n || col[2] >= row->n) {
+        snprintf(why, n, "%d fields, fewer than the header's columns", row->n);
+        return why;
+    }
+    if (s == &azure_shape) {
+        if (replay_parse_datetime(row->f[col[0]], row->len[col[0]], &r->t_us)) {
+            snprintf(why, n, "TIMESTAMP '%.*s' is not a date-time (2023-11-16 18:17:03.97996)",
+                     (int)(row->len[col[0]] < 40 ? row->len[col[0]] : 40), row->f[col[0]]);
+            return why;
+        }
+    } else if (csv_number(row, col[0], &sec) || !isfinite(sec) || sec < 0 ||
+               sec * 1e6 > MAX_TIME_US) {
+        snprintf(why, n, "Timestamp must be a number of seconds >= 0");
+        return why;
+    } else {
+        r->t_us = llround(sec * 1e6);
+    }
+    const char *bad = csv_count(row, col[1], s->cols[1], &r->input_tokens, why, n);
+    return bad ? bad : csv_count(row, col[2], s->cols[2], &r->output_tokens, why, n);
+}
+
+static int read_csv(replay_trace *t, const char *path, const csv_shape *s, char *err, int errlen) {
+    csv_file c;
+    int rc = csv_open(&c, path);
+    if (rc) {
+        snprintf(err, errlen, "--replay %s: cannot open: %s", path,
+                 rc > 0 ? "no such file" : strerror(errno));
+        return -1;
+    }
+    csv_row row;
+    int col[3], ok = csv_next(&c, &row);
+    for (int k = 0; k < 3 && ok; k++)
+        if ((col[k] = column(&row, s->cols[k])) < 0) {
+            snprintf(err, errlen, "%s:%d: no column '%s' (the header is %s)", path, c.line,
+                     s->cols[k], s->header);
+            csv_close(&c);
+            return -1;
+        }
+    if (!ok)
+        snprintf(err, errlen, "%s:1: an empty file (the header is %s)", path, s->header);
+    rc = ok ? 0 : -1;
+    char why[256];
+    while (!rc && csv_next(&c, &row)) {
+        if (csv_row_blank(&row))
+            continue;
+        const char *bad = csv_record(t, &row, c.line, col, s, why, sizeof why);
+        if (bad) {
+            snprintf(err, errlen, "%s:%d: %s", path, c.line, bad);
+            rc = -1;
+        }
+    }
+    csv_close(&c);
+    return rc;
+}
+
+int replay_read(replay_trace *t, const char *path, replay_format format, char *err, int errlen) {
+    switch (format) {
+    case REPLAY_MOONCAKE: return read_jsonl(t, path, 1, err, errlen);
+    case REPLAY_JSONL: return read_jsonl(t, path, 0, err, errlen);
+    case REPLAY_BURSTGPT: return read_csv(t, path, &burstgpt_shape, err, errlen);
+    case REPLAY_AZURE: return read_csv(t, path, &azure_shape, err, errlen);
+    default: snprintf(err, errlen, "--replay %s: no format to read it as", path); return -1;
+    }
+}
+
+/* A CSV header line holding `name` as one of its fields. */
+static int header_has(const char *line, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = line; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        while (*p == ' ' || *p == '"')
+            p++;
+        if (!strncasecmp(p, name, n) && strchr(",\" \r", p[n] ? p[n] : ','))
+            return 1;
+    }
+    return 0;
+}
+
+replay_format replay_read_detect(const char *path, char *err, int errlen) {
+    FILE *f = open_trace(path, err, errlen);
+    if (!f)
+        return REPLAY_AUTO;
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0;
+    ssize_t len = next_line(f, &line, &cap, &lineno);
+    fclose(f);
+    replay_format found = REPLAY_AUTO;
+    const char *s = line ? line + strspn(line, " \t") : "";
+    if (len >= 0 && *s == '{') {
+        json_t *o = json_loads(s, 0, NULL);
+        found = json_object_get(o, "input_length")   ? REPLAY_MOONCAKE
+                : json_object_get(o, "timestamp_ms") ? REPLAY_JSONL
+                                                     : REPLAY_AUTO;
+        json_decref(o);
+    } else if (len >= 0) {
+        found = header_has(s, "Request tokens")  ? REPLAY_BURSTGPT
+                : header_has(s, "ContextTokens") ? REPLAY_AZURE
+                                                 : REPLAY_AUTO;
+    }
+    free(line);
+    if (len < 0)
+        snprintf(err, errlen, "%s: no records in the file", path);
+    else if (found == REPLAY_AUTO)
+        snprintf(err, errlen,
+                 "%s:%d: cannot tell the trace's format from this line (a Mooncake record has "
+                 "input_length, a JSONL one timestamp_ms; a BurstGPT header names Request tokens, "
+                 "an Azure one ContextTokens): give --replay-format",
+                 path, lineno);
+    return found;
+}
+
+/* n digits at s[*i] into *v. */
+static int digits(const char *s, size_t len, size_t *i, int n, int *v) {
+    *v = 0;
+    for (int k = 0; k < n; k++, (*i)++) {
+        if (*i >= len || !isdigit((unsigned char)s[*i]))
+            return -1;
+        *v = *v * 10 + (s[*i] - '0');
+    }
+    return 0;
+}
+
+/* The zone after the time: none or Z (UTC), or +HH:MM / -HH:MM / +HHMM,
+ * as seconds east of UTC. */
+static int zone_seconds(const char *s, size_t n, size_t *i, long *east) {
+    *east = 0;
+    if (*i < n && (s[*i] == 'Z' || s[*i] == 'z')) {
+        (*i)++;
+        return 0;
+    }
+    if (*i >= n || (s[*i] != '+' && s[*i] != '-'))
+        return 0;
+    int sign = s[(*i)++] == '-' ? -1 : 1, hh, mm;
+    if (digits(s, n, i, 2, &hh))
+        return -1;
+    if (*i < n && s[*i] == ':')
+        (*i)++;
+    if (digits(s, n, i, 2, &mm) || hh > 23 || mm > 59)
+        return -1;
+    *east = sign * (hh * 3600L + mm * 60L);
+    return 0;
+}
+
+int replay_parse_datetime(const char *s, size_t n, int64_t *us) {
+    size_t i = 0;
+    int y, mo, d, h, mi, se;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (digits(s, n, &i, 4, &y) || i >= n || s[i++] != '-' || digits(s, n, &i, 2, &mo) || i >= n ||
+        s[i++] != '-' || digits(s, n, &i, 2, &d) || i >= n || (s[i] != ' ' && s[i] != 'T') ||
+        (++i, digits(s, n, &i, 2, &h)) || i >= n || s[i++] != ':' || digits(s, n, &i, 2, &mi) ||
+        i >= n || s[i++] != ':' || digits(s, n, &i, 2, &se))
+        return -1;
+    long frac_us = 0, scale = 100000;
+    if (i < n && s[i] == '.') {
+        size_t start = ++i;
+        for (; i < n && isdigit((unsigned char)s[i]); i++, scale /= 10)
+            frac_us += scale * (s[i] - '0'); /* past the sixth digit scale is 0 */
+        if (i == start)
+            return -1;
+    }
+    long east;
+    if (zone_seconds(s, n, &i, &east) || i != n)
+        return -1;
+    struct tm tm = {.tm_year = y - 1900,
+                    .tm_mon = mo - 1,
+                    .tm_mday = d,
+                    .tm_hour = h,
+                    .tm_min = mi,
+                    .tm_sec = se};
+    time_t when = timegm(&tm);
+    /* timegm moves a day past the month's end into the next: refuse it */
+    if (tm.tm_mday != d || tm.tm_mon != mo - 1 || h > 23 || mi > 59 || se > 60 || when < 0)
+        return -1;
+    *us = ((int64_t)when - east) * 1000000 + frac_us;
+    return 0;
+}
