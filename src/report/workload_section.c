@@ -97,16 +97,49 @@ static void dates_rows(const report_run *rr, table *t) {
     add(t, rr->n_reps > 1 ? "ended (last repetition's last request)" : "ended (last request)", buf);
 }
 
+/* A JSON value as short text ("null" when absent). Eight buffers take
+ * turns, so one printf may hold up to eight of these. */
+static const char *json_dumps_text(json_t *v) {
+    static char bufs[8][200];
+    static int k;
+    char *b = bufs[k++ % 8];
+    char *s = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(b, 200, "%s", s ? s : "null");
+    free(s);
+    return b;
+}
+
 table *workload_table(const report_run *rr) {
     const char *h[] = {"setting", "value"};
     table *t = table_new(2, h);
     json_t *meta = rr->files[0].meta, *cfg = json_object_get(meta, "config");
     char buf[2048];
+    json_t *replay = json_object_get(meta, "replay");
     arrivals_text(cfg, buf, sizeof buf);
-    add(t, "arrivals", meta ? buf : "unknown (no meta.json)");
+    add(t, "arrivals",
+        replay ? "the trace's own timestamps"
+        : meta ? buf
+               : "unknown (no meta.json)");
     const char *plan = json_string_value(json_object_get(cfg, "rate_plan"));
     if (plan) /* the rate above is then the plan's mean */
         add(t, "rate plan (the rate above is its mean)", plan);
+    if (replay) { /* the trace is the schedule and the prompts: the rows below are its */
+        snprintf(buf, sizeof buf, "%s (%s), %s of its %s records, time scale %s",
+                 json_dumps_text(json_object_get(replay, "file")),
+                 json_dumps_text(json_object_get(replay, "format")),
+                 json_dumps_text(json_object_get(replay, "records")),
+                 json_dumps_text(json_object_get(replay, "records_in_file")),
+                 json_dumps_text(json_object_get(replay, "time_scale")));
+        add(t, "replayed trace (its timestamps and lengths are the workload)", buf);
+    }
+    json_t *turns = json_object_get(cfg, "turns");
+    if (json_is_string(turns) && strcmp(json_string_value(turns), "1")) {
+        json_t *think = json_object_get(cfg, "think_time_s");
+        snprintf(buf, sizeof buf, "%s turns a conversation, %g s think time, %s conversations",
+                 json_string_value(turns), json_is_number(think) ? json_number_value(think) : 0,
+                 json_dumps_text(json_object_get(cfg, "conversations")));
+        add(t, "multi-turn", buf);
+    }
     json_t *dur = json_object_get(cfg, "duration_s");
     if (json_is_number(dur))
         snprintf(buf, sizeof buf, "for %g s", json_number_value(dur));
@@ -126,7 +159,7 @@ table *workload_table(const report_run *rr) {
                                        "0",
                                        "unknown",
                                        "unknown"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    for (size_t i = replay ? 2 : 0; i < sizeof keys / sizeof *keys; i++) { /* a trace's own */
         value_text(json_object_get(cfg, keys[i]), none[i], buf, sizeof buf);
         add(t, names[i], buf);
     }
