@@ -244,7 +244,7 @@ TEST(engine_rejects_impossible_params) {
 
 static void run_profile_batch1(const char *name, uint64_t seed, int64_t *gaps, int *n) {
     harness *h = calloc(1, sizeof *h);
-    engine_params p = sim_profile_find(name)->engine;
+    engine_params p = sim_profile_engine(sim_profile_find(name));
     p.seed = seed;
     engine *e = make(&p, h);
     seq a;

@@ -256,7 +256,15 @@ TEST(run_against_sim_shows_ttft_phases) {
     CHECK_MSG(phase_figure(run, "server_ms", "p50") > 0, "server p50 %g",
               phase_figure(run, "server_ms", "p50"));
     CHECK(phase_figure(run, "stream_to_first_token_ms", "p50") > 0);
-    CHECK(json_object_get(run, "server_reported") == NULL); /* the sim sends no timings */
+    /* the sim sends no timings, only usage's cached_tokens: with the
+     * default cache-busting nonce no prompt hits its prefix cache */
+    json_t *rep_by_server = json_object_get(run, "server_reported");
+    CHECK(rep_by_server != NULL);
+    CHECK_INT((int)json_integer_value(json_object_get(
+                  json_object_get(rep_by_server, "ttft_minus_server_prompt_ms"), "n")),
+              0);
+    CHECK_INT((int)json_integer_value(json_object_get(rep_by_server, "cached_prompt_share_n")), 60);
+    CHECK_NEAR(json_number_value(json_object_get(rep_by_server, "cached_prompt_share")), 0, 0);
     /* the report computes the same figures from requests.csv */
     snprintf(cmd, sizeof cmd, "report %s --out %s/report", dir, dir);
     CHECK_INT(servelab_cmd(cmd, &out), 0);

@@ -96,6 +96,7 @@ TEST(sim_request_reads_what_a_valid_body_asks) {
     CHECK_INT(ask.ignore_eos, 1);
     CHECK_INT(ask.stream, 0);
     CHECK_INT(ask.include_usage, 0);
+    request_ask_free(&ask);
 
     /* stream options count only when streaming */
     CHECK_INT(
@@ -104,6 +105,7 @@ TEST(sim_request_reads_what_a_valid_body_asks) {
     CHECK_INT(ask.prompt_tokens, 3);
     CHECK_INT(ask.max_tokens, 0);
     CHECK_INT(ask.include_usage, 0);
+    request_ask_free(&ask);
     CHECK_INT(parse("{\"prompt\":[\"hi\"],\"stream\":true,\"stream_options\":{\"include_usage\":"
                     "true,\"continuous_usage_stats\":true}}",
                     0, &ask, &err),
@@ -111,10 +113,12 @@ TEST(sim_request_reads_what_a_valid_body_asks) {
     CHECK_INT(ask.stream, 1);
     CHECK_INT(ask.include_usage, 1);
     CHECK_INT(ask.continuous_usage, 1);
+    request_ask_free(&ask);
 
     /* an empty prompt still costs one token */
     CHECK_INT(parse("{\"prompt\":\"\"}", 0, &ask, &err), 0);
     CHECK_INT(ask.prompt_tokens, 1);
+    request_ask_free(&ask);
 
     /* chat: the template's tokens, role and content (parts' text counts) */
     CHECK_INT(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"hello there\"},{\"role\":"
@@ -127,6 +131,7 @@ TEST(sim_request_reads_what_a_valid_body_asks) {
                (int)count_text_tokens("hello there", 11) + (int)count_text_tokens("hi you", 6);
     CHECK_INT(ask.prompt_tokens, want);
     CHECK_INT(ask.max_tokens, 4);
+    request_ask_free(&ask);
 }
 
 TEST(sim_request_output_length_plan) {

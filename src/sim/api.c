@@ -13,13 +13,12 @@
  * ground-truth trace. server.h holds the state they share. */
 #include "sim/api.h"
 #include "common/clock.h"
-#include "common/tokens.h"
 #include "common/util.h"
 #include "sim/completion.h"
 #include "sim/engine_clock.h"
 #include "sim/outbox.h"
 #include "sim/output.h"
-#include "sim/request.h"
+#include "sim/prompt_ids.h"
 #include "sim/server.h"
 #include "sim/trace.h"
 
@@ -52,38 +51,34 @@ static void reply_metrics(sim_server *s, http_conn *c) {
     evbuffer_free(b);
 }
 
-/* /tokenize: a string prompt's token ids, or a chat's token count, by the
- * same rule a completion is charged. */
+/* /tokenize: a prompt's or a chat's token ids, the ones a completion is
+ * charged and cached by (prompt_ids.c). */
 static void handle_tokenize(sim_server *s, http_conn *c, const http_request *req) {
     json_t *body = json_loadb(req->body, req->body_len, 0, NULL);
     const char *why = NULL;
-    json_t *tokens = json_array();
-    int count = 0;
+    prompt_ids ids = {0};
     json_t *prompt = body ? json_object_get(body, "prompt") : NULL;
     json_t *messages = body ? json_object_get(body, "messages") : NULL;
-    if (!body || !json_is_object(body)) {
+    if (!body || !json_is_object(body))
         why = "invalid JSON body";
-    } else if (json_is_string(prompt)) {
-        size_t len = json_string_length(prompt);
-        size_t cap = len + 1;
-        int32_t *ids = xmalloc(cap * sizeof *ids);
-        count = (int)tokenize_text(json_string_value(prompt), len, ids, cap);
-        for (int i = 0; i < count; i++)
-            json_array_append_new(tokens, json_integer(ids[i]));
-        free(ids);
-    } else if (messages) {
-        count = count_chat_tokens(messages, &why);
-    } else {
+    else if (json_is_string(prompt))
+        prompt_ids_of_completion(prompt, &ids, &why);
+    else if (messages)
+        prompt_ids_of_chat(messages, &ids, &why);
+    else
         why = "field required: prompt (a string) or messages";
-    }
     json_decref(body);
     if (why) {
-        json_decref(tokens);
+        prompt_ids_free(&ids);
         reply_error(c, 400, why);
         return;
     }
-    reply_json(c, json_pack("{s:i,s:i,s:o}", "count", count, "max_model_len",
+    json_t *tokens = json_array();
+    for (int i = 0; i < ids.n; i++)
+        json_array_append_new(tokens, json_integer(ids.id[i]));
+    reply_json(c, json_pack("{s:i,s:i,s:o}", "count", ids.n, "max_model_len",
                             engine_get_params(s->eng)->max_model_len, "tokens", tokens));
+    prompt_ids_free(&ids);
 }
 
 /* The router: the path without its query, then the method; a known path
@@ -187,6 +182,12 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
     json_decref(m);
     sim_metrics_init(&s->metrics);
+    s->metrics.cache = (sim_cache_config){
+        .block_size = cfg->engine.block_size,
+        .num_gpu_blocks = cfg->engine.kv_blocks,
+        .enable_prefix_caching = cfg->engine.enable_prefix_caching,
+        .gpu_memory_utilization = cfg->gpu_memory_utilization,
+    };
     if (start_fronts(s, err, errlen)) {
         sim_server_free(s);
         return NULL;

@@ -18,6 +18,7 @@ typedef struct sim_config {
     const char *model;
     const char *profile_name;
     engine_params engine;
+    double gpu_memory_utilization; /* what kv_blocks was computed at; 0: given as a count */
     int eos_min_frac_pct;
     uint64_t seed;
     const char *trace_path;       /* NULL: no trace */

@@ -4,7 +4,9 @@
  * engine's `seq`. Everything about it that could vary is drawn from a hash
  * of its id (the X-Request-Id header when usable, else a counter) and the
  * seed: the response id, the output text, the output length, the fault. So
- * the same requests get the same answers and faults in every run. It then
+ * the same requests get the same answers and faults in every run. Its
+ * prompt's token ids become the hashes of its full blocks, which the
+ * engine's prefix cache matches. It then
  * goes to the engine (after a pause, with the stall fault); the engine's
  * tokens reach output.c, and when the answer is over, or the connection
  * dies first, request_end writes one trace row and frees it. */
@@ -26,6 +28,7 @@ static void request_free(sim_request *r) {
         event_free(r->stall_timer);
     if (r->text)
         evbuffer_free(r->text);
+    free(r->block_hashes);
     free(r);
 }
 
@@ -102,9 +105,14 @@ static sim_request *request_new(sim_front *f, http_conn *c, const http_request *
     r->created = (long)time(NULL);
     r->first_write_us = r->last_write_us = -1;
     uint64_t h = name_request(r, req);
-    request_plan_output(ask, engine_get_params(s->eng)->max_model_len, s->cfg.eos_min_frac_pct, h,
-                        &r->s);
+    const engine_params *ep = engine_get_params(s->eng);
+    request_plan_output(ask, ep->max_model_len, s->cfg.eos_min_frac_pct, h, &r->s);
     r->s.user = r;
+    if (ep->enable_prefix_caching) {
+        r->block_hashes =
+            prompt_block_hashes(&ask->ids, ep->block_size, ask->cache_salt, &r->s.n_block_hashes);
+        r->s.block_hashes = r->block_hashes;
+    }
 
     /* Fault injection, drawn from the request id so runs repeat. */
     rng fr;
@@ -148,6 +156,7 @@ void completion_handle(sim_front *f, http_conn *c, const http_request *req, int 
         return;
     }
     sim_request *r = request_new(f, c, req, &ask, arrived);
+    request_ask_free(&ask);
     if (r->fault == FAULT_HTTP429 || r->fault == FAULT_HTTP500) {
         output_injected_error(r);
         request_end(r);

@@ -3,9 +3,12 @@
  * sequences go back to its head) and `running` (in admission order, so the
  * tail is the most recently admitted and the first to be preempted). The
  * step's scheduled sequences sit in a small array so that step_end can emit
- * their tokens; an abort during a step clears its slot. */
+ * their tokens; an abort during a step clears its slot. The blocks
+ * themselves, and the prefix cache's names for them, are kv_cache.c's; each
+ * sequence keeps the list of those it holds. */
 #include "sim/engine.h"
 #include "common/util.h"
+#include "sim/kv_cache.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +25,7 @@ struct engine {
     void *ud;
     rng jitter_rng;
     seq_list waiting, running;
-    int free_blocks;
+    kv_cache *kv;
     uint64_t admit_counter;
     seq **sched; /* this step's work, max_num_seqs slots */
     int n_sched;
@@ -96,7 +99,7 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
     e->emit = emit;
     e->ud = ud;
     rng_seed(&e->jitter_rng, p->seed ^ 0x5eed5eedULL);
-    e->free_blocks = p->kv_blocks;
+    e->kv = kv_cache_new(p->kv_blocks);
     e->sched = xcalloc((size_t)p->max_num_seqs, sizeof *e->sched);
     return e;
 }
@@ -105,6 +108,7 @@ void engine_free(engine *e) {
     if (!e)
         return;
     free(e->sched);
+    kv_cache_free(e->kv);
     free(e);
 }
 
@@ -120,6 +124,9 @@ void engine_add(engine *e, seq *s, int64_t now_us) {
     if (s->at_target != FINISH_STOP)
         s->at_target = FINISH_LENGTH;
     s->generated = s->computed = s->blocks = s->preemptions = 0;
+    s->cached_tokens = s->named = 0;
+    s->block_table = NULL;
+    s->table_cap = 0;
     s->prefill_target = s->prompt_tokens;
     s->step_work = s->step_decode = 0;
     s->finish = FINISH_NONE;
@@ -138,9 +145,43 @@ static void unschedule(engine *e, seq *s) {
     s->step_work = 0;
 }
 
+/* Appends `block` (already held) to the blocks s holds. */
+static void add_block(seq *s, int block) {
+    if (s->blocks == s->table_cap) {
+        s->table_cap = s->table_cap ? s->table_cap * 2 : 16;
+        s->block_table = xrealloc(s->block_table, (size_t)s->table_cap * sizeof *s->block_table);
+    }
+    s->block_table[s->blocks++] = block;
+}
+
+/* Frees every block s holds, its last block first (vLLM's order: the end
+ * of a prompt is evicted before the prefix it may share). */
 static void release(engine *e, seq *s) {
-    e->free_blocks += s->blocks;
-    s->blocks = 0;
+    while (s->blocks > 0)
+        kv_cache_drop(e->kv, s->block_table[--s->blocks]);
+    s->named = 0;
+}
+
+/* The sequence leaves the engine: its blocks and its block list. */
+static void retire(engine *e, seq *s) {
+    release(e, s);
+    free(s->block_table);
+    s->block_table = NULL;
+    s->table_cap = 0;
+}
+
+/* Names the blocks of s's prompt that will be fully computed once its
+ * scheduled work is done, so that later look-ups hit them. */
+static void name_blocks(engine *e, seq *s, int computed_tokens) {
+    if (!e->p.enable_prefix_caching)
+        return;
+    int full = computed_tokens / e->p.block_size;
+    if (full > s->n_block_hashes)
+        full = s->n_block_hashes;
+    if (full > s->blocks)
+        full = s->blocks;
+    for (; s->named < full; s->named++)
+        kv_cache_name(e->kv, s->block_table[s->named], s->block_hashes[s->named]);
 }
 
 void engine_abort(engine *e, seq *s, int64_t now_us) {
@@ -151,7 +192,7 @@ void engine_abort(engine *e, seq *s, int64_t now_us) {
     else
         return;
     unschedule(e, s);
-    release(e, s);
+    retire(e, s);
     s->state = SEQ_ABORTED;
     s->finish = FINISH_ABORT;
     s->finished_us = now_us;
@@ -174,6 +215,53 @@ static void schedule(engine *e, seq *s, int work, int decode) {
     s->step_work = work;
     s->step_decode = decode;
     e->sched[e->n_sched++] = s;
+    if (!decode)
+        name_blocks(e, s, s->computed + work);
+}
+
+/* The leading blocks of s's prompt found in the cache, at most those
+ * before its last token to compute (vLLM's max_cache_hit_length of
+ * num_tokens - 1); *unheld counts those nobody holds, which holding takes
+ * out of the free blocks. */
+static int cache_hits(const engine *e, const seq *s, int *unheld) {
+    *unheld = 0;
+    if (!e->p.enable_prefix_caching || !s->block_hashes)
+        return 0;
+    int most = (s->prefill_target - 1) / e->p.block_size;
+    if (most > s->n_block_hashes)
+        most = s->n_block_hashes;
+    int n = 0;
+    for (; n < most; n++) {
+        int b = kv_cache_find(e->kv, s->block_hashes[n]);
+        if (b < 0)
+            break;
+        *unheld += kv_cache_is_free(e->kv, b);
+    }
+    return n;
+}
+
+/* Admits the waiting head s if the blocks for its whole (re)compute fit:
+ * its cache hits held, the rest taken free. 0, or -1 when it does not fit. */
+static int admit(engine *e, seq *s) {
+    int unheld, hits = cache_hits(e, s, &unheld);
+    int fresh = blocks_for(e, s->prefill_target) - hits;
+    if (fresh + unheld > kv_cache_free_blocks(e->kv))
+        return -1;
+    for (int i = 0; i < hits; i++) {
+        int b = kv_cache_find(e->kv, s->block_hashes[i]);
+        kv_cache_hold(e->kv, b);
+        add_block(s, b);
+    }
+    for (int i = 0; i < fresh; i++)
+        add_block(s, kv_cache_take(e->kv));
+    s->named = hits;
+    s->computed = hits * e->p.block_size;
+    if (e->p.enable_prefix_caching && s->preemptions == 0) {
+        s->cached_tokens = s->computed;
+        e->stats.prefix_cache_queries_total += (uint64_t)s->prefill_target;
+        e->stats.prefix_cache_hits_total += (uint64_t)s->computed;
+    }
+    return 0;
 }
 
 int64_t engine_step_begin(engine *e, int64_t now_us) {
@@ -197,9 +285,8 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
         }
         int need = blocks_for(e, s->computed + 1);
         while (s->blocks < need) {
-            if (e->free_blocks > 0) {
-                e->free_blocks--;
-                s->blocks++;
+            if (kv_cache_free_blocks(e->kv) > 0) {
+                add_block(s, kv_cache_take(e->kv));
                 continue;
             }
             seq *victim = e->running.tail;
@@ -220,18 +307,16 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     while ((!preempted || e->n_sched == 0) && e->waiting.head &&
            e->running.count < e->p.max_num_seqs && budget > 0) {
         seq *s = e->waiting.head;
-        int blocks = blocks_for(e, s->prefill_target);
-        if (blocks > e->free_blocks)
+        if (admit(e, s))
             break;
         list_remove(&e->waiting, s);
         list_push_tail(&e->running, s);
         s->state = SEQ_RUNNING;
-        s->blocks = blocks;
-        e->free_blocks -= blocks;
         s->admit_order = ++e->admit_counter;
         if (s->admitted_us < 0)
             s->admitted_us = now_us;
-        int chunk = s->prefill_target < budget ? s->prefill_target : budget;
+        int rest = s->prefill_target - s->computed;
+        int chunk = rest < budget ? rest : budget;
         schedule(e, s, chunk, 0);
         prefill_tokens += chunk;
         budget -= chunk;
@@ -261,7 +346,7 @@ static void emit_token(engine *e, seq *s, int64_t now_us) {
     if (s->generated >= s->target_tokens || s->prompt_tokens + s->generated >= e->p.max_model_len) {
         s->finish = s->generated >= s->target_tokens ? s->at_target : FINISH_LENGTH;
         list_remove(&e->running, s);
-        release(e, s);
+        retire(e, s);
         s->state = SEQ_FINISHED;
         s->finished_us = now_us;
     }
@@ -305,6 +390,7 @@ engine_stats engine_get_stats(const engine *e) {
     st.running = e->running.count;
     st.waiting = e->waiting.count;
     st.total_blocks = e->p.kv_blocks;
-    st.used_blocks = e->p.kv_blocks - e->free_blocks;
+    st.used_blocks = e->p.kv_blocks - kv_cache_free_blocks(e->kv);
+    st.cached_blocks = kv_cache_named_blocks(e->kv);
     return st;
 }

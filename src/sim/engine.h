@@ -16,7 +16,14 @@
  *   2. If nothing was preempted, waiting sequences are admitted in FIFO
  *      order while fewer than max_num_seqs run, the blocks for their whole
  *      (re)compute fit, and budget remains; the first that does not fit
- *      stops admission (no overtaking).
+ *      stops admission (no overtaking). With prefix caching, a sequence's
+ *      leading full prompt blocks that are in the cache (kv_cache.h) are
+ *      hits: it holds them instead of new blocks and skips their prefill,
+ *      though never its last token (vLLM recomputes it for the logits, so
+ *      the hit stops a block short of a prompt that is all cached). A
+ *      prompt block is named in the cache as soon as a step is scheduled
+ *      to compute its last token, so a sequence admitted later in the same
+ *      step already hits it, as in vLLM.
  *   3. The step lasts decode_base + decode_per_seq * decoding
  *      + prefill_per_token * prefill_tokens, times (1 + jitter * N(0,1))
  *      when jitter is set (seeded). `decoding` counts sequences that
@@ -44,6 +51,7 @@ typedef struct engine_params {
     double prefill_per_token_ms;
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
+    int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */
 } engine_params;
 
 typedef enum { SEQ_NEW, SEQ_WAITING, SEQ_RUNNING, SEQ_FINISHED, SEQ_ABORTED } seq_state;
@@ -56,11 +64,19 @@ typedef struct seq {
     int prompt_tokens;
     int target_tokens;     /* output tokens to generate before stopping */
     finish_kind at_target; /* STOP (end of sequence) or LENGTH (max_tokens) */
+    /* The chained hashes of the prompt's full blocks (prompt_ids.h), the
+     * owner's and kept alive as long as the sequence; NULL: none to match. */
+    const uint64_t *block_hashes;
+    int n_block_hashes;
     /* progress */
     int generated;      /* output tokens emitted so far */
     int computed;       /* tokens whose KV is in the cache */
     int prefill_target; /* tokens to compute before the next emission */
     int blocks;         /* KV blocks held */
+    int cached_tokens;  /* prompt tokens served from the prefix cache at the first admission */
+    int *block_table;   /* the engine's: the blocks held, in token order */
+    int table_cap;
+    int named; /* leading blocks already named in the cache */
     int preemptions;
     int step_work;   /* tokens scheduled in the current step; 0 if none */
     int step_decode; /* 1 when this step's work is a decode */
@@ -85,6 +101,11 @@ typedef struct engine_stats {
     uint64_t preemptions_total;
     uint64_t prompt_tokens_total;     /* counted when a first prefill completes */
     uint64_t generation_tokens_total; /* tokens emitted */
+    /* vLLM's prefix cache counters, in tokens, for first admissions (a
+     * preempted sequence's second look-up is not counted, as in vLLM) */
+    uint64_t prefix_cache_queries_total;
+    uint64_t prefix_cache_hits_total;
+    int cached_blocks; /* blocks carrying a name, held or free */
     uint64_t steps;
 } engine_stats;
 
@@ -93,7 +114,8 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
 void engine_free(engine *e);
 const engine_params *engine_get_params(const engine *e);
 
-/* Queue a new sequence (prompt_tokens, target_tokens and at_target set). */
+/* Queue a new sequence (prompt_tokens, target_tokens and at_target set,
+ * block_hashes set or NULL). */
 void engine_add(engine *e, seq *s, int64_t now_us);
 /* Remove a sequence wherever it is (client went away); frees its blocks. */
 void engine_abort(engine *e, seq *s, int64_t now_us);

@@ -1,7 +1,10 @@
 /* metrics: Prometheus text format for the simulator's /metrics, using the
  * metric names vLLM exports (gauges for queue state and KV use, counters for
- * tokens and preemptions, histograms for TTFT, queue time and end-to-end
- * latency). Bucket bounds follow vLLM's defaults, trimmed. */
+ * tokens, preemptions and prefix-cache look-ups, histograms for TTFT, queue
+ * time and end-to-end latency, and the cache_config_info gauge). vLLM
+ * declares its counters without the _total suffix and prometheus_client
+ * adds it, so the names here carry it. Bucket bounds follow vLLM's
+ * defaults, trimmed. */
 #include "sim/metrics.h"
 
 #include <string.h>
@@ -79,6 +82,20 @@ static void escape_label(const char *in, char *out, size_t cap) {
     out[k] = 0;
 }
 
+/* vLLM writes every CacheConfig field as a label; these are the ones the
+ * simulator has (gpu_memory_utilization only when the blocks came from it). */
+static void render_cache_config(struct evbuffer *out, const sim_cache_config *c,
+                                const char *model) {
+    header(out, "vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+    evbuffer_add_printf(out,
+                        "vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"%s\",",
+                        c->block_size, c->enable_prefix_caching ? "True" : "False");
+    if (c->gpu_memory_utilization > 0)
+        evbuffer_add_printf(out, "gpu_memory_utilization=\"%g\",", c->gpu_memory_utilization);
+    evbuffer_add_printf(out, "model_name=\"%s\",num_gpu_blocks=\"%d\"} 1\n", model,
+                        c->num_gpu_blocks);
+}
+
 void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char *model_raw,
                         struct evbuffer *out) {
     char model[512];
@@ -99,6 +116,13 @@ void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char
     header(out, "vllm:generation_tokens_total", "counter",
            "Number of generation tokens processed.");
     sample(out, "vllm:generation_tokens_total", model, (double)st->generation_tokens_total);
+    header(out, "vllm:prefix_cache_queries_total", "counter",
+           "Prefix cache queries, in terms of number of queried tokens.");
+    sample(out, "vllm:prefix_cache_queries_total", model, (double)st->prefix_cache_queries_total);
+    header(out, "vllm:prefix_cache_hits_total", "counter",
+           "Prefix cache hits, in terms of number of cached tokens.");
+    sample(out, "vllm:prefix_cache_hits_total", model, (double)st->prefix_cache_hits_total);
+    render_cache_config(out, &m->cache, model);
     header(out, "vllm:request_success_total", "counter",
            "Count of successfully processed requests.");
     sample(out, "vllm:request_success_total", model, (double)m->requests_success_total);

@@ -19,10 +19,20 @@ typedef struct histogram {
     uint64_t count;
 } histogram;
 
+/* The KV cache's configuration, exported as vLLM's vllm:cache_config_info
+ * (an info gauge of value 1 whose labels carry the settings). */
+typedef struct sim_cache_config {
+    int block_size;
+    int num_gpu_blocks;
+    int enable_prefix_caching;
+    double gpu_memory_utilization; /* 0: the block count was given, not computed */
+} sim_cache_config;
+
 typedef struct sim_metrics {
     histogram ttft, queue_time, e2e;
     uint64_t requests_success_total;
     uint64_t requests_aborted_total;
+    sim_cache_config cache;
 } sim_metrics;
 
 void sim_metrics_init(sim_metrics *m);

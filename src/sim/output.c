@@ -5,6 +5,9 @@
  * the last token's chunk, an optional usage-only chunk with empty `choices`,
  * per-chunk usage with `continuous_usage_stats`, then `data: [DONE]`. A
  * request that does not stream gets one JSON object at the end instead.
+ * The final usage (the usage-only chunk, or the whole answer's) carries
+ * prompt_tokens_details.cached_tokens, the prompt tokens the prefix cache
+ * served, as vLLM writes it with --enable-prompt-tokens-details.
  * Chunks are formatted with printf into one buffer per token and sent with
  * a single write, so the time taken just after it is when the token left.
  *
@@ -83,8 +86,9 @@ void output_begin(sim_request *r) {
 static void finish_whole(sim_request *r) {
     const char *text = (const char *)evbuffer_pullup(r->text, -1);
     json_t *usage =
-        json_pack("{s:i,s:i,s:i}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
-                  r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated);
+        json_pack("{s:i,s:i,s:i,s:{s:i}}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
+                  r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated,
+                  "prompt_tokens_details", "cached_tokens", r->s.cached_tokens);
     const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
     json_t *choice = r->chat
                          ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
@@ -110,11 +114,17 @@ static void finish_whole(sim_request *r) {
 
 /* ---- SSE chunks ---- */
 
-static void add_usage(struct evbuffer *b, const seq *sq) {
+/* The usage object; the final one also says how much of the prompt was
+ * cached. */
+static void add_usage(struct evbuffer *b, const seq *sq, int final) {
     evbuffer_add_printf(b,
                         "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
-                        "\"completion_tokens\":%d}",
+                        "\"completion_tokens\":%d",
                         sq->prompt_tokens, sq->prompt_tokens + sq->generated, sq->generated);
+    if (final)
+        evbuffer_add_printf(b, ",\"prompt_tokens_details\":{\"cached_tokens\":%d}",
+                            sq->cached_tokens);
+    evbuffer_add(b, "}", 1);
 }
 
 static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
@@ -150,7 +160,7 @@ static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, i
                             token_text(r, index), finish_json(sq));
     if (r->continuous_usage) {
         evbuffer_add(b, ",", 1);
-        add_usage(b, sq);
+        add_usage(b, sq, 0);
     }
     evbuffer_add(b, "}\n\n", 3);
 }
@@ -159,7 +169,7 @@ static void add_stream_tail(struct evbuffer *b, sim_request *r, const seq *sq) {
     if (r->include_usage) {
         add_chunk_head(b, r);
         evbuffer_add(b, "\"choices\":[],", 13);
-        add_usage(b, sq);
+        add_usage(b, sq, 1);
         evbuffer_add(b, "}\n\n", 3);
     }
     evbuffer_add(b, "data: [DONE]\n\n", 14);

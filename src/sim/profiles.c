@@ -3,23 +3,37 @@
  * tiny   A fast, roomy server for tests: 1 ms steps, 256 sequences, a KV cache
  *        that never runs out at test loads. Not meant to resemble hardware.
  *
- * gpu-7b A 7B-class model (Llama-2-7B shape, AWQ 4-bit weights) under vLLM on
- *        one 24 GB RTX 3090 with --max-num-seqs 32.
+ * gpu-7b A 7B model with grouped-query attention and AWQ 4-bit weights
+ *        (Qwen2.5-7B-Instruct-AWQ) under vLLM on one 24 GB GPU (RTX 3090
+ *        class) with --max-num-seqs 32 and vLLM's defaults otherwise.
  *        - decode_base 7.85 ms + 0.15 ms a sequence: batch-1 decode is 8 ms
  *          per output token (AWQ 7B on a 3090 streams ~120-125 tok/s alone
  *          in public vLLM and AutoAWQ benchmarks), and at 8 requests/s of
  *          the built-in short/medium/long chat mix (about 20 decoding at
  *          once plus interleaved prefill) TPOT lands near 13 ms (measured
  *          with `servelab run --api chat --rate 8`: p50 12.7, mean 13.4).
+ *          Calibrated when the profile was a Llama-2-7B shape; kept, since a
+ *          7B AWQ decode step is bound by reading ~5 GB of weights either way.
  *        - prefill 0.07 ms a token: ~14k prompt tokens/s when batched, the
  *          order of a 3090's fp16 tensor throughput on a 7B (2 x 7e9 FLOP a
  *          token at ~50% of 71 TFLOPS is ~5k tok/s unbatched; chunked prefill
  *          mixed into decode steps amortises weight loads).
- *        - KV: 24 GB x 0.9 utilisation - ~4 GB AWQ weights - ~2.5 GB
- *          activations leaves ~15 GB; Llama-2-7B keeps 2 x 32 layers x 4096
- *          x 2 bytes = 512 KiB a token, so ~29k tokens = 1800 blocks of 16.
- *        - max_model_len 4096 (Llama-2), max_num_batched_tokens 2048
- *          (vLLM's chunked-prefill default for online serving at the time).
+ *        - KV from the model (kv_sizing.h, vLLM's formula): Qwen2.5-7B's
+ *          public config.json has 28 layers, 4 KV heads (of 28 query heads),
+ *          head dim 128 (3584 / 28), 16-bit KV (kv_cache_dtype auto), so a
+ *          token keeps 2 x 28 x 4 x 128 x 2 = 56 KiB and a 16-token block
+ *          896 KiB. Weights 5.57 GB: the two safetensors shards (4.48 GB +
+ *          1.09 GB) of public AutoAWQ 4-bit checkpoints of Qwen2.5-7B-Instruct
+ *          variants on Hugging Face (AWQ leaves the embeddings and lm_head
+ *          in 16 bits), loaded as stored. GPU 24136 MiB
+ *          (23.57 GiB): the total vLLM's start-up log reports for a 24 GB
+ *          card. Reserve 1219 MiB (1.19 GiB): that same log's Qwen2.5-7B
+ *          profile run, 1.09 GiB activation peak + 0.10 GiB non-torch
+ *          memory. At vLLM's default 0.9 that leaves 17361 blocks (277,776
+ *          tokens); at 0.45, 4948 (79,168 tokens).
+ *        - max_model_len 4096 (the server's --max-model-len),
+ *          max_num_batched_tokens 2048 (vLLM's chunked-prefill default for
+ *          online serving at the time).
  *        - jitter 2%: step-to-step variation seen in vLLM step traces.
  *
  * cpu-1b A 1B model (Llama-3.2-1B class, Q4) under llama.cpp's server on 8
@@ -32,7 +46,9 @@
  *        - KV: -c 16384 shared by 4 slots = 1024 blocks of 16 tokens;
  *          max_model_len 4096 a slot; batch 2048 (llama.cpp's -b default).
  *        - jitter 3%.
- * Every value can be overridden by its own `servelab sim` flag. */
+ * Every value can be overridden by its own `servelab sim` flag. Every
+ * profile caches prefixes (vLLM's default; for cpu-1b it stands in for
+ * llama.cpp's prompt cache). */
 #include "sim/profiles.h"
 
 #include <string.h>
@@ -48,19 +64,28 @@ static const sim_profile profiles[] = {
                 .decode_base_ms = 1.0,
                 .decode_per_seq_ms = 0.005,
                 .prefill_per_token_ms = 0.0005,
-                .jitter = 0.0},
+                .jitter = 0.0,
+                .enable_prefix_caching = 1},
      .eos_min_frac_pct = 50},
     {.name = "gpu-7b",
-     .about = "7B AWQ model under vLLM on one RTX 3090, 32 sequences",
+     .about = "7B AWQ model (Qwen2.5-7B shape) under vLLM on one 24 GB GPU, 32 sequences",
      .engine = {.max_num_seqs = 32,
-                .kv_blocks = 1800,
                 .block_size = 16,
                 .max_model_len = 4096,
                 .max_batched_tokens = 2048,
                 .decode_base_ms = 7.85,
                 .decode_per_seq_ms = 0.15,
                 .prefill_per_token_ms = 0.07,
-                .jitter = 0.02},
+                .jitter = 0.02,
+                .enable_prefix_caching = 1},
+     .memory = {.layers = 28,
+                .kv_heads = 4,
+                .head_dim = 128,
+                .kv_dtype_bytes = 2,
+                .weight_bytes = 5570000000LL,
+                .reserve_bytes = 1219LL << 20,
+                .gpu_memory_bytes = 24136LL << 20,
+                .gpu_memory_utilization = 0.9},
      .eos_min_frac_pct = 50},
     {.name = "cpu-1b",
      .about = "1B model under llama.cpp on 8 CPU cores, 4 slots",
@@ -72,7 +97,8 @@ static const sim_profile profiles[] = {
                 .decode_base_ms = 28.0,
                 .decode_per_seq_ms = 1.5,
                 .prefill_per_token_ms = 3.0,
-                .jitter = 0.03},
+                .jitter = 0.03,
+                .enable_prefix_caching = 1},
      .eos_min_frac_pct = 50},
 };
 
@@ -81,6 +107,14 @@ const sim_profile *sim_profile_find(const char *name) {
         if (!strcmp(profiles[i].name, name))
             return &profiles[i];
     return NULL;
+}
+
+engine_params sim_profile_engine(const sim_profile *p) {
+    engine_params e = p->engine;
+    if (p->memory.layers > 0)
+        e.kv_blocks =
+            (int)kv_blocks_for(&p->memory, p->memory.gpu_memory_utilization, e.block_size);
+    return e;
 }
 
 const char *sim_profile_names(void) {

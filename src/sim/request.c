@@ -1,11 +1,11 @@
 /* request: reading a completion body, checked in the order vLLM checks it
- * (JSON, model, prompt or messages, lengths, n, context window), so the
- * first problem is the one reported, with vLLM's wording where it has one.
- * Each check is a step that returns 0 to go on or -1 once it has written
- * the refusal into the request_error. Prompt tokens are counted by
- * common/tokens.h's rule, the same one /tokenize uses. */
+ * (JSON, model, prompt or messages, cache_salt, lengths, n, context window),
+ * so the first problem is the one reported, with vLLM's wording where it has
+ * one. Each check is a step that returns 0 to go on or -1 once it has
+ * written the refusal into the request_error. The prompt is read into its
+ * token ids (prompt_ids.c, by common/tokens.h's rule, the same one
+ * /tokenize uses); their count is what the request is charged. */
 #include "sim/request.h"
-#include "common/tokens.h"
 #include "common/util.h"
 
 #include <limits.h>
@@ -20,84 +20,6 @@ static int refuse(request_error *err, int status, const char *fmt, ...) {
     va_end(ap);
     err->status = status;
     return -1;
-}
-
-/* Prompt tokens of a completions `prompt`; -1 with msg on bad input. */
-static int prompt_tokens(json_t *prompt, const char **msg) {
-    if (json_is_string(prompt))
-        return (int)count_text_tokens(json_string_value(prompt), json_string_length(prompt));
-    if (json_is_array(prompt)) {
-        size_t n = json_array_size(prompt);
-        if (n == 0) {
-            *msg = "prompt must not be empty";
-            return -1;
-        }
-        json_t *first = json_array_get(prompt, 0);
-        if (json_is_integer(first)) {
-            size_t i;
-            json_t *v;
-            json_array_foreach(prompt, i, v) {
-                if (!json_is_integer(v) || json_integer_value(v) < 0) {
-                    *msg = "prompt token ids must be non-negative integers";
-                    return -1;
-                }
-            }
-            return (int)n;
-        }
-        if (n == 1)
-            return prompt_tokens(first, msg);
-        *msg = "batched prompts are not supported by the simulator; send one prompt a request";
-        return -1;
-    }
-    *msg = "prompt must be a string, a list of token ids, or a list of one of those";
-    return -1;
-}
-
-/* A message's `content`: a string, a list of parts (their `text` counts),
- * or null. */
-static int content_tokens(json_t *content, const char **msg) {
-    if (json_is_string(content))
-        return (int)count_text_tokens(json_string_value(content), json_string_length(content));
-    if (json_is_array(content)) {
-        int total = 0;
-        size_t k;
-        json_t *part;
-        json_array_foreach(content, k, part) {
-            json_t *t = json_object_get(part, "text");
-            if (json_is_string(t))
-                total += (int)count_text_tokens(json_string_value(t), json_string_length(t));
-        }
-        return total;
-    }
-    if (!json_is_null(content)) {
-        *msg = "message content must be a string, a list of parts, or null";
-        return -1;
-    }
-    return 0;
-}
-
-int count_chat_tokens(json_t *messages, const char **msg) {
-    if (!json_is_array(messages) || json_array_size(messages) == 0) {
-        *msg = "messages must be a non-empty list";
-        return -1;
-    }
-    size_t i;
-    json_t *m;
-    int total = CHAT_TOKENS_REPLY_PRIMING;
-    json_array_foreach(messages, i, m) {
-        json_t *role = json_object_get(m, "role"), *content = json_object_get(m, "content");
-        if (!json_is_string(role)) {
-            *msg = "each message needs a string role";
-            return -1;
-        }
-        total += CHAT_TOKENS_PER_MESSAGE +
-                 (int)count_text_tokens(json_string_value(role), json_string_length(role));
-        int n = content_tokens(content, msg);
-        if (n < 0)
-            return -1;
-        total += n;
-    }
-    return total;
 }
 
 #define FIELD_WRONG_TYPE LONG_MIN
@@ -150,8 +72,24 @@ static int read_prompt(json_t *body, completion_ask *ask, request_error *err) {
         return refuse(err, 400, "%s",
                       ask->chat ? "field required: messages" : "field required: prompt");
     const char *why = NULL;
-    ask->prompt_tokens = ask->chat ? count_chat_tokens(src, &why) : prompt_tokens(src, &why);
-    return why ? refuse(err, 400, "%s", why) : 0;
+    if (ask->chat ? prompt_ids_of_chat(src, &ask->ids, &why)
+                  : prompt_ids_of_completion(src, &ask->ids, &why))
+        return refuse(err, 400, "%s", why);
+    ask->prompt_tokens = ask->ids.n;
+    return 0;
+}
+
+/* vLLM's cache_salt: a non-empty string that keeps the request's cached
+ * blocks apart from those of requests without the same salt. */
+static int read_cache_salt(json_t *body, completion_ask *ask, request_error *err) {
+    json_t *salt = json_object_get(body, "cache_salt");
+    if (!salt || json_is_null(salt))
+        return 0;
+    if (!json_is_string(salt) || json_string_length(salt) == 0)
+        return refuse(err, 400, "%s",
+                      "Parameter 'cache_salt' must be a non-empty string if provided.");
+    ask->cache_salt = hash_bytes(json_string_value(salt), json_string_length(salt), 0x5a17ULL);
+    return 0;
 }
 
 static int read_lengths(json_t *body, completion_ask *ask, request_error *err) {
@@ -167,8 +105,6 @@ static int read_lengths(json_t *body, completion_ask *ask, request_error *err) {
         why = "min_tokens must not exceed max_tokens";
     else if (n && !(json_is_integer(n) && json_integer_value(n) == 1))
         why = "the simulator supports n=1 only";
-    else if (ask->prompt_tokens < 1)
-        ask->prompt_tokens = 1; /* an empty text prompt still costs its BOS token */
     return why ? refuse(err, 400, "%s", why) : 0;
 }
 
@@ -201,14 +137,21 @@ int request_parse(const char *text, size_t n, int chat, const char *model, int m
     if (!body || !json_is_object(body))
         rc = refuse(err, 400, "invalid JSON body: %s", body ? "not an object" : jerr.text);
     else if (check_model(body, model, err) || read_prompt(body, ask, err) ||
-             read_lengths(body, ask, err) || check_context(ask, max_model_len, err))
+             read_cache_salt(body, ask, err) || read_lengths(body, ask, err) ||
+             check_context(ask, max_model_len, err))
         rc = -1;
     else {
         read_stream_options(body, ask);
         rc = 0;
     }
     json_decref(body);
+    if (rc)
+        request_ask_free(ask);
     return rc;
+}
+
+void request_ask_free(completion_ask *ask) {
+    prompt_ids_free(&ask->ids);
 }
 
 void request_plan_output(const completion_ask *ask, int max_model_len, int eos_min_frac_pct,

@@ -6,13 +6,16 @@
  * first problem found is the one reported, with the same messages) and
  * either fills a completion_ask or says which status and message to answer
  * with. request_plan_output then turns the ask into the output length the
- * engine will generate. api.c's /tokenize counts chat messages with
- * count_chat_tokens, so it agrees with what a chat request is charged.
- * Nothing here touches the server or the network. */
+ * engine will generate. The prompt is read into its token ids
+ * (prompt_ids.h), which the prefix cache matches and whose count the
+ * request is charged; api.c's /tokenize uses the same functions, so it
+ * agrees with what a request is charged. Nothing here touches the server
+ * or the network. */
 #ifndef SERVELAB_SIM_REQUEST_H
 #define SERVELAB_SIM_REQUEST_H
 
 #include "sim/engine.h"
+#include "sim/prompt_ids.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -21,8 +24,10 @@
 /* What a valid body asks for. */
 typedef struct completion_ask {
     int chat;
-    int prompt_tokens; /* at least 1 */
-    long max_tokens;   /* 0 when absent */
+    int prompt_tokens;   /* at least 1: ids.n */
+    prompt_ids ids;      /* the prompt's token ids (request_ask_free frees them) */
+    uint64_t cache_salt; /* hash of the body's cache_salt; 0 without one */
+    long max_tokens;     /* 0 when absent */
     long min_tokens;
     int stream, include_usage, continuous_usage, ignore_eos;
 } completion_ask;
@@ -34,18 +39,16 @@ typedef struct request_error {
 } request_error;
 
 /* Reads `body` (n bytes) of a completions (`chat` 0) or chat completions
- * (`chat` 1) request for `model`: 0 with `ask` filled, or -1 with `err`. */
+ * (`chat` 1) request for `model`: 0 with `ask` filled (free it with
+ * request_ask_free), or -1 with `err` (nothing to free). */
 int request_parse(const char *body, size_t n, int chat, const char *model, int max_model_len,
                   completion_ask *ask, request_error *err);
+void request_ask_free(completion_ask *ask);
 
 /* The sequence's prompt and output length: exactly max_tokens with
  * ignore_eos, else a draw seeded by `h` (the request's hash) between
  * eos_min_frac_pct of the cap and the cap, never past max_model_len. */
 void request_plan_output(const completion_ask *ask, int max_model_len, int eos_min_frac_pct,
                          uint64_t h, seq *s);
-
-/* Prompt tokens of a chat `messages` list; -1 with a static message in
- * *msg when it is malformed. */
-int count_chat_tokens(json_t *messages, const char **msg);
 
 #endif

@@ -69,6 +69,7 @@ struct sim_request {
     http_conn *conn;
     int dropped; /* threaded: the connection died; only GONE ends it */
     seq s;
+    uint64_t *block_hashes; /* the prompt's full blocks, for the prefix cache (s points here) */
     int chat, stream, include_usage, continuous_usage;
     char id[40];
     char request_id[128];

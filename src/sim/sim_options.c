@@ -112,9 +112,24 @@ const opt_def sim_options[] = {
      .key = "kv_blocks",
      .type = OPT_INT,
      SIM(cfg.engine.kv_blocks),
+     OPT_SEEN(sim_opts, kv_blocks_given),
      .arg = "N",
      .min = 1,
-     .help = "KV cache size in blocks"},
+     .help = "KV cache size in blocks (overrides --gpu-memory-utilization)"},
+    {.name = "gpu-memory-utilization",
+     .key = "gpu_memory_utilization",
+     .type = OPT_NUMBER,
+     SIM(gpu_memory_utilization),
+     .arg = "F",
+     .min = 0,
+     .above = 1,
+     .max = 1,
+     .help = "share of the GPU for vLLM: KV blocks from the model (gpu-7b: 0.9)"},
+    {.name = "no-prefix-caching",
+     .key = "no_prefix_caching",
+     .type = OPT_FLAG,
+     SIM(no_prefix_caching),
+     .help = "turn automatic prefix caching off (on by default, as in vLLM)"},
     {.name = "block-size",
      .key = "block_size",
      .type = OPT_INT,
@@ -224,8 +239,40 @@ int sim_opts_init(sim_opts *o, const char *name) {
         return -1;
     o->profile = p->name;
     o->cfg.profile_name = p->name;
-    o->cfg.engine = p->engine;
+    o->cfg.engine = sim_profile_engine(p);
     o->cfg.eos_min_frac_pct = p->eos_min_frac_pct;
+    return 0;
+}
+
+/* The KV blocks: --kv-blocks as given (vLLM's num_gpu_blocks_override),
+ * else from the profile's model and GPU at the utilisation in force, with
+ * the final block size. */
+static int size_kv_cache(sim_opts *o, char *err, int errlen) {
+    const sim_profile *p = sim_profile_find(o->profile);
+    const model_memory *m = &p->memory;
+    o->cfg.gpu_memory_utilization = 0;
+    if (o->gpu_memory_utilization > 0 && m->layers == 0) {
+        snprintf(err, errlen,
+                 "--gpu-memory-utilization: the %s profile names no model or GPU memory; give "
+                 "--kv-blocks instead",
+                 p->name);
+        return -1;
+    }
+    if (o->kv_blocks_given || m->layers == 0)
+        return 0;
+    double util =
+        o->gpu_memory_utilization > 0 ? o->gpu_memory_utilization : m->gpu_memory_utilization;
+    long blocks = kv_blocks_for(m, util, o->cfg.engine.block_size);
+    if (blocks < 1) {
+        snprintf(err, errlen,
+                 "--gpu-memory-utilization %g: no memory is left for the KV cache (%.2f GiB x "
+                 "%g, minus %.2f GiB of weights and %.2f GiB reserved); raise it",
+                 util, m->gpu_memory_bytes / 1073741824.0, util, m->weight_bytes / 1073741824.0,
+                 m->reserve_bytes / 1073741824.0);
+        return -1;
+    }
+    o->cfg.engine.kv_blocks = blocks > 1000000000 ? 1000000000 : (int)blocks;
+    o->cfg.gpu_memory_utilization = util;
     return 0;
 }
 
@@ -233,6 +280,9 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.profile_name = o->profile;
     if (o->fault && fault_spec_parse(o->fault, &o->cfg.faults, err, errlen))
         return -1;
+    if (size_kv_cache(o, err, errlen))
+        return -1;
+    o->cfg.engine.enable_prefix_caching = !o->no_prefix_caching;
     o->cfg.engine.seed = o->cfg.seed;
     return 0;
 }

@@ -1,7 +1,10 @@
 /* sim_options: every option of `servelab sim`, once (common/opt.h says what
  * a row drives). The engine's rows have no default of their own: they
  * override the chosen profile's values (sim/profiles.c), so the profile is
- * read first (sim_opts_profile) and the other options applied on top. A
+ * read first (sim_opts_init) and the other options applied on top. The KV
+ * cache's size is settled last, in sim_opts_finish: --kv-blocks when given,
+ * else computed from the profile's model at --gpu-memory-utilization
+ * (sim/kv_sizing.h), since the block size may have changed too. A
  * campaign's target.sim keys are these rows' keys (kv_blocks for
  * --kv-blocks), checked with the same parser before anything runs. */
 #ifndef SERVELAB_SIM_OPTIONS_H
@@ -12,10 +15,13 @@
 
 typedef struct sim_opts {
     sim_config cfg;
-    const char *profile; /* a name sim/profiles.c knows */
-    const char *fault;   /* --fault SPEC, parsed into cfg.faults by sim_opts_finish */
-    const char *cpus;    /* pin the simulator to these CPUs; NULL: no pinning */
-    int realtime;        /* ask for SCHED_FIFO (common/cpus.h) */
+    const char *profile;           /* a name sim/profiles.c knows */
+    const char *fault;             /* --fault SPEC, parsed into cfg.faults by sim_opts_finish */
+    const char *cpus;              /* pin the simulator to these CPUs; NULL: no pinning */
+    int realtime;                  /* ask for SCHED_FIFO (common/cpus.h) */
+    int kv_blocks_given;           /* --kv-blocks was given: it overrides the computed size */
+    double gpu_memory_utilization; /* 0: the profile's */
+    int no_prefix_caching;
 } sim_opts;
 
 extern const opt_def sim_options[];
@@ -23,8 +29,8 @@ extern const opt_def sim_options[];
 /* Every option at its default and the engine at profile `name`'s values:
  * 0, or -1 when the profile is unknown. */
 int sim_opts_init(sim_opts *o, const char *name);
-/* After the options were applied: the fault spec and the last checks.
- * 0, or -1 with a message naming the flag. */
+/* After the options were applied: the fault spec, the KV cache's size and
+ * the last checks. 0, or -1 with a message naming the flag. */
 int sim_opts_finish(sim_opts *o, char *err, int errlen);
 
 #endif
