@@ -369,9 +369,9 @@ TEST_SLOW(demo_finishes_in_two_minutes_and_shows_preemption) {
     int found = 0;
     for (int i = 0; i < t->n_rows; i++) {
         double pre = atof(csv_get(t, i, "server_preemptions"));
-        if (strstr(t->rows[i][0], "kv-half")) {
+        if (strstr(t->rows[i][0], "kv-900")) {
             found = 1;
-            CHECK_MSG(pre > 0, "no preemptions in the halved-KV run");
+            CHECK_MSG(pre > 0, "no preemptions in the run with 900 KV blocks");
         } else {
             CHECK_MSG(pre == 0, "%s preempted %g", t->rows[i][0], pre);
         }

@@ -1,6 +1,7 @@
 /* cli/demo: `servelab demo`: the whole tool in one command with no setup:
  * the simulator with the gpu-7b profile, a built-in campaign of four
- * offered loads plus one with the KV cache halved and only long prompts
+ * offered loads plus one with the KV cache cut to 900 blocks (gpu-7b has
+ * 17,361) and only long prompts
  * (so that preemption shows), two repetitions each, and the report. Sized
  * to finish in about a minute on two cores. */
 #include "cli/commands.h"
@@ -28,7 +29,7 @@
     "  - {name: load-16rps, rate: 16}\n"                                                           \
     "  - {name: load-24rps, rate: 24}\n"                                                           \
     "  - {name: load-32rps, rate: 32}\n"                                                           \
-    "  - name: load-08rps-kv-half-long\n"                                                          \
+    "  - name: load-08rps-kv-900-long\n"                                                           \
     "    rate: 8\n"                                                                                \
     "    server_args: \"--kv-blocks 900\"\n"                                                       \
     "    workload: {mix: {long: 1}}\n"
