@@ -4,7 +4,8 @@
  * same leading token ids, block for block, and the rest differs); and a
  * Mooncake trace replayed against the simulator, every request sent
  * within 1 ms of its scaled timestamp and charged exactly the trace's
- * input length. */
+ * input length, and its prefix-cache hits exactly the blocks the trace
+ * shares. */
 #include "common/tokens.h"
 #include "csv_util.h"
 #include "support.h"
@@ -419,4 +420,57 @@ TEST(replay_bodies_carry_the_trace_lengths_and_nothing_else) {
         free(body);
     }
     workload_free(&w);
+}
+
+/* The Done-when line's other half: with caching on and KV to spare, the
+ * simulator's prefix-cache hits are exactly the blocks the trace shares.
+ * A record shares, with the records before it, the longest run of leading
+ * hash ids one of them has: that many blocks of 512 tokens. The simulator
+ * (like vLLM) hits whole blocks of 16 and always computes a prompt's last
+ * token, so a prompt shared whole hits all but its last 16; the trace's
+ * records are far enough apart for each to find the ones before it cached. */
+TEST(replay_prefix_cache_hits_equal_the_blocks_the_trace_shares) {
+    enum { N = 8 };
+    static const int ids[N][4] = {{1, 2, 3}, {1, 2, 4}, {1, 5},       {6},
+                                  {1, 2, 3}, {6, 7},    {1, 2, 4, 8}, {9}};
+    static const int n_ids[N] = {3, 3, 2, 1, 3, 2, 4, 1};
+    static char text[N * 128];
+    text[0] = 0;
+    for (int i = 0; i < N; i++) {
+        char list[64];
+        int n = 0;
+        for (int b = 0; b < n_ids[i]; b++)
+            n += snprintf(list + n, sizeof list - (size_t)n, "%s%d", b ? ", " : "", ids[i][b]);
+        mooncake_line(text, sizeof text, i * 150, 512 * n_ids[i], 2, list);
+    }
+    const char *path = write_trace("shared.jsonl", text);
+    char *dir = temp_dir();
+    sim_proc p = sim_start("--profile tiny");
+    char args[2048];
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --replay %s --ignore-eos --no-sampling "
+             "--out %s/run",
+             p.port, path, dir);
+    servelab_ok(args);
+    sim_stop(&p);
+    snprintf(args, sizeof args, "%s/run/requests.csv", dir);
+    csv_table *t = csv_read(args);
+    CHECK(t && t->n_rows == N);
+    for (int r = 0; r < t->n_rows; r++) {
+        int i = (int)num(t, r, "trace_line") - 1;
+        CHECK(i >= 0 && i < N);
+        int shared = 0; /* blocks */
+        for (int j = 0; j < i; j++) {
+            int k = 0;
+            while (k < n_ids[i] && k < n_ids[j] && ids[i][k] == ids[j][k])
+                k++;
+            shared = k > shared ? k : shared;
+        }
+        int tokens = 512 * n_ids[i], want = 512 * shared;
+        if (want > (tokens - 1) / 16 * 16)
+            want = (tokens - 1) / 16 * 16;
+        CHECK_MSG((int)num(t, r, "cached_tokens") == want, "line %d: %g cached, %d shared", i + 1,
+                  num(t, r, "cached_tokens"), want);
+    }
+    csv_free(t);
 }
