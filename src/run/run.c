@@ -190,6 +190,7 @@ static int prepare_replay(run_ctx *x, run_result *rr) {
         return fail(rr, "%s", err);
     }
     workload_use_replay(&x->w, t);
+    t->words = &x->w.words; /* --tokenize fills it before the first body */
     x->w_loaded = 1;
     x->o.cache_bust = "off";
     x->n = replay_due_times(t, &x->due);
@@ -355,7 +356,7 @@ static void prepare_target(run_ctx *x) {
 /* Whether servelab builds text of its own words for this run (words.h). */
 static int builds_words(const run_ctx *x) {
     const run_opts *o = &x->o;
-    return (x->w.random_in && !strcmp(o->api, "chat")) || o->prefix_tokens > 0 ||
+    return ((x->w.random_in || x->w.replay) && !strcmp(o->api, "chat")) || o->prefix_tokens > 0 ||
            (workload_multi_turn(&x->w) && !x->w.conv.all_turns);
 }
 

@@ -158,8 +158,14 @@ size_t replay_token_ids(const replay_trace *t, size_t k, int32_t *ids) {
 
 /* Id `id` as a word of 1-4 lowercase letters (ids map to distinct words:
  * bijective base 26, enough for 475,254 ids), one token by the rule. */
-static size_t id_word(int32_t id, char *out) {
+static size_t id_word(const word_source *ws, int32_t id, char *out) {
     long v = (long)id - REPLAY_ID_MIN;
+    if (ws && ws->words && ws->n > 0) { /* words the server counts one token each */
+        const char *w = ws->words[v % ws->n];
+        size_t n = strlen(w) < WORD_MAX_BYTES ? strlen(w) : WORD_MAX_BYTES;
+        memcpy(out, w, n);
+        return n;
+    }
     char rev[8];
     size_t n = 0;
     do {
@@ -191,7 +197,8 @@ static size_t id_digits(int32_t id, char *out) {
 /* The generated prompt written out in one pass: building it as jansson
  * values costs about 0.6 ms for 7,000 ids, time the request would be sent
  * late by; these bytes need no escaping (digits, or letters and spaces). */
-static char *generated_json(const int32_t *ids, size_t n, int chat, size_t *len) {
+static char *generated_json(const replay_trace *t, const int32_t *ids, size_t n, int chat,
+                            size_t *len) {
     char *out = xmalloc(n * 6 + sizeof CHAT_OPEN + sizeof CHAT_CLOSE + 2), *p = out;
     if (chat) {
         memcpy(p, CHAT_OPEN, sizeof CHAT_OPEN - 1);
@@ -202,7 +209,7 @@ static char *generated_json(const int32_t *ids, size_t n, int chat, size_t *len)
     for (size_t i = 0; i < n; i++) {
         if (i)
             *p++ = chat ? ' ' : ',';
-        p += chat ? id_word(ids[i], p) : id_digits(ids[i], p);
+        p += chat ? id_word(t->words, ids[i], p) : id_digits(ids[i], p);
     }
     if (chat) {
         memcpy(p, CHAT_CLOSE, sizeof CHAT_CLOSE - 1);
@@ -230,7 +237,7 @@ char *replay_prompt_json(const replay_trace *t, size_t k, int chat, size_t *len)
         return out;
     }
     int32_t *ids = xmalloc((size_t)r->input_tokens * sizeof *ids);
-    char *out = generated_json(ids, replay_token_ids(t, k, ids), chat, len);
+    char *out = generated_json(t, ids, replay_token_ids(t, k, ids), chat, len);
     free(ids);
     return out;
 }

@@ -31,6 +31,8 @@
 #define SERVELAB_REPLAY_H
 
 #include <jansson.h>
+#include "workload/words.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,7 +83,8 @@ typedef struct replay_trace {
     size_t uncovered; /* records whose blocks do not span their input as ceil(input/block) would */
     /* what replay_select chose */
     double time_scale, start_s, duration_s; /* duration 0: to the end */
-    int64_t window_first_us; /* the first replayed record's time, on the trace's clock */
+    int64_t window_first_us;  /* the first replayed record's time, on the trace's clock */
+    const word_source *words; /* chat words (words.h); NULL or empty: the ids' own letters */
 } replay_trace;
 
 typedef struct replay_window {
