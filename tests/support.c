@@ -21,6 +21,14 @@ const char *servelab_bin(void) {
     return b && *b ? b : "./servelab";
 }
 
+int servelab_is_sanitized(void) {
+    size_t n;
+    char *bin = read_file(servelab_bin(), &n);
+    int asan = bin && memmem(bin, n, "__asan_init", 11) != NULL;
+    free(bin);
+    return asan;
+}
+
 pid_t spawn_sh(const char *cmd, int out_fd, int err_fd) {
     char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
     proc_spec s = {.argv = argv, .in = PROC_INHERIT, .out = out_fd, .err = err_fd};

@@ -15,6 +15,10 @@ typedef struct sim_proc {
 
 /* Path of the servelab binary under test ($SERVELAB or ./servelab). */
 const char *servelab_bin(void);
+/* Whether that binary is built with AddressSanitizer (`make asan`): its
+ * code runs a few times slower and holds more memory, which bounds on
+ * time and memory must allow for. */
+int servelab_is_sanitized(void);
 /* Start `servelab sim --port 0 ARGS`; fails the test if it does not come up. */
 sim_proc sim_start(const char *args);
 /* SIGTERM and wait (the trace is flushed on the way out). */

@@ -131,11 +131,7 @@ static void check_good_row(const csv_table *t, int k, double max_e2e_ms) {
  * --max-event-bytes needs two 16 MiB buffers beside its own ~10 MB.
  * AddressSanitizer's shadow memory and quarantine add about 90 MB. */
 static long client_rss_limit_kb(void) {
-    size_t n;
-    char *bin = read_file(servelab_bin(), &n);
-    int asan = bin && memmem(bin, n, "__asan_init", 11) != NULL;
-    free(bin);
-    return (asan ? 180 : 100) * 1024L;
+    return (servelab_is_sanitized() ? 180 : 100) * 1024L;
 }
 
 static hostile_script script1(hostile_mode m) {

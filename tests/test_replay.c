@@ -338,12 +338,15 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
     CHECK(t);
     CHECK_INT(t->n_rows, N);
     double worst = 0;
+    /* the release binary within 1 ms; AddressSanitizer's a few times
+     * slower code (make asan) within 5 */
+    double bound = servelab_is_sanitized() ? 5.0 : 1.0;
     for (int r = 0; r < t->n_rows; r++) {
         int line = (int)num(t, r, "trace_line"), i = line - 1;
         CHECK_MSG(i >= 0 && i < N, "row %d: trace_line %d", r, line);
         double due = (t_ms[i] - t_ms[0]) / 2.0, sent = num(t, r, "sent_ms");
         CHECK_NEAR(num(t, r, "scheduled_ms"), due, 0.0005);
-        CHECK_MSG(sent >= due && sent - due <= 1.0,
+        CHECK_MSG(sent >= due && sent - due <= bound,
                   "line %d: sent at %.3f ms, due at %.3f ms (%.3f ms late)", line, sent, due,
                   sent - due);
         worst = sent - due > worst ? sent - due : worst;
