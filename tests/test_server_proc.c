@@ -6,9 +6,11 @@
 #include "csv_util.h"
 #include "monitor/procstat.h"
 #include "support.h"
+#include "sweep/server_death.h"
 #include "test.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,4 +175,39 @@ TEST(server_proc_death_out_of_memory_from_its_log) {
     CHECK_INT(json_integer_value(json_object_get(d, "exit_code")), 1);
     CHECK_MSG(strstr(json_string_value(json_object_get(d, "evidence")), "allocation failed"), "%s",
               cj);
+}
+
+/* SIGKILL with the sampled RSS at 90% or more of a limit it ran under is
+ * out of memory; well under it, or with no limit known, it stays a signal
+ * (the facts as the sweep has them, no process needed). */
+static const char *class_of(int wait_status, double as, double cgroup, double peak, char *words) {
+    procstat_limits lim = {.as_bytes = as, .cgroup_bytes = cgroup};
+    server_death_facts f = {.wait_status = wait_status,
+                            .pid = 999999999,
+                            .lim = &lim,
+                            .oom_kills_at_start = -1,
+                            .peak_rss_bytes = peak};
+    json_t *j = server_death_json(&f, words, 512);
+    static char cls[32];
+    snprintf(cls, sizeof cls, "%s", json_string_value(json_object_get(j, "class")));
+    json_decref(j);
+    return cls;
+}
+
+TEST(server_proc_death_sigkill_at_the_limit_is_out_of_memory) {
+    char w[512];
+    int killed = SIGKILL; /* a wait status of "killed by SIGKILL" */
+    CHECK_STR(class_of(killed, NAN, 100e6, 95e6, w), "out_of_memory");
+    CHECK_MSG(strstr(w, "out of memory: killed by SIGKILL; SIGKILL with its RSS at") &&
+                  strstr(w, "cgroup"),
+              "%s", w);
+    CHECK_STR(class_of(killed, 200e6, NAN, 190e6, w), "out_of_memory");
+    CHECK_MSG(strstr(w, "RLIMIT_AS"), "%s", w);
+    CHECK_STR(class_of(killed, NAN, 100e6, 50e6, w), "signal");
+    CHECK_STR(w, "killed by SIGKILL");
+    CHECK_STR(class_of(killed, NAN, NAN, 95e6, w), "signal");
+    CHECK_STR(class_of(SIGTERM, NAN, 100e6, 99e6, w),
+              "signal"); /* only SIGKILL is the OOM killer's */
+    CHECK_STR(class_of(3 << 8, NAN, NAN, 0, w), "exit_code");
+    CHECK_STR(w, "exit code 3");
 }
