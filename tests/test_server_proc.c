@@ -211,3 +211,38 @@ TEST(server_proc_death_sigkill_at_the_limit_is_out_of_memory) {
     CHECK_STR(class_of(3 << 8, NAN, NAN, 0, w), "exit_code");
     CHECK_STR(w, "exit code 3");
 }
+
+/* A sweep against the simulator samples the sim's process in every
+ * repetition, and its report says the peak RSS (the largest of the
+ * repetitions' csv rows) in the run's key figures, with a figure. */
+TEST(server_proc_sim_sweep_in_the_report) {
+    char *dir = temp_dir(), cfg[1200], cmd[2600], p[1400], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fputs("name: p\ntarget: {sim: {profile: tiny}}\nworkload: {prompts: \"random:8:20\"}\n"
+          "requests: 20\nrate: 20\nrepetitions: 2\nruns: [{name: a}]\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep --quiet %s --out %s/o", cfg, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    double peak = 0;
+    for (int k = 1; k <= 2; k++) {
+        snprintf(p, sizeof p, "%s/o/a/rep-%d/server_proc.csv", dir, k);
+        csv_table *t = csv_read(p);
+        CHECK_MSG(t && t->n_rows >= 2, "rep-%d: no samples", k);
+        for (int i = 0; i < t->n_rows; i++) {
+            double rss = atof(csv_get(t, i, "rss_bytes")) / 1048576;
+            peak = rss > peak ? rss : peak;
+        }
+    }
+    snprintf(p, sizeof p, "%s/o/report/summary.md", dir);
+    char *md = read_file(p, NULL), want[200];
+    snprintf(want, sizeof want,
+             "| server process: peak RSS (its tree, the largest repetition's) | %.1f MiB |", peak);
+    CHECK_MSG(md && strstr(md, want), "want %s in\n%s", want, md);
+    snprintf(p, sizeof p, "%s/o/report/figures/server_proc-a.svg", dir);
+    CHECK(read_file(p, NULL) != NULL);
+    snprintf(cmd, sizeof cmd, "report %s/o --check", dir);
+    servelab_ok(cmd);
+}
