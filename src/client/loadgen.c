@@ -578,6 +578,7 @@ static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
         curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     }
     sampler_gpu_now(&g->smp, lg_now(g) / 1000.0);
+    sampler_proc_now(&g->smp, lg_now(g) / 1000.0);
 }
 
 /* The loop: precise timers, two priorities (streams awaiting their first
@@ -674,7 +675,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         evtimer_add(g.progress_timer, &tv);
     }
     g.last_due = cfg->n ? cfg->due_us[cfg->n - 1] : 0;
-    int sampling = cfg->out_dir && (cfg->metrics_url || cfg->gpu);
+    int sampling = cfg->out_dir && (cfg->metrics_url || cfg->gpu || cfg->server_pid > 0);
     if (sampling) {
         g.smp = (sampler){.dir = cfg->out_dir,
                           .url = cfg->metrics_url,
@@ -683,7 +684,9 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
                           .metrics_samples = &res->metrics_samples,
                           .gpu = cfg->gpu,
                           .gpu_series = &res->gpu,
-                          .gpu_samples = &res->gpu_samples};
+                          .gpu_samples = &res->gpu_samples,
+                          .server_pid = cfg->server_pid,
+                          .proc = &res->server_proc};
         g.sample_timer = event_new(g.base, -1, EV_PERSIST, on_sample_timer, &g);
         double iv = cfg->sample_interval_s > 0 ? cfg->sample_interval_s : 1.0;
         struct timeval tv = {(time_t)iv, (suseconds_t)((iv - (time_t)iv) * 1e6)};
@@ -718,6 +721,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         double t_end = lg_now(&g) / 1000.0;
         sampler_metrics_now(&g.smp, t_end);
         sampler_gpu_now(&g.smp, t_end);
+        sampler_proc_now(&g.smp, t_end);
         sampler_close(&g.smp);
         event_free(g.sample_timer);
     }

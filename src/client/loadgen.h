@@ -15,6 +15,7 @@
 #include "common/record.h"
 #include "common/series.h"
 #include "monitor/gpu.h"
+#include "monitor/procstat.h"
 #include "workload/workload.h"
 
 #include <curl/curl.h>
@@ -56,6 +57,8 @@ typedef struct loadgen_config {
     struct curl_slist *metrics_headers;
     double sample_interval_s;
     gpu_monitor *gpu;
+    /* and the server's process tree into server_proc.csv (0: none) */
+    int server_pid;
     /* Optional: called on the loop's 10 ms stop poll with the rows so far
      * (finished requests), the requests in flight and the time since t=0;
      * returning 1 stops the run as a stop signal would (every request not
@@ -103,6 +106,7 @@ typedef struct loadgen_result {
     int write_error;         /* errno of a failed row write */
     series_set metrics, gpu; /* what was sampled (kept metrics only) */
     int metrics_samples, gpu_samples;
+    procstat_summary server_proc; /* the server's process tree (samples 0: none) */
     /* failed requests by class and status, with the first words of each;
      * written as errors.csv when this loop writes its own rows (not with
      * shared_rows: then the caller merges and writes them) */

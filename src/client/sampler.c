@@ -1,4 +1,4 @@
-/* sampler: /metrics and NVML samples into CSV files and series. */
+/* sampler: /metrics, NVML and /proc samples into CSV files and series. */
 #include "client/sampler.h"
 #include "common/util.h"
 #include "monitor/prom.h"
@@ -141,6 +141,34 @@ void sampler_gpu_now(sampler *s, double t_ms) {
     free(g);
 }
 
+/* CPU% is over the time since the previous row, so the first row has
+ * none (an empty cell). */
+void sampler_proc_now(sampler *s, double t_ms) {
+    procstat_sample x;
+    if (s->server_pid <= 0 || procstat_tree(s->server_pid, &x))
+        return;
+    if (!s->proc_csv) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/server_proc.csv", s->dir);
+        s->proc_csv = fopen(path, "w");
+        if (!s->proc_csv) {
+            s->server_pid = 0;
+            return;
+        }
+        fputs("t_ms,rss_bytes,cpu_s,cpu_pct,threads,processes\n", s->proc_csv);
+    }
+    char pct[32] = "";
+    if (s->proc->samples > 0 && t_ms > s->proc_last_t_ms)
+        snprintf(pct, sizeof pct, "%.1f",
+                 100 * (x.cpu_s - s->proc_last_cpu_s) / ((t_ms - s->proc_last_t_ms) / 1000));
+    fprintf(s->proc_csv, "%.3f,%.0f,%.2f,%s,%d,%d\n", t_ms, x.rss_bytes, x.cpu_s, pct, x.threads,
+            x.processes);
+    fflush(s->proc_csv);
+    procstat_summary_add(s->proc, t_ms, &x);
+    s->proc_last_t_ms = t_ms;
+    s->proc_last_cpu_s = x.cpu_s;
+}
+
 void sampler_close(sampler *s) {
     if (s->easy)
         curl_easy_cleanup(s->easy);
@@ -149,7 +177,9 @@ void sampler_close(sampler *s) {
         fclose(s->metrics_csv);
     if (s->gpu_csv)
         fclose(s->gpu_csv);
-    s->metrics_csv = s->gpu_csv = NULL;
+    if (s->proc_csv)
+        fclose(s->proc_csv);
+    s->metrics_csv = s->gpu_csv = s->proc_csv = NULL;
     free(s->body);
     s->body = NULL;
 }

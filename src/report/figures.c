@@ -3,6 +3,7 @@
  * by offered load alone; long runs are sampled evenly (CDF_POINTS,
  * TIMELINE_MAX) so that a figure stays small whatever the row count. */
 #include "report/figures.h"
+#include "report/server_proc_section.h"
 #include "common/util.h"
 #include "report/inflight.h"
 #include "report/knee.h"
@@ -695,6 +696,16 @@ static void fig_server(const report_run *rr, const char *file_part, figure **fig
     client_counts_free(&cc);
 }
 
+/* The server's process tree, when the run sampled it (server_proc_section.h). */
+static void fig_server_proc(const report_run *rr, const char *file_part, figure **figs, int *nf) {
+    strbuf svg = {0};
+    char cap[1000], file[240];
+    if (!server_proc_figure(rr, &svg, cap, sizeof cap))
+        return;
+    snprintf(file, sizeof file, "server_proc-%s", file_part);
+    fig_add(figs, nf, file, cap)->svg = svg;
+}
+
 void figures_across_runs(const report *r, figure **figs, int *n) {
     fig_load(r, figs, n);
     fig_cdf(r, figs, n);
@@ -705,4 +716,5 @@ void figures_of_run(const report *r, int k, figure **figs, int *n) {
     file_name_of(part, sizeof part, r->runs[k].name, occurrence_of(r, k));
     fig_timeline(&r->runs[k], part, figs, n);
     fig_server(&r->runs[k], part, figs, n);
+    fig_server_proc(&r->runs[k], part, figs, n);
 }

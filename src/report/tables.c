@@ -2,6 +2,7 @@
  * Numbers go through format_number, so an unknown value is an empty cell
  * in every table, as it is in summary.csv. */
 #include "report/tables.h"
+#include "report/server_proc_section.h"
 #include "report/pool.h"
 
 #include <math.h>
@@ -333,6 +334,7 @@ table *detail_table(const report_run *rr) {
     } else {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }
+    server_proc_rows(rr, t);
     if (s->server_rep.cached_n)
         ROW("prompt tokens served from the cache (usage cached_tokens, mean share)",
             "%s%% over %zu "

@@ -350,7 +350,8 @@ static void prepare_target(run_ctx *x) {
                              .metrics_url = o->no_sampling ? NULL : x->metrics_url,
                              .metrics_headers = x->headers,
                              .sample_interval_s = o->metrics_interval_s,
-                             .gpu = x->gpu};
+                             .gpu = x->gpu,
+                             .server_pid = o->no_sampling ? 0 : o->server_pid};
 }
 
 /* Whether servelab builds text of its own words for this run (words.h). */

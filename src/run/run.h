@@ -71,7 +71,9 @@ typedef struct run_opts {
     int64_t max_event_bytes;
     int64_t max_chunks;           /* chunks kept of one answer; past it the request is malformed */
     const char *metrics_interval; /* "auto" or seconds, as given (run_metrics_interval_s) */
-    int no_sampling;              /* neither /metrics nor GPUs */
+    int no_sampling;              /* neither /metrics, GPUs nor the server's processes */
+    int server_pid;               /* the server's process tree into server_proc.csv; 0: none
+                                     (a sweep gives its managed server's, or the simulator's) */
     int threads;                  /* client threads */
     const char *http_client;      /* auto|builtin|libcurl */
     const char *cpus;             /* pin the client to these CPUs; NULL: no pinning */
@@ -96,8 +98,9 @@ typedef struct run_result {
     int watch_stopped;  /* o->watch ended it */
     int client_flagged; /* the client was not within 1 ms (summary.json's client says how) */
     double duration_s;
-    int code;        /* the exit code `servelab run` gives */
-    char error[512]; /* why, when the run failed or did not start; "" otherwise */
+    double server_peak_rss_bytes; /* the server's tree at its largest (0: not sampled) */
+    int code;                     /* the exit code `servelab run` gives */
+    char error[512];              /* why, when the run failed or did not start; "" otherwise */
 } run_result;
 
 /* --metrics-interval auto: about this many samples of /metrics over the

@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const run_file_names[] = {
-    "requests.csv",       "chunks.csv", "meta.json",  "summary.json",
-    "server_metrics.csv", "gpu.csv",    "errors.csv", NULL};
+const char *const run_file_names[] = {"requests.csv", "chunks.csv",         "meta.json",
+                                      "summary.json", "server_metrics.csv", "gpu.csv",
+                                      "errors.csv",   "server_proc.csv",    NULL};
 
 int run_dir_holds(const char *dir, char *names, size_t n) {
     int count = 0;
@@ -326,8 +326,30 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     json_object_set_new(client, "notes", notes);
 }
 
+/* summary.json's server_process: the server's process tree over the run
+ * (--server-pid, or a sweep's managed server), NULL when none was sampled. */
+static json_t *server_process_json(const run_ctx *x) {
+    const procstat_summary *p = &x->res.server_proc;
+    if (p->samples == 0)
+        return NULL;
+    double cpu = procstat_summary_mean_cpu_pct(p);
+    return json_pack("{s:i,s:f,s:o,s:i,s:i,s:i}", "pid", x->o.server_pid, "peak_rss_bytes",
+                     p->peak_rss_bytes, "mean_cpu_pct", isnan(cpu) ? json_null() : json_real(cpu),
+                     "peak_threads", p->peak_threads, "peak_processes", p->peak_processes,
+                     "samples", p->samples);
+}
+
+static void print_server_process(const procstat_summary *p) {
+    if (p->samples == 0)
+        return;
+    double cpu = procstat_summary_mean_cpu_pct(p);
+    printf("server process  %.1f MiB peak RSS, %s%.0f%% mean CPU, %d threads at most\n",
+           p->peak_rss_bytes / 1048576, isnan(cpu) ? "- " : "", isnan(cpu) ? 0 : cpu,
+           p->peak_threads);
+}
+
 static void print_table(const run_summary *s, const server_stats *ss, const error_log *errors,
-                        const char *out) {
+                        const procstat_summary *proc, const char *out) {
     summary_print(stdout, s);
     char line[256];
     if (server_stats_line(ss, line, sizeof line))
@@ -335,6 +357,7 @@ static void print_table(const run_summary *s, const server_stats *ss, const erro
     if (ss->has_gpu && s->output_tokens > 0)
         printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
                ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
+    print_server_process(proc);
     errorlog_print(stdout, errors); /* the server's own words, a line per error class */
     printf("rows            %s/requests.csv\n", out);
     fflush(stdout);
@@ -395,13 +418,16 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     client_verdict v;
     client_check_sort(&x->res.check);
     client_json(sj, &s, &x->res, o->threads, &v);
+    json_t *proc = server_process_json(x);
+    if (proc)
+        json_object_set_new(sj, "server_process", proc);
     json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
     if (x->plan.n)
         json_object_set_new(sj, "stages", stages_of_run(x));
     int sum_rc = write_json_atomic(o->out, "summary.json", sj);
     json_decref(sj);
     if (o->print_summary)
-        print_table(&s, &ss, &x->res.errors, o->out);
+        print_table(&s, &ss, &x->res.errors, &x->res.server_proc, o->out);
     rr->client_flagged = client_flagged(&v);
     if (!o->quiet_client)
         warn_client(&s, &v);
@@ -435,5 +461,6 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     rr->failed = s.failed;
     rr->interrupted = x->res.interrupted;
     rr->duration_s = s.duration_s;
+    rr->server_peak_rss_bytes = x->res.server_proc.peak_rss_bytes;
     return code;
 }

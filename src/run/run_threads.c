@@ -80,6 +80,7 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         if (k > 0) {
             t[k].cfg.metrics_url = NULL;
             t[k].cfg.gpu = NULL;
+            t[k].cfg.server_pid = 0;
         }
     }
     for (int k = 0; k < n_threads; k++)
@@ -112,6 +113,7 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
             res->gpu = r->gpu;
             res->metrics_samples = r->metrics_samples;
             res->gpu_samples = r->gpu_samples;
+            res->server_proc = r->server_proc;
         }
         rows_free(&r->rows);
         free(t[k].due);

@@ -98,6 +98,8 @@ int server_proc_alive(server_proc *sp) {
     pid_t r = waitpid(sp->pid, &st, WNOHANG);
     if (r == sp->pid) {
         sp->exit_status = st;
+        sp->exited = 1;
+        sp->died_pid = (int)sp->pid;
         server_proc_note(sp, "server pid %d exited (%s %d)", (int)sp->pid,
                          WIFSIGNALED(st) ? "signal" : "code",
                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
@@ -143,7 +145,7 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
         free(cmd);
         return -1;
     }
-    sp->pid = pid;
+    sp->pid = sp->pgid = pid;
     char why[256];
     if (proc_guard_start(&sp->guard, pid, why, sizeof why))
         server_proc_note(sp, "no watchdog (%s): a SIGKILL of servelab would leave it running", why);
@@ -166,6 +168,8 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
         }
         if (health_status(hurl) == 200) {
             server_proc_note(sp, "server ready on %s", sp->url);
+            procstat_limits_of(pid, &sp->limits);
+            sp->oom_kills_at_ready = procstat_oom_kills(&sp->limits);
             free(cmd);
             return 0;
         }
@@ -177,6 +181,25 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
     free(cmd);
     server_proc_stop(sp, 2);
     return -1;
+}
+
+/* What the server left in its group when it exited (workers, a child of
+ * its `sh -c`): SIGTERM, then SIGKILL after the grace period. They are not
+ * our children, so the group's being empty is all there is to wait for. */
+static void stop_leftovers(server_proc *sp, double grace_s) {
+    if (sp->pgid <= 0 || kill(-sp->pgid, 0))
+        return;
+    server_proc_note(sp, "process group %d outlived the server: SIGTERM", (int)sp->pgid);
+    kill(-sp->pgid, SIGTERM);
+    int64_t deadline = mono_us() + (int64_t)(grace_s * 1e6);
+    while (kill(-sp->pgid, 0) == 0 && mono_us() < deadline) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (kill(-sp->pgid, 0) == 0) {
+        server_proc_note(sp, "process group %d still there: SIGKILL", (int)sp->pgid);
+        kill(-sp->pgid, SIGKILL);
+    }
 }
 
 void server_proc_stop(server_proc *sp, double grace_s) {
@@ -198,6 +221,8 @@ void server_proc_stop(server_proc *sp, double grace_s) {
         }
         server_proc_note(sp, "server stopped");
     }
+    stop_leftovers(sp, grace_s);
+    sp->pgid = 0;
     proc_guard_stop(&sp->guard);
     free(sp->args);
     free(sp->log_path);

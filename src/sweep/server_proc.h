@@ -11,6 +11,7 @@
 #define SERVELAB_SERVER_PROC_H
 
 #include "common/proc.h"
+#include "monitor/procstat.h"
 
 #include <sys/types.h>
 
@@ -20,8 +21,13 @@ typedef struct server_proc {
     char url[64];
     char *args; /* the server_args it was started with */
     char *log_path;
-    int exit_status;  /* once it has exited: as from waitpid */
-    proc_guard guard; /* kills its process group if servelab dies first */
+    pid_t pgid;      /* its process group, kept after it exits: what it left is stopped too */
+    int exited;      /* it exited on its own (pid is then 0): */
+    int exit_status; /* as from waitpid */
+    int died_pid;    /* the pid it had */
+    procstat_limits limits;  /* the memory limits it ran under, read when it became ready */
+    long oom_kills_at_ready; /* its cgroup's OOM kills then; -1: unknown */
+    proc_guard guard;        /* kills its process group if servelab dies first */
 } server_proc;
 
 /* Start and wait until ready. On failure returns -1 with a one-line reason

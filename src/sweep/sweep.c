@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "report/report.h"
 #include "sweep/outdir.h"
+#include "sweep/server_death.h"
 #include "sweep/server_proc.h"
 #include "sweep/sim_proc.h"
 #include "workload/workload.h"
@@ -256,12 +257,33 @@ static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *ar
     return sim_proc_start(sim, s->o->self, sim_args, dir, args, err, errlen);
 }
 
-/* What became of a repetition, for campaign.json. */
-static const char *run_status(sweep *s, const run_result *rr, char *err, int errlen) {
+/* How the managed server died (server_death.h); NULL when it did not
+ * exit on its own. */
+static json_t *managed_death(const server_proc *sp, const run_result *rr, char *how, int howlen) {
+    if (!sp->exited) {
+        snprintf(how, howlen, "not on its own");
+        return NULL;
+    }
+    server_death_facts f = {.wait_status = sp->exit_status,
+                            .pid = sp->died_pid,
+                            .lim = &sp->limits,
+                            .oom_kills_at_start = sp->oom_kills_at_ready,
+                            .peak_rss_bytes = rr->server_peak_rss_bytes,
+                            .log_path = sp->log_path};
+    return server_death_json(&f, how, howlen);
+}
+
+/* What became of a repetition, for campaign.json; *death gets how a managed
+ * server died during it (NULL otherwise). */
+static const char *run_status(sweep *s, const run_result *rr, json_t **death, char *err,
+                              int errlen) {
+    *death = NULL;
     if (rr->interrupted || stop_signal())
         return "interrupted";
     if (s->c->target == TARGET_SERVER && !server_proc_alive(&s->managed)) {
-        snprintf(err, errlen, "the server exited during the run: see %s",
+        char how[700];
+        *death = managed_death(&s->managed, rr, how, sizeof how);
+        snprintf(err, errlen, "the server exited during the run (%s): see %s", how,
                  s->managed.log_path ? s->managed.log_path : "its log");
         return "server_died";
     }
@@ -273,15 +295,19 @@ static const char *run_status(sweep *s, const run_result *rr, char *err, int err
     return "ok";
 }
 
+/* `death` (stolen, may be NULL): how the managed server died in the run. */
 static void record(sweep *s, const campaign_run *cr, int k, const char *dir, const char *status,
-                   const char *args, int restarted, const run_result *rr, const char *err) {
-    json_array_append_new(
-        s->status, json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
-                             "repetition", k, "dir", dir + strlen(s->out) + 1, "status", status,
-                             "server_args", args, "server_restarted", restarted, "exit_code",
-                             rr->code, "requests", (json_int_t)rr->requests, "completed",
-                             (json_int_t)rr->completed, "failed", (json_int_t)rr->failed,
-                             "duration_s", rr->duration_s, "error", err[0] ? err : NULL));
+                   const char *args, int restarted, const run_result *rr, const char *err,
+                   json_t *death) {
+    json_t *e = json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
+                          "repetition", k, "dir", dir + strlen(s->out) + 1, "status", status,
+                          "server_args", args, "server_restarted", restarted, "exit_code", rr->code,
+                          "requests", (json_int_t)rr->requests, "completed",
+                          (json_int_t)rr->completed, "failed", (json_int_t)rr->failed, "duration_s",
+                          rr->duration_s, "error", err[0] ? err : NULL);
+    if (death)
+        json_object_set_new(e, "server_death", death);
+    json_array_append_new(s->status, e);
     write_campaign_json(s);
     if (strcmp(status, "ok") && strcmp(status, "interrupted"))
         s->failures++;
@@ -317,7 +343,8 @@ static void server_failed(sweep *s, const campaign_run *cr, int k, const char *d
     if (sp == &s->managed && sp->log_path)
         copy_log(sp->log_path, dir);
     run_result rr = {.code = 1};
-    record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, err);
+    record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, err,
+           NULL);
     if (sp != &s->managed)
         server_proc_stop(sp, 5);
 }
@@ -360,7 +387,7 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     run_result rr = {0};
     if (mkdir_p(dir)) {
         snprintf(err, sizeof err, "cannot create %s: %s", dir, strerror(errno));
-        record(s, cr, k, dir, "failed", args, 0, &rr, err);
+        record(s, cr, k, dir, "failed", args, 0, &rr, err, NULL);
         return;
     }
     int restarted = 0, server_ok = 1;
@@ -383,17 +410,21 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     }
     run_opts ro;
     run_options_for(cr, k, url, dir, &ro);
+    ro.server_pid = c->target == TARGET_SIM      ? (int)sim.pid
+                    : c->target == TARGET_SERVER ? (int)s->managed.pid
+                                                 : 0; /* its processes into server_proc.csv */
     json_t *extra =
         json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
                   "repetition", k, "server_args", args, "server_restarted", restarted);
     json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
     run_execute(&ro, cmdline, extra, &rr);
-    const char *status = run_status(s, &rr, err, sizeof err);
+    json_t *death;
+    const char *status = run_status(s, &rr, &death, err, sizeof err);
     if (c->target == TARGET_SERVER && s->managed.log_path)
         copy_log(s->managed.log_path, dir);
     if (c->target == TARGET_SIM)
         server_proc_stop(&sim, 5);
-    record(s, cr, k, dir, status, args, restarted, &rr, err);
+    record(s, cr, k, dir, status, args, restarted, &rr, err, death);
 }
 
 /* A table cell: the number, "inf", or "-" when there is none. */
