@@ -132,6 +132,8 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
     run_opts ro;
     probe_options(ps, value, n, seed, url, dir, &ro);
     ro.watch = &sat.watch;
+    if (ps->sim_args)
+        ro.server_pid = (int)sim.pid; /* its process tree into server_proc.csv */
     json_t *extra = json_pack("{s:{s:i,s:f,s:b}}", "capacity_probe", "number", number, "value",
                               value, "by_concurrency", ps->by_concurrency);
     run_result rr;
