@@ -6,7 +6,8 @@
 #   scripts/deps.sh test   plus what the tests and checks use (headless
 #                          Chromium for the report's rendering test, xmllint
 #                          for SVG checks, valgrind, clang with its sanitizer
-#                          and fuzzer runtimes, clang-format)
+#                          and fuzzer runtimes, clang-format, python3 for
+#                          scripts/gguf_write.py's test)
 # Libraries are looked up with pkg-config, tools on PATH; only what is
 # missing is installed, and only where apt-get exists. Elsewhere the script
 # names what is missing and fails.
@@ -18,7 +19,7 @@ jansson:libjansson-dev yaml-0.1:libyaml-dev"
 # command -> Debian package
 tools="cc:gcc make:make"
 [ "$1" = test ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
-valgrind:valgrind clang:clang clang-format:clang-format"
+valgrind:valgrind clang:clang clang-format:clang-format python3:python3"
 
 have_apt() { command -v apt-get >/dev/null 2>&1; }
 
