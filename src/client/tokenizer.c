@@ -78,10 +78,15 @@ int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, in
     size_t len = 0;
     for (int i = 0; i < n; i++)
         len += strlen(words[i]) + 1;
-    char *all = xmalloc(len + 16), *at = all;
-    at += sprintf(at, "the"); /* every word after a word and a space, as text has them */
-    for (int i = 0; i < n; i++)
-        at += sprintf(at, " %s", words[i]);
+    char *all = xmalloc(len + 16);
+    size_t at = 3;
+    memcpy(all, "the", 4); /* every word after a word and a space, as text has them */
+    for (int i = 0; i < n; i++) {
+        size_t k = strlen(words[i]);
+        all[at++] = ' ';
+        memcpy(all + at, words[i], k + 1);
+        at += k;
+    }
     int whole, base;
     int rc = tokenizer_count(t, all, &whole);
     free(all);
