@@ -37,6 +37,23 @@ TEST(dry_run_estimates_requests_and_arrival_time) {
               "%s", out);
 }
 
+/* A rate plan's run: its expected count and its stages' length (and the
+ * warmup at the plan's mean rate). */
+TEST(dry_run_estimates_a_rate_plan) {
+    char *dir = temp_dir(), cfg[1024], *out;
+    snprintf(cfg, sizeof cfg, "%s/p.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fputs("name: p\ntarget: {url: http://127.0.0.1:1}\nrate_plan: \"2@10s,ramp:2-6@20s\"\n"
+          "warmup: 0\nruns:\n  - {name: a}\n",
+          f);
+    fclose(f);
+    CHECK_INT(dry_run(NULL, cfg, &out), 0);
+    /* 2 x 10 + (2 + 6) / 2 x 20 = 100 requests over 30 s */
+    CHECK_MSG(strstr(out, "rate plan \"2@10s,ramp:2-6@20s\"") &&
+                  strstr(out, "1 planned runs, about 100 requests; arrivals take 30 s"),
+              "%s", out);
+}
+
 TEST(dry_run_checks_the_server_program_and_vllm_sample) {
     char *dir = temp_dir(), *out;
     /* without vllm on PATH: refused, naming it */

@@ -13,6 +13,7 @@
 #include "sweep/outdir.h"
 #include "sweep/server_death.h"
 #include "sweep/server_proc.h"
+#include "workload/rate_plan.h"
 #include "sweep/sim_proc.h"
 #include "workload/workload.h"
 
@@ -47,8 +48,14 @@ static void print_run_plan(const campaign_run *r, int k) {
         snprintf(rate, sizeof rate, "inf");
     else
         snprintf(rate, sizeof rate, "%g", p->rate);
-    printf("  %-24s rep-%d  api %s, rate %s/s %s, ", r->name, k, p->api, rate, p->arrival);
-    if (p->duration_s > 0)
+    if (p->rate_plan)
+        printf("  %-24s rep-%d  api %s, rate plan \"%s\" %s, ", r->name, k, p->api, p->rate_plan,
+               p->arrival);
+    else
+        printf("  %-24s rep-%d  api %s, rate %s/s %s, ", r->name, k, p->api, rate, p->arrival);
+    if (p->rate_plan)
+        printf("as many requests as the plan draws");
+    else if (p->duration_s > 0)
         printf("duration %gs", p->duration_s);
     else
         printf("%lld requests", (long long)p->requests);
@@ -67,11 +74,28 @@ static void print_run_plan(const campaign_run *r, int k) {
 /* How long a repetition's arrivals take, in seconds (its warmup's too);
  * NAN when all arrive at once (their length is the server's). */
 static double arrivals_s(const run_opts *p) {
+    rate_plan plan;
+    char why[256];
+    if (p->rate_plan && !rate_plan_parse(p->rate_plan, &plan, why, sizeof why)) {
+        double mean = rate_plan_mean_rps(&plan), d = plan.duration_s;
+        return d + (p->warmup > 1 && mean > 0 ? (double)(p->warmup - 1) / mean : 0);
+    }
     if (p->duration_s > 0)
         return p->duration_s + (p->warmup > 1 ? (double)(p->warmup - 1) / p->rate : 0);
     if (isinf(p->rate))
         return NAN;
     return (double)(p->requests - 1 + (p->warmup > 1 ? p->warmup - 1 : 0)) / p->rate;
+}
+
+/* How many requests a repetition schedules, about: a rate plan's expected
+ * count, a duration's rate x length, or --requests. */
+static double planned_requests(const run_opts *p) {
+    rate_plan plan;
+    char why[256];
+    if (p->rate_plan && !rate_plan_parse(p->rate_plan, &plan, why, sizeof why)) {
+        return rate_plan_expected(&plan);
+    }
+    return p->duration_s > 0 ? p->duration_s * p->rate : (double)p->requests;
 }
 
 static void print_plan(const campaign *c, const char *out) {
@@ -90,7 +114,7 @@ static void print_plan(const campaign *c, const char *out) {
             const run_opts *p = &c->runs[i].p;
             print_run_plan(&c->runs[i], k);
             double s = arrivals_s(p);
-            requests += p->duration_s > 0 ? p->duration_s * p->rate : (double)p->requests;
+            requests += planned_requests(p);
             if (isnan(s))
                 unknown++;
             else
