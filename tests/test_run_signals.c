@@ -23,7 +23,8 @@ static void stopped_by(int sig) {
     snprintf(p, sizeof p, "%s/r/requests.csv", dir);
     for (int i = 0; i < 300; i++) { /* until the run is under way */
         char *rows = read_file(p, NULL);
-        int under_way = rows && strchr(strchr(rows, '\n') + 1, '\n');
+        const char *header_end = rows ? strchr(rows, '\n') : NULL; /* the file may be empty yet */
+        int under_way = header_end && strchr(header_end + 1, '\n');
         free(rows);
         if (under_way)
             break;
