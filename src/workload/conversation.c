@@ -192,28 +192,6 @@ static json_t *synthetic_messages(const workload *w, size_t req) {
     return msgs;
 }
 
-/* Messages as one completions text: their contents joined by newlines. */
-static char *joined_text(json_t *msgs) {
-    size_t i, n = 0;
-    json_t *m;
-    json_array_foreach(msgs, i, m) {
-        json_t *c = json_object_get(m, "content");
-        n += (json_is_string(c) ? json_string_length(c) : 0) + 1;
-    }
-    char *text = xmalloc(n + 1), *at = text;
-    json_array_foreach(msgs, i, m) {
-        json_t *c = json_object_get(m, "content");
-        if (i)
-            *at++ = '\n';
-        if (json_is_string(c)) {
-            memcpy(at, json_string_value(c), json_string_length(c));
-            at += json_string_length(c);
-        }
-    }
-    *at = 0;
-    return text;
-}
-
 /* Synthetic turns of token ids (random:IN:OUT for completions): each
  * turn's ids, each earlier turn followed by its reply's. */
 static json_t *synthetic_ids(const workload *w, size_t req) {
@@ -268,7 +246,7 @@ json_t *conversation_prompt(const workload *w, size_t req, int chat) {
     char *joined;
     if (w->conv.all_turns) {
         json_t *msgs = own_history(w, req);
-        joined = joined_text(msgs);
+        joined = workload_messages_text(msgs);
         json_decref(msgs);
     } else {
         joined = synthetic_text(w, req);
@@ -285,7 +263,7 @@ int conversation_prompt_tokens(const workload *w, size_t req) {
     int extra = shaping_extra_tokens(&w->shape, key);
     if (w->conv.all_turns) {
         json_t *msgs = own_history(w, req);
-        char *text = joined_text(msgs);
+        char *text = workload_messages_text(msgs);
         int n = (int)count_text_tokens(text, strlen(text));
         json_decref(msgs);
         free(text);

@@ -5,6 +5,7 @@
 #include "common/csv.h"
 #include "common/tokens.h"
 #include "common/util.h"
+#include "workload/workload.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -114,29 +115,6 @@ static const char *mooncake_record(replay_trace *t, json_t *o, int line, char *w
     return bad;
 }
 
-/* Text of a messages array: its contents joined by newlines (what the
- * completions API is sent for a chat record). */
-static char *joined_contents(json_t *msgs) {
-    size_t i, len = 0;
-    json_t *m;
-    json_array_foreach(msgs, i, m) {
-        json_t *c = json_object_get(m, "content");
-        len += (json_is_string(c) ? json_string_length(c) : 0) + 1;
-    }
-    char *out = xmalloc(len + 1), *p = out;
-    json_array_foreach(msgs, i, m) {
-        json_t *c = json_object_get(m, "content");
-        if (!json_is_string(c))
-            continue;
-        if (p != out)
-            *p++ = '\n';
-        memcpy(p, json_string_value(c), json_string_length(c));
-        p += json_string_length(c);
-    }
-    *p = 0;
-    return out;
-}
-
 /* A record's own prompt ("prompt" text or "messages"), sent as written. */
 static const char *own_prompt(replay_trace *t, replay_record *r, json_t *prompt, json_t *msgs,
                               char *why, size_t n) {
@@ -157,7 +135,7 @@ static const char *own_prompt(replay_trace *t, replay_record *r, json_t *prompt,
             g->messages_json = json_dumps(m, JSON_COMPACT);
             json_decref(m);
         } else {
-            g->text = joined_contents(msgs);
+            g->text = workload_messages_text(msgs); /* what the completions API is sent */
             g->messages_json = json_dumps(msgs, JSON_COMPACT);
         }
         size_t tokens = count_text_tokens(g->text, strlen(g->text));

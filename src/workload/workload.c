@@ -65,8 +65,7 @@ static void load_builtin(workload *w) {
     }
 }
 
-/* Text of a messages array: contents joined by newlines (for completions). */
-static char *messages_text(json_t *msgs) {
+char *workload_messages_text(json_t *msgs) {
     size_t i, cap = 256, n = 0;
     char *out = xmalloc(cap);
     out[0] = 0;
@@ -142,7 +141,7 @@ static int load_jsonl(workload *w, const char *path, char *err, int errlen) {
             it->text = xstrdup(json_string_value(prompt));
             it->messages_json = user_messages(NULL, it->text);
         } else {
-            it->text = messages_text(msgs);
+            it->text = workload_messages_text(msgs);
             it->messages_json = json_dumps(msgs, JSON_COMPACT);
         }
         it->max_tokens = mt ? (int)json_integer_value(mt) : 0;

@@ -82,6 +82,10 @@ int workload_prompt_tokens(const workload *w, size_t req);
  * token ids for completions; and its tokens by servelab's rule. */
 json_t *workload_turn_prompt(const workload *w, size_t req, int chat);
 int workload_turn_tokens(const workload *w, size_t req);
+/* A chat messages array as one completions text: the string contents
+ * joined by newlines (malloc'd). Every place that sends a chat prompt to
+ * the completions API, and counts it, uses this one. */
+char *workload_messages_text(json_t *msgs);
 /* The request's JSON body (malloc'd, NUL-terminated). */
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len);
 void workload_free(workload *w);
