@@ -3,6 +3,8 @@
 #include "support.h"
 #include "test.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char **split(char *line, int *n) {
@@ -66,4 +68,9 @@ void csv_free(csv_table *t) {
     free(t->rows);
     free(t->header);
     free(t);
+}
+
+double csv_num(const csv_table *t, int row, const char *col) {
+    const char *v = csv_get(t, row, col);
+    return v && *v ? atof(v) : NAN;
 }

@@ -15,6 +15,8 @@ typedef struct csv_table {
 csv_table *csv_read(const char *path);
 int csv_col(const csv_table *t, const char *name);
 const char *csv_get(const csv_table *t, int row, const char *col);
+/* The field as a number; NAN when the column is missing or the field empty. */
+double csv_num(const csv_table *t, int row, const char *col);
 void csv_free(csv_table *t);
 
 #endif

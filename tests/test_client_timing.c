@@ -17,11 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double num(const csv_table *t, int row, const char *col) {
-    const char *v = csv_get(t, row, col);
-    return v && *v ? atof(v) : NAN;
-}
-
 /* `servelab run` against the simulator on `port`; its requests.csv. */
 static csv_table *run_rows(const char *dir, int port, const char *args) {
     char cmd[2048], *out = NULL, p[1200];
@@ -42,9 +37,9 @@ static csv_table *run_rows(const char *dir, int port, const char *args) {
  * token, and connect within written - sent. */
 static void check_order(const csv_table *t, const char *what) {
     for (int i = 0; i < t->n_rows; i++) {
-        double sent = num(t, i, "sent_ms"), wr = num(t, i, "written_ms"),
-               fb = num(t, i, "first_byte_ms"), ft = num(t, i, "first_token_ms"),
-               conn = num(t, i, "connect_ms");
+        double sent = csv_num(t, i, "sent_ms"), wr = csv_num(t, i, "written_ms"),
+               fb = csv_num(t, i, "first_byte_ms"), ft = csv_num(t, i, "first_token_ms"),
+               conn = csv_num(t, i, "connect_ms");
         CHECK_MSG(isfinite(sent) && isfinite(wr) && isfinite(fb) && isfinite(conn),
                   "%s: %s has empty phases", what, csv_get(t, i, "request_id"));
         CHECK_MSG(sent <= wr && wr <= fb && fb <= ft && conn <= wr - sent + 0.0005,
@@ -56,7 +51,7 @@ static void check_order(const csv_table *t, const char *what) {
 static int count_connects(const csv_table *t) {
     int n = 0;
     for (int i = 0; i < t->n_rows; i++)
-        n += num(t, i, "connect_ms") > 0;
+        n += csv_num(t, i, "connect_ms") > 0;
     return n;
 }
 
@@ -101,7 +96,8 @@ TEST(timing_close_after_stream_every_request_connects) {
         if (c == 0)
             check_order(t, "close after stream");
         for (int i = 0; i < t->n_rows; i++)
-            CHECK_MSG(isfinite(num(t, i, "first_byte_ms")) && isfinite(num(t, i, "written_ms")),
+            CHECK_MSG(isfinite(csv_num(t, i, "first_byte_ms")) &&
+                          isfinite(csv_num(t, i, "written_ms")),
                       "%s: %s lacks phases", clients[c], csv_get(t, i, "request_id"));
         csv_free(t);
     }
@@ -163,9 +159,10 @@ TEST_ALONE(timing_client_stopped_mid_run_is_flagged_with_its_requests) {
     int due_while_stopped = 0, named_in_window = 0;
     double worst_in_window = 0, least_named = INFINITY;
     for (int i = 0; i < t->n_rows; i++) {
-        double sched = num(t, i, "scheduled_ms");
-        double d = fmax(num(t, i, "lag_ms"),
-                        num(t, i, "written_ms") - num(t, i, "sent_ms") - num(t, i, "connect_ms"));
+        double sched = csv_num(t, i, "scheduled_ms");
+        double d =
+            fmax(csv_num(t, i, "lag_ms"), csv_num(t, i, "written_ms") - csv_num(t, i, "sent_ms") -
+                                              csv_num(t, i, "connect_ms"));
         if (sched >= from_ms + 2 && sched <= to_ms - 2) {
             due_while_stopped++;
             CHECK_MSG(d > 1, "%s was due while the client was stopped, yet its delay is %.3f ms",
@@ -178,12 +175,12 @@ TEST_ALONE(timing_client_stopped_mid_run_is_flagged_with_its_requests) {
         const char *id = json_string_value(json_array_get(ids, k));
         for (int i = 0; i < t->n_rows; i++)
             if (!strcmp(csv_get(t, i, "request_id"), id)) {
-                double sched = num(t, i, "scheduled_ms");
+                double sched = csv_num(t, i, "scheduled_ms");
                 named_in_window += sched >= from_ms - 5 && sched <= to_ms + 5;
                 least_named =
-                    fmin(least_named,
-                         fmax(num(t, i, "lag_ms"), num(t, i, "written_ms") - num(t, i, "sent_ms") -
-                                                       num(t, i, "connect_ms")));
+                    fmin(least_named, fmax(csv_num(t, i, "lag_ms"),
+                                           csv_num(t, i, "written_ms") - csv_num(t, i, "sent_ms") -
+                                               csv_num(t, i, "connect_ms")));
             }
     }
     json_int_t delayed = json_integer_value(json_object_get(client, "delayed_requests"));

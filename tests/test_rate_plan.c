@@ -285,11 +285,6 @@ TEST(rate_plan_campaign_key) {
 
 /* ---- against the simulator ---- */
 
-static double num(const csv_table *t, int row, const char *col) {
-    const char *v = csv_get(t, row, col);
-    return v && *v ? atof(v) : NAN;
-}
-
 static json_t *json_in(const char *dir, const char *name) {
     char p[2300];
     snprintf(p, sizeof p, "%s/%s", dir, name);
@@ -323,7 +318,8 @@ static void check_stage_against_rows(json_t *st, const csv_table *t) {
     size_t scheduled = 0, sent = 0, ended = 0, nt = 0;
     double *ttft = malloc(((size_t)t->n_rows + 1) * sizeof *ttft);
     for (int i = 0; i < t->n_rows; i++) {
-        double s = num(t, i, "scheduled_ms"), x = num(t, i, "sent_ms"), e = num(t, i, "end_ms");
+        double s = csv_num(t, i, "scheduled_ms"), x = csv_num(t, i, "sent_ms"),
+               e = csv_num(t, i, "end_ms");
         int ok = !*csv_get(t, i, "error");
         if (ok && e >= from && e < to)
             ended++;
@@ -332,7 +328,7 @@ static void check_stage_against_rows(json_t *st, const csv_table *t) {
         scheduled++;
         sent += x >= from && x < to;
         if (ok)
-            ttft[nt++] = num(t, i, "ttft_ms");
+            ttft[nt++] = csv_num(t, i, "ttft_ms");
     }
     double len = (to - from) / 1000;
     CHECK_INT(json_integer_value(json_object_get(st, "scheduled_requests")), scheduled);

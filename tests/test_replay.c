@@ -298,11 +298,6 @@ TEST(replay_shared_hash_ids_give_the_same_leading_token_ids) {
     replay_free(&t);
 }
 
-static double num(const csv_table *t, int row, const char *col) {
-    const char *v = csv_get(t, row, col);
-    return v && *v ? atof(v) : NAN;
-}
-
 /* The Done-when line: a Mooncake trace written here replays with every
  * arrival within 1 ms of its scaled timestamp, and each request is charged
  * exactly the trace's input length (the simulator's usage count). */
@@ -349,10 +344,10 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
     CHECK(summary);
     int excused = 0;
     for (int r = 0; r < t->n_rows; r++) {
-        int line = (int)num(t, r, "trace_line"), i = line - 1;
+        int line = (int)csv_num(t, r, "trace_line"), i = line - 1;
         CHECK_MSG(i >= 0 && i < N, "row %d: trace_line %d", r, line);
-        double due = (t_ms[i] - t_ms[0]) / 2.0, sent = num(t, r, "sent_ms");
-        CHECK_NEAR(num(t, r, "scheduled_ms"), due, 0.0005);
+        double due = (t_ms[i] - t_ms[0]) / 2.0, sent = csv_num(t, r, "sent_ms");
+        CHECK_NEAR(csv_num(t, r, "scheduled_ms"), due, 0.0005);
         CHECK_MSG(sent >= due, "line %d: sent at %.3f ms, before its time %.3f", line, sent, due);
         if (sent - due > bound) {
             char named[64];
@@ -364,8 +359,8 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
             worst = sent - due > worst ? sent - due : worst;
         }
         CHECK_STR(csv_get(t, r, "error"), "");
-        CHECK_INT((int)num(t, r, "prompt_tokens"), in[i]);
-        CHECK_INT((int)num(t, r, "output_tokens"), out[i]);
+        CHECK_INT((int)csv_num(t, r, "prompt_tokens"), in[i]);
+        CHECK_INT((int)csv_num(t, r, "output_tokens"), out[i]);
     }
     CHECK_MSG(excused <= 2, "%d of %d sends more than %.0f ms late", excused, N, bound);
     free(summary);
@@ -475,7 +470,7 @@ TEST(replay_prefix_cache_hits_equal_the_blocks_the_trace_shares) {
     csv_table *t = csv_read(args);
     CHECK(t && t->n_rows == N);
     for (int r = 0; r < t->n_rows; r++) {
-        int i = (int)num(t, r, "trace_line") - 1;
+        int i = (int)csv_num(t, r, "trace_line") - 1;
         CHECK(i >= 0 && i < N);
         int shared = 0; /* blocks */
         for (int j = 0; j < i; j++) {
@@ -487,8 +482,8 @@ TEST(replay_prefix_cache_hits_equal_the_blocks_the_trace_shares) {
         int tokens = 512 * n_ids[i], want = 512 * shared;
         if (want > (tokens - 1) / 16 * 16)
             want = (tokens - 1) / 16 * 16;
-        CHECK_MSG((int)num(t, r, "cached_tokens") == want, "line %d: %g cached, %d shared", i + 1,
-                  num(t, r, "cached_tokens"), want);
+        CHECK_MSG((int)csv_num(t, r, "cached_tokens") == want, "line %d: %g cached, %d shared",
+                  i + 1, csv_num(t, r, "cached_tokens"), want);
     }
     csv_free(t);
 }

@@ -25,15 +25,10 @@ static csv_table *rows_in(const char *dir) {
     return t;
 }
 
-static double num(const csv_table *t, int row, const char *col) {
-    const char *v = csv_get(t, row, col);
-    return v && *v ? atof(v) : NAN;
-}
-
 /* The row of (conversation c, turn k); -1 none. */
 static int row_of(const csv_table *t, int c, int k) {
     for (int i = 0; i < t->n_rows; i++)
-        if ((int)num(t, i, "conversation_id") == c && (int)num(t, i, "turn") == k)
+        if ((int)csv_num(t, i, "conversation_id") == c && (int)csv_num(t, i, "turn") == k)
             return i;
     return -1;
 }
@@ -57,13 +52,13 @@ TEST_ALONE(turns_follow_each_other_and_carry_the_whole_history) {
             CHECK_MSG(i >= 0, "conversation %d has no turn %d", c, k);
             CHECK_STR(csv_get(t, i, "error"), "");
             /* k turns of 16 ids, k - 1 replies of 8, and the nonce's 3 */
-            CHECK_INT((int)num(t, i, "prompt_tokens"), 16 * k + 8 * (k - 1) + 3);
-            CHECK_INT((int)num(t, i, "output_tokens"), 8);
+            CHECK_INT((int)csv_num(t, i, "prompt_tokens"), 16 * k + 8 * (k - 1) + 3);
+            CHECK_INT((int)csv_num(t, i, "output_tokens"), 8);
             if (k == 1)
                 continue;
             int before = row_of(t, c, k - 1);
-            double end = num(t, before, "end_ms"), sent = num(t, i, "sent_ms");
-            CHECK_NEAR(num(t, i, "scheduled_ms"), end + 50, 0.002);
+            double end = csv_num(t, before, "end_ms"), sent = csv_num(t, i, "sent_ms");
+            CHECK_NEAR(csv_num(t, i, "scheduled_ms"), end + 50, 0.002);
             CHECK_MSG(sent >= end + 50 - 0.002,
                       "conversation %d turn %d sent at %.3f, %.3f ms "
                       "after the turn before ended",
@@ -96,7 +91,7 @@ TEST(turns_a_failed_turn_ends_its_conversation_with_rows) {
             const char *err = csv_get(t, i, "error");
             if (failed_at) {
                 CHECK_STR(err, "cancelled");
-                CHECK(isnan(num(t, i, "sent_ms")));
+                CHECK(isnan(csv_num(t, i, "sent_ms")));
             } else if (*err) {
                 failed_at = k;
                 ended_early += k < 4;
