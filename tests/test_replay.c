@@ -298,6 +298,23 @@ TEST(replay_shared_hash_ids_give_the_same_leading_token_ids) {
     replay_free(&t);
 }
 
+/* `run --replay PATH --ignore-eos EXTRA` against a simulator of its own
+ * (`--profile tiny`, prefix caching on) into DIR/run; its rows. */
+static csv_table *replay_on_a_fresh_simulator(const char *path, const char *extra,
+                                              const char *dir) {
+    sim_proc p = sim_start("--profile tiny");
+    char args[2048];
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --replay %s --ignore-eos %s --out %s/run",
+             p.port, path, extra, dir);
+    servelab_ok(args);
+    sim_stop(&p);
+    snprintf(args, sizeof args, "%s/run/requests.csv", dir);
+    csv_table *t = csv_read(args);
+    CHECK_MSG(t, "no %s", args);
+    return t;
+}
+
 /* The Done-when line: a Mooncake trace written here replays with every
  * arrival within 1 ms of its scaled timestamp, and each request is charged
  * exactly the trace's input length (the simulator's usage count). */
@@ -319,18 +336,8 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
         mooncake_line(text, sizeof text, t_ms[i], in[i], out[i], ids);
     }
     const char *path = write_trace("trace.jsonl", text);
-    char *dir = temp_dir();
-    sim_proc p = sim_start("--profile tiny");
-    char args[2048];
-    snprintf(args, sizeof args,
-             "run --quiet --url http://127.0.0.1:%d --replay %s --time-scale 2 --ignore-eos "
-             "--out %s/run",
-             p.port, path, dir);
-    servelab_ok(args);
-    sim_stop(&p);
-    snprintf(args, sizeof args, "%s/run/requests.csv", dir);
-    csv_table *t = csv_read(args);
-    CHECK(t);
+    char *dir = temp_dir(), args[2048];
+    csv_table *t = replay_on_a_fresh_simulator(path, "--time-scale 2", dir);
     CHECK_INT(t->n_rows, N);
     double worst = 0;
     /* Every send within 1 ms of its scaled time (5 ms for AddressSanitizer's
@@ -457,18 +464,8 @@ TEST(replay_prefix_cache_hits_equal_the_blocks_the_trace_shares) {
         mooncake_line(text, sizeof text, i * 150, 512 * n_ids[i], 2, list);
     }
     const char *path = write_trace("shared.jsonl", text);
-    char *dir = temp_dir();
-    sim_proc p = sim_start("--profile tiny");
-    char args[2048];
-    snprintf(args, sizeof args,
-             "run --quiet --url http://127.0.0.1:%d --replay %s --ignore-eos --no-sampling "
-             "--out %s/run",
-             p.port, path, dir);
-    servelab_ok(args);
-    sim_stop(&p);
-    snprintf(args, sizeof args, "%s/run/requests.csv", dir);
-    csv_table *t = csv_read(args);
-    CHECK(t && t->n_rows == N);
+    csv_table *t = replay_on_a_fresh_simulator(path, "--no-sampling", temp_dir());
+    CHECK(t->n_rows == N);
     for (int r = 0; r < t->n_rows; r++) {
         int i = (int)csv_num(t, r, "trace_line") - 1;
         CHECK(i >= 0 && i < N);
