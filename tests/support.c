@@ -314,3 +314,15 @@ int files_with_prefix(const char *dir, const char *prefix, char *names, size_t c
     closedir(d);
     return n;
 }
+
+double sim_metric(int port, const char *name) {
+    http_result r;
+    CHECK(http_request_raw(port, "GET", "/metrics", "", NULL, &r) == 0);
+    char key[128];
+    snprintf(key, sizeof key, "\n%s{", name);
+    char *at = strstr(r.body, key);
+    CHECK_MSG(at != NULL, "metric %s missing", name);
+    double v = atof(strchr(at, '}') + 1);
+    http_result_free(&r);
+    return v;
+}

@@ -39,6 +39,9 @@ int http_request_raw(int port, const char *method, const char *path, const char 
 size_t http_send_bytes(int port, const char *data, size_t n, char *resp, size_t cap,
                        int timeout_ms);
 void http_result_free(http_result *r);
+/* The value of the simulator's metric NAME (its first labelled sample) from
+ * GET /metrics; fails the test when it is missing. */
+double sim_metric(int port, const char *name);
 
 /* Collect the `data:` payloads of an SSE body; returns their count. */
 int sse_events(const char *body, char ***out);

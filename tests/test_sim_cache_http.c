@@ -48,29 +48,17 @@ static int cached_of(int port, const char *path, const char *body) {
     return v;
 }
 
-static double metric(int port, const char *name) {
-    http_result r;
-    CHECK(http_request_raw(port, "GET", "/metrics", "", NULL, &r) == 0);
-    char key[128];
-    snprintf(key, sizeof key, "\n%s{", name);
-    char *at = strstr(r.body, key);
-    CHECK_MSG(at != NULL, "metric %s missing", name);
-    double v = atof(strchr(at, '}') + 1);
-    http_result_free(&r);
-    return v;
-}
-
 TEST(sim_cache_usage_and_counters_agree_with_shared_blocks) {
     sim_proc p = sim_start(NULL);
     char *a = ids_body(100, 64, 1000, 50000, NULL), *b = ids_body(100, 64, 1000, 60000, NULL);
     CHECK_INT(cached_of(p.port, "/v1/completions", a), 0);
     CHECK_INT(cached_of(p.port, "/v1/completions", b), 64);
-    CHECK_INT(metric(p.port, "vllm:prefix_cache_queries_total"), 200);
-    CHECK_INT(metric(p.port, "vllm:prefix_cache_hits_total"), 64);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_queries_total"), 200);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), 64);
     /* a again: its 6 full blocks are cached, all 100 tokens but the last
      * block's worth: 96 */
     CHECK_INT(cached_of(p.port, "/v1/completions", a), 96);
-    CHECK_INT(metric(p.port, "vllm:prefix_cache_hits_total"), 64 + 96);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), 64 + 96);
     /* streamed: the final usage chunk says it too */
     char *c = ids_body(100, 64, 1000, 70000,
                        ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
@@ -151,8 +139,8 @@ TEST(sim_cache_off_gives_zero_hits) {
     char *a = ids_body(100, 100, 1, 0, NULL);
     CHECK_INT(cached_of(p.port, "/v1/completions", a), 0);
     CHECK_INT(cached_of(p.port, "/v1/completions", a), 0);
-    CHECK_INT(metric(p.port, "vllm:prefix_cache_queries_total"), 0);
-    CHECK_INT(metric(p.port, "vllm:prefix_cache_hits_total"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_queries_total"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), 0);
     http_result r;
     CHECK(http_request_raw(p.port, "GET", "/metrics", "", NULL, &r) == 0);
     CHECK(strstr(r.body, "enable_prefix_caching=\"False\"") != NULL);
@@ -224,7 +212,7 @@ TEST(sim_cache_builtin_prompts_hit_only_without_cache_busting) {
                  "--cache-bust %s --out %s/bust-%s",
                  p.port, modes[m], dir, modes[m]);
         servelab_ok(cmd);
-        hits[m] = (long)metric(p.port, "vllm:prefix_cache_hits_total");
+        hits[m] = (long)sim_metric(p.port, "vllm:prefix_cache_hits_total");
         sim_stop(&p);
         char csv[1200];
         snprintf(csv, sizeof csv, "%s/bust-%s/requests.csv", dir, modes[m]);

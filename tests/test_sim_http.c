@@ -272,18 +272,6 @@ TEST(sim_keep_alive_and_pipelining) {
     sim_stop(&p);
 }
 
-static double metric(int port, const char *name) {
-    http_result r;
-    CHECK(http_request_raw(port, "GET", "/metrics", "", NULL, &r) == 0);
-    char key[128];
-    snprintf(key, sizeof key, "\n%s{", name);
-    char *at = strstr(r.body, key);
-    CHECK_MSG(at != NULL, "metric %s missing", name);
-    double v = atof(strchr(at, '}') + 1);
-    http_result_free(&r);
-    return v;
-}
-
 TEST(sim_metrics_consistent_with_requests) {
     sim_proc p = sim_start(NULL);
     int total_out = 0;
@@ -296,12 +284,12 @@ TEST(sim_metrics_consistent_with_requests) {
         total_out += 4 + i;
         http_result_free(&r);
     }
-    CHECK_INT(metric(p.port, "vllm:generation_tokens_total"), total_out);
-    CHECK_INT(metric(p.port, "vllm:prompt_tokens_total"), 15);
-    CHECK_INT(metric(p.port, "vllm:num_requests_running"), 0);
-    CHECK_INT(metric(p.port, "vllm:kv_cache_usage_perc"), 0);
-    CHECK_INT(metric(p.port, "vllm:time_to_first_token_seconds_count"), 5);
-    CHECK_INT(metric(p.port, "vllm:e2e_request_latency_seconds_count"), 5);
+    CHECK_INT(sim_metric(p.port, "vllm:generation_tokens_total"), total_out);
+    CHECK_INT(sim_metric(p.port, "vllm:prompt_tokens_total"), 15);
+    CHECK_INT(sim_metric(p.port, "vllm:num_requests_running"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:kv_cache_usage_perc"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:time_to_first_token_seconds_count"), 5);
+    CHECK_INT(sim_metric(p.port, "vllm:e2e_request_latency_seconds_count"), 5);
     http_result r;
     CHECK(http_request_raw(p.port, "GET", "/metrics", "", NULL, &r) == 0);
     const char *names[] = {"vllm:num_requests_waiting", "vllm:num_preemptions_total",
@@ -324,10 +312,10 @@ TEST_ALONE(sim_client_disconnect_frees_sequence) {
     http_send_bytes(p.port, req, strlen(req), resp, sizeof resp, 150); /* leaves after 150 ms */
     CHECK(strstr(resp, "text_completion") != NULL);
     usleep(100000);
-    CHECK_INT(metric(p.port, "vllm:num_requests_running"), 0);
-    CHECK_INT(metric(p.port, "vllm:kv_cache_usage_perc"), 0);
-    CHECK_INT(metric(p.port, "vllm:num_requests_aborted_total"), 1);
-    CHECK(metric(p.port, "vllm:generation_tokens_total") < 50);
+    CHECK_INT(sim_metric(p.port, "vllm:num_requests_running"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:kv_cache_usage_perc"), 0);
+    CHECK_INT(sim_metric(p.port, "vllm:num_requests_aborted_total"), 1);
+    CHECK(sim_metric(p.port, "vllm:generation_tokens_total") < 50);
     sim_stop(&p);
 }
 
