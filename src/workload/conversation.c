@@ -146,14 +146,7 @@ static int synthetic_reply_tokens(const workload *w, size_t req) {
 int conversation_reply_tokens(const workload *w, size_t req) {
     if (!w->conv.all_turns)
         return 0;
-    const prompt_item *it = &w->items[w->assign[req]];
-    json_t *msgs = json_loads(it->turns_json, 0, NULL);
-    json_t *c =
-        json_object_get(json_array_get(msgs, 2 * (size_t)(w->conv.turn[req] - 1) + 1), "content");
-    int n =
-        json_is_string(c) ? (int)count_text_tokens(json_string_value(c), json_string_length(c)) : 0;
-    json_decref(msgs);
-    return n < 4 ? 4 : n;
+    return w->items[w->assign[req]].reply_tokens[w->conv.turn[req] - 1];
 }
 
 /* ShareGPT's first 2k - 1 messages: turn k's history and its question. */

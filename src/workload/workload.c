@@ -175,6 +175,13 @@ static void sharegpt_turns(prompt_item *it, json_t *turns) {
     }
     it->n_turns = (int)(json_array_size(msgs) / 2);
     it->turns_json = json_dumps(msgs, JSON_COMPACT);
+    /* each reply's length, counted once here rather than at every send */
+    it->reply_tokens = xmalloc((size_t)(it->n_turns ? it->n_turns : 1) * sizeof *it->reply_tokens);
+    for (int k = 0; k < it->n_turns; k++) {
+        json_t *c = json_object_get(json_array_get(msgs, 2 * (size_t)k + 1), "content");
+        int n = (int)count_text_tokens(json_string_value(c), json_string_length(c));
+        it->reply_tokens[k] = n < 4 ? 4 : n;
+    }
     json_decref(msgs);
 }
 
@@ -548,6 +555,7 @@ void workload_free(workload *w) {
         free(w->items[i].text);
         free(w->items[i].messages_json);
         free(w->items[i].turns_json);
+        free(w->items[i].reply_tokens);
     }
     free(w->items);
     for (int i = 0; i < w->n_classes; i++)

@@ -25,6 +25,7 @@ typedef struct prompt_item {
     int prompt_tokens;   /* by servelab's token rule (see common/tokens.h) */
     char *turns_json;    /* ShareGPT: every turn, user and assistant alternating; else NULL */
     int n_turns;         /* ShareGPT: user turns followed by a reply */
+    int *reply_tokens;   /* ShareGPT: each reply's tokens by the rule, at least 4 */
 } prompt_item;
 
 #define WORKLOAD_MAX_CLASSES 32
