@@ -169,9 +169,9 @@ TEST(campaign_sim_keys_checked_like_sim_flags) {
                  "t.yaml:3: target.sim.kv_blocks: expected an integer >= 1, got 'lots'");
     expect_error("name: t\ntarget:\n  sim: {realtime: yes}\nruns: [{name: a}]\n",
                  "t.yaml:3: target.sim.realtime: expected true or false, got 'yes'");
-    expect_error(
-        "name: t\ntarget:\n  sim: {profile: gpu-70b}\nruns: [{name: a}]\n",
-        "t.yaml:3: target.sim.profile: expected one of tiny, gpu-7b, cpu-1b, got 'gpu-70b'");
+    expect_error("name: t\ntarget:\n  sim: {profile: gpu-70b}\nruns: [{name: a}]\n",
+                 "t.yaml:3: target.sim.profile: expected one of tiny, gpu-7b, cpu-1b, cpu-1b-2c, "
+                 "got 'gpu-70b'");
     expect_error("name: t\ntarget:\n  sim: {port: 9000}\nruns: [{name: a}]\n",
                  "t.yaml:3: target.sim.port: unknown key");
     expect_error("name: t\ntarget:\n  sim: {fault: http404=1}\nruns: [{name: a}]\n",
@@ -424,8 +424,43 @@ TEST(campaign_err_bad_run_name) {
 
 TEST(campaign_err_two_target_kinds) {
     expect_file_error(DATA "bad-two-targets.yaml",
-                      DATA "bad-two-targets.yaml:4: target: give only one of url, sim, server "
-                           "(got url and sim)");
+                      DATA "bad-two-targets.yaml:4: target: give one of url, sim, server, or "
+                           "server with sim (got url and sim)");
+}
+
+/* A server with a sim beside it: the server is the target, the sim its
+ * stand-in; campaign_use_sim swaps them, each run taking its sim_args, and
+ * with a speedup scales rates, SLOs and timeouts. */
+TEST(campaign_server_with_a_sim_stand_in) {
+    campaign c;
+    load_ok("name: t\ntarget:\n  server: {command: 'srv --port {port} {server_args}'}\n"
+            "  sim: {profile: cpu-1b-2c, max_num_seqs: 1}\n"
+            "rate: 0.5\ntimeout: 60s\nslo: {ttft_ms: 20000, tpot_ms: 2500}\n"
+            "server_args: '-m a.gguf'\n"
+            "runs: [{name: a}, {name: b, server_args: '-m b.gguf', sim_args: '--kv-blocks 64'},"
+            " {name: c, rate: inf}]\n",
+            &c);
+    CHECK_INT(c.target, TARGET_SERVER);
+    CHECK_INT(c.has_sim, 1);
+    CHECK_STR(c.runs[1].server_args, "-m b.gguf");
+    char err[256] = "";
+    CHECK_MSG(campaign_use_sim(&c, 20, err, sizeof err) == 0, "%s", err);
+    CHECK_INT(c.target, TARGET_SIM);
+    CHECK_STR(c.sim_args, "--max-num-seqs 1 --speedup 20");
+    CHECK_STR(c.runs[0].server_args, "");
+    CHECK_STR(c.runs[1].server_args, "--kv-blocks 64");
+    CHECK(fabs(c.runs[0].p.rate - 10) < 1e-9 && isinf(c.runs[2].p.rate));
+    CHECK(fabs(c.runs[1].p.timeout_s - 3) < 1e-9);
+    CHECK_STR(c.runs[0].p.slo, "ttft=1000ms,tpot=125ms");
+    campaign_free(&c);
+
+    load_ok("name: t\ntarget: {server: {command: 'srv --port {port}'}}\nruns: [{name: a}]\n", &c);
+    CHECK_MSG(campaign_use_sim(&c, 1, err, sizeof err) != 0 && strstr(err, "has no sim: key"), "%s",
+              err);
+    campaign_free(&c);
+    expect_error("name: t\ntarget: {url: 'http://127.0.0.1:1', sim: {}}\nruns: [{name: a}]\n",
+                 "t.yaml:2: target: give one of url, sim, server, or server with sim (got url and "
+                 "sim)");
 }
 
 TEST(campaign_err_server_command_without_port) {

@@ -109,8 +109,22 @@ TEST(opt_sim_profiles_match_the_profile_table) {
     int n = 0;
     for (char *t = strtok(names, "|"); t; t = strtok(NULL, "|"), n++)
         CHECK_MSG(sim_profile_find(t) != NULL, "no profile '%s'", t);
-    CHECK_INT(n, 3);
-    CHECK_STR(sim_profile_names(), "tiny, gpu-7b, cpu-1b");
+    CHECK_INT(n, 4);
+    CHECK_STR(sim_profile_names(), "tiny, gpu-7b, cpu-1b, cpu-1b-2c");
+}
+
+/* --speedup divides every step-cost term, the profile's and the flags'. */
+TEST(opt_sim_speedup_scales_the_step_costs) {
+    sim_opts o;
+    CHECK_INT(sim_opts_init(&o, "cpu-1b-2c"), 0);
+    double base = o.cfg.engine.decode_base_ms, seq = o.cfg.engine.decode_per_seq_ms;
+    o.cfg.engine.prefill_per_token_ms = 5; /* as --prefill-per-token-ms 5 would */
+    o.speedup = 10;
+    char err[256];
+    CHECK_MSG(sim_opts_finish(&o, err, sizeof err) == 0, "%s", err);
+    CHECK(fabs(o.cfg.engine.decode_base_ms - base / 10) < 1e-12);
+    CHECK(fabs(o.cfg.engine.decode_per_seq_ms - seq / 10) < 1e-12);
+    CHECK(fabs(o.cfg.engine.prefill_per_token_ms - 0.5) < 1e-12);
 }
 
 /* A bad value given to `run` on the command line and the same value given

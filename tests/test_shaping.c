@@ -203,3 +203,29 @@ TEST(shaping_bad_options_exit_2_before_traffic) {
         free(out);
     }
 }
+
+/* --extra-body: its fields are in every body; servelab's own keys and
+ * anything but a JSON object are refused with the reason. */
+TEST(extra_body_fields_join_every_body) {
+    workload w = builtin();
+    char why[256];
+    json_t *extra =
+        workload_extra_body("{\"cache_prompt\": false, \"n_probs\": 2}", why, sizeof why);
+    CHECK_MSG(extra != NULL, "%s", why);
+    body_opts o = {.chat = 1, .extra = extra};
+    char *body = workload_body(&w, 3, &o, NULL);
+    json_t *j = json_loads(body, 0, NULL);
+    CHECK(json_is_false(json_object_get(j, "cache_prompt")));
+    CHECK_INT((int)json_integer_value(json_object_get(j, "n_probs")), 2);
+    CHECK(json_is_true(json_object_get(j, "stream")) && json_object_get(j, "messages"));
+    json_decref(j);
+    free(body);
+    json_decref(extra);
+    CHECK(workload_extra_body("{\"stream\": false}", why, sizeof why) == NULL);
+    CHECK_STR(why, "'stream' is set by servelab itself (see --help), not by --extra-body");
+    CHECK(workload_extra_body("[1]", why, sizeof why) == NULL);
+    CHECK_MSG(strstr(why, "expected a JSON object") != NULL, "%s", why);
+    CHECK(workload_extra_body("{nope", why, sizeof why) == NULL);
+    CHECK_MSG(strstr(why, "not JSON") != NULL, "%s", why);
+    workload_free(&w);
+}

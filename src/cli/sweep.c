@@ -4,6 +4,8 @@
 #include "sweep/sweep.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #define SWEEP(field) OPT_AT(sweep_opts, field)
 static const opt_def sweep_options[] = {
@@ -17,6 +19,19 @@ static const opt_def sweep_options[] = {
      SWEEP(dry_run),
      .help = "print the resolved plan and exit"},
     {.name = "quiet", .type = OPT_FLAG, SWEEP(quiet), .help = "no progress on stderr"},
+    {.name = "target",
+     .type = OPT_CHOICE,
+     SWEEP(target),
+     .choices = "auto|server|sim",
+     .def = "auto",
+     .help = "sim: run against the campaign's target.sim in place of its server"},
+    {.name = "speedup",
+     .type = OPT_NUMBER,
+     SWEEP(speedup),
+     .arg = "K",
+     .min = 1,
+     .def = "1",
+     .help = "with --target sim: the simulator and every run K times faster (a rehearsal)"},
     {.name = "force",
      .type = OPT_FLAG,
      SWEEP(force),
@@ -29,6 +44,7 @@ static const opt_def sweep_options[] = {
 
 static int sweep_main(int argc, char **argv) {
     sweep_opts so = {0};
+    opt_defaults(sweep_options, &so);
     opt_args args;
     int rc = cli_parse(&cmd_sweep, argc, argv, &so, -1, &args);
     if (rc)
@@ -49,6 +65,19 @@ static int sweep_main(int argc, char **argv) {
         fprintf(stderr, "servelab: %s\n", err);
         return 2;
     }
+    if (so.speedup > 1 && strcmp(so.target, "sim")) {
+        campaign_free(&cp);
+        return cli_fail(&cmd_sweep, "--speedup needs --target sim (it scales the simulator)");
+    }
+    if (!strcmp(so.target, "sim") && campaign_use_sim(&cp, so.speedup, err, sizeof err)) {
+        campaign_free(&cp);
+        fprintf(stderr, "servelab: %s\n", err);
+        return 2;
+    }
+    if (!strcmp(so.target, "server") && cp.target != TARGET_SERVER) {
+        campaign_free(&cp);
+        return cli_fail(&cmd_sweep, "--target server: the campaign's target has no server: key");
+    }
     so.self = cli_self_path(argv[0]);
     int code = sweep_execute(&cp, &so, err, sizeof err);
     if (code == 2)
@@ -60,7 +89,8 @@ static int sweep_main(int argc, char **argv) {
 const command cmd_sweep = {
     .name = "sweep",
     .run = sweep_main,
-    .usage = "sweep CONFIG.yaml [--out DIR] [--dry-run] [--force | --resume]",
+    .usage = "sweep CONFIG.yaml [--out DIR] [--dry-run] [--force | --resume] [--target sim "
+             "[--speedup K]]",
     .about = "a campaign: runs x repetitions, warmup, server restarts",
     .text = "Runs a campaign: every run x repetition, with warmup, server restarts when a run's\n"
             "server_args change, server metrics and GPU samples, then the report. A failed run\n"

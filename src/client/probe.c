@@ -99,6 +99,29 @@ static long get(const char *url, struct curl_slist *headers, int insecure, buf *
     return rc == CURLE_OK ? code : -1;
 }
 
+/* What a run keeps of llama.cpp's /props: what build served it, which
+ * model file, how many slots and how much context a slot has. NULL when
+ * the body has no build_info. */
+static json_t *llamacpp_props(const char *body) {
+    json_t *all = json_loads(body, 0, NULL);
+    json_t *build = json_object_get(all, "build_info");
+    json_t *out = NULL;
+    if (json_is_string(build)) {
+        out = json_object();
+        json_object_set(out, "build_info", build);
+        static const char *const keys[] = {"model_path", "total_slots", NULL};
+        for (int i = 0; keys[i]; i++)
+            if (json_object_get(all, keys[i]))
+                json_object_set(out, keys[i], json_object_get(all, keys[i]));
+        json_t *n_ctx =
+            json_object_get(json_object_get(all, "default_generation_settings"), "n_ctx");
+        if (n_ctx)
+            json_object_set(out, "n_ctx", n_ctx);
+    }
+    json_decref(all);
+    return out;
+}
+
 void probe_server(const char *base, struct curl_slist *headers, int insecure, server_probe *p) {
     memset(p, 0, sizeof *p);
     buf *b = malloc(sizeof *b);
@@ -127,6 +150,11 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
             if (json_is_string(v) && strstr(json_string_value(v), "servelab-sim"))
                 p->is_sim = 1;
         }
+    }
+    if (code >= 0 && !p->version) { /* llama.cpp's server has /props instead */
+        snprintf(url, sizeof url, "%s/props", base);
+        if (get(url, headers, insecure, b, p, NULL, 0, NULL) == 200)
+            p->props = llamacpp_props(b->data);
     }
     if (strstr(p->server_header, "servelab-sim"))
         p->is_sim = 1;
@@ -195,6 +223,8 @@ json_t *probe_json(const server_probe *p) {
     json_object_set_new(o, "reachable", json_boolean(p->reachable));
     json_object_set(o, "version", p->version ? p->version : json_null());
     json_object_set(o, "models", p->models ? p->models : json_null());
+    if (p->props)
+        json_object_set(o, "llamacpp_props", p->props);
     json_object_set_new(o, "server_header",
                         p->server_header[0] ? json_string(p->server_header) : json_null());
     if (p->error[0])
@@ -205,5 +235,6 @@ json_t *probe_json(const server_probe *p) {
 void probe_free(server_probe *p) {
     json_decref(p->version);
     json_decref(p->models);
-    p->version = p->models = NULL;
+    json_decref(p->props);
+    p->version = p->models = p->props = NULL;
 }

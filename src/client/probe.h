@@ -1,5 +1,6 @@
 /* probe: what the target server says about itself before a run: /v1/models
- * (the default model), /version, its Server header, and whether it is
+ * (the default model), /version (or llama.cpp's /props: its build, model
+ * file, slots and context), its Server header, and whether it is
  * servelab's own simulator. Failures are not fatal: a run against a dead
  * server still records every request (as connect errors). What went wrong
  * is told apart, for the one warning a run prints before its traffic: no
@@ -19,6 +20,8 @@ typedef struct server_probe {
     char server_header[256];
     json_t *version; /* parsed /version body or NULL */
     json_t *models;  /* parsed /v1/models body or NULL */
+    json_t *props;   /* llama.cpp's /props, kept in part: build_info, model_path,
+                        total_slots, n_ctx; NULL when it has none */
     int is_sim;      /* servelab sim */
     int vllm_like;   /* known to accept stream_options.continuous_usage_stats */
     char error[256]; /* why /v1/models got no answer (curl's words, the URL redacted) */

@@ -293,6 +293,11 @@ static int prepare_headers(run_ctx *x, run_result *rr) {
     }
     for (int i = 0; i < o->headers.n; i++)
         x->headers = curl_slist_append(x->headers, o->headers.v[i]);
+    if (o->extra_body) {
+        char why[256];
+        if (!(x->extra_body = workload_extra_body(o->extra_body, why, sizeof why)))
+            return fail(rr, "--extra-body: %s", why);
+    }
     return 0;
 }
 
@@ -338,7 +343,8 @@ static void prepare_target(run_ctx *x) {
                                       .include_usage = 1,
                                       .continuous_usage = x->cusage,
                                       .ignore_eos = o->ignore_eos,
-                                      .max_tokens = (int)o->max_tokens},
+                                      .max_tokens = (int)o->max_tokens,
+                                      .extra = x->extra_body},
                              .concurrency = (int)o->concurrency,
                              .preconnect = preconnect_count(o, x->n),
                              .timeout_s = o->timeout_s,
@@ -475,6 +481,7 @@ static void release(run_ctx *x) {
     if (x->probed)
         probe_free(&x->probe);
     curl_slist_free_all(x->headers);
+    json_decref(x->extra_body);
     if (x->w_loaded)
         workload_free(&x->w);
     free(x->due);

@@ -32,6 +32,7 @@ typedef struct run_ctx {
     int64_t *due;   /* the measured schedule */
     size_t n;
     struct curl_slist *headers; /* Authorization and --header */
+    json_t *extra_body;         /* --extra-body, parsed once */
     const char *key_env;        /* the variable the key came from; NULL: none */
     char *base;                 /* the URL without a trailing / or /v1 */
     server_probe probe;

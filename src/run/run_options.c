@@ -9,6 +9,7 @@
 #include "workload/conversation.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
+#include "workload/workload.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -163,6 +164,13 @@ static int salt_check(const char *v, char *why, size_t whylen) {
     return 0;
 }
 
+/* --extra-body: a JSON object without servelab's own keys. */
+static int extra_body_check(const char *v, char *why, size_t whylen) {
+    json_t *o = workload_extra_body(v, why, whylen);
+    json_decref(o);
+    return o ? 0 : -1;
+}
+
 /* --rate-plan: stages that parse (workload/rate_plan.h says what they are). */
 static int rate_plan_check(const char *v, char *why, size_t whylen) {
     rate_plan p;
@@ -226,6 +234,14 @@ const opt_def run_options[] = {
      .type = OPT_FLAG,
      RUN(ignore_eos),
      .help = "ask the server to generate exactly max_tokens"},
+    {.name = "extra-body",
+     .key = "workload.extra_body",
+     .meta = "extra_body",
+     .type = OPT_STRING,
+     RUN(extra_body),
+     .arg = "JSON",
+     .check = extra_body_check,
+     .help = "fields added to every request's body, e.g. '{\"cache_prompt\":false}' (llama.cpp)"},
     {.name = "turns",
      .key = "workload.turns",
      .meta = "turns",

@@ -100,6 +100,19 @@ static const sim_profile profiles[] = {
                 .jitter = 0.03,
                 .enable_prefix_caching = 1},
      .eos_min_frac_pct = 50},
+    {.name = "cpu-1b-2c",
+     .about = "the 1B shape at Q8_0 under llama.cpp on 2 CPU cores, 4 slots (measured here)",
+     .engine = {.max_num_seqs = 4,
+                .kv_blocks = 512,
+                .block_size = 16,
+                .max_model_len = 2048,
+                .max_batched_tokens = 2048,
+                .decode_base_ms = 12.0,
+                .decode_per_seq_ms = 26.0,
+                .prefill_per_token_ms = 8.0,
+                .jitter = 0.03,
+                .enable_prefix_caching = 1},
+     .eos_min_frac_pct = 50},
 };
 
 const sim_profile *sim_profile_find(const char *name) {
@@ -118,5 +131,5 @@ engine_params sim_profile_engine(const sim_profile *p) {
 }
 
 const char *sim_profile_names(void) {
-    return "tiny, gpu-7b, cpu-1b";
+    return "tiny, gpu-7b, cpu-1b, cpu-1b-2c";
 }

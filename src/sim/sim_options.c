@@ -38,9 +38,9 @@ const opt_def sim_options[] = {
      .type = OPT_CHOICE,
      SIM(profile),
      .arg = "NAME",
-     .choices = "tiny|gpu-7b|cpu-1b",
+     .choices = "tiny|gpu-7b|cpu-1b|cpu-1b-2c",
      .def = "tiny",
-     .help = "the server modelled: tiny|gpu-7b|cpu-1b"},
+     .help = "the server modelled: tiny|gpu-7b|cpu-1b|cpu-1b-2c"},
     {.name = "model",
      .key = "model",
      .type = OPT_STRING,
@@ -175,6 +175,14 @@ const opt_def sim_options[] = {
      SIM(cfg.engine.jitter),
      .arg = "FRAC",
      .help = "relative sd of a step's time (0: none)"},
+    {.name = "speedup",
+     .key = "speedup",
+     .type = OPT_NUMBER,
+     SIM(speedup),
+     .arg = "K",
+     .min = 1,
+     .def = "1",
+     .help = "run K times faster than modelled: every step's cost / K (a sweep's rehearsal)"},
     {.name = "eos-min-frac-pct",
      .key = "eos_min_frac_pct",
      .type = OPT_INT,
@@ -284,5 +292,9 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
         return -1;
     o->cfg.engine.enable_prefix_caching = !o->no_prefix_caching;
     o->cfg.engine.seed = o->cfg.seed;
+    /* after the flags: --speedup scales the step-cost flags given too */
+    o->cfg.engine.decode_base_ms /= o->speedup;
+    o->cfg.engine.decode_per_seq_ms /= o->speedup;
+    o->cfg.engine.prefill_per_token_ms /= o->speedup;
     return 0;
 }

@@ -54,6 +54,16 @@ const opt_def campaign_run_keys[] = {
      .empty_ok = 1,
      .def = "",
      .help = "arguments for the managed server ({server_args}) or the simulator"},
+    {.name = "sim_args",
+     .key = "sim_args",
+     .meta = "sim_args",
+     .type = OPT_STRING,
+     CR(sim_args),
+     .key_only = 1,
+     .arg = "ARGS",
+     .empty_ok = 1,
+     .help = "the simulator's arguments for the run when it stands in for the server "
+             "(sweep --target sim)"},
     {0}};
 
 /* One map of options (the top level or a run) while it is read. */
@@ -386,29 +396,35 @@ static int read_server(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
     return 0;
 }
 
+/* target: one of url, sim, server; or server with a sim that stands in for
+ * it (sweep --target sim). */
 static int read_target(loader *l, const yaml_node_t *tk, const yaml_node_t *t) {
     static const char *const target_keys[] = {"url", "sim", "server", NULL};
     yread *y = &l->y;
+    campaign *c = l->c;
     if (yread_want_map(y, tk, t, "target") || yread_check_keys(y, t, "target", target_keys))
         return -1;
-    const yaml_node_t *kind = NULL;
+    const yaml_node_t *kind = NULL, *url = NULL, *server = NULL;
     for (yaml_node_pair_t *pr = t->data.mapping.pairs.start; pr < t->data.mapping.pairs.top; pr++) {
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         const char *key = yread_text(k);
-        if (kind)
-            return yread_fail(y, k, "target", "give only one of url, sim, server (got %s and %s)",
+        if (kind && (url || !strcmp(key, "url")))
+            return yread_fail(y, k, "target",
+                              "give one of url, sim, server, or server with sim (got %s and %s)",
                               yread_text(kind), key);
         kind = k;
         int rc;
         if (!strcmp(key, "url")) {
             /* the URL rule of run --url */
-            opt_def url = *opt_find(run_options, "url");
-            url.at = offsetof(campaign, url);
-            l->c->target = TARGET_URL;
-            rc = yread_set(y, k, v, "target.url", &url, l->c);
+            opt_def row = *opt_find(run_options, "url");
+            row.at = offsetof(campaign, url);
+            url = k;
+            rc = yread_set(y, k, v, "target.url", &row, c);
         } else if (!strcmp(key, "sim")) {
             rc = read_sim(l, k, v);
+            c->has_sim = 1;
         } else {
+            server = k;
             rc = read_server(l, k, v);
         }
         if (rc)
@@ -416,6 +432,77 @@ static int read_target(loader *l, const yaml_node_t *tk, const yaml_node_t *t) {
     }
     if (!kind)
         return yread_fail(y, t, "target", "missing required key: one of url, sim, server");
+    c->target = url ? TARGET_URL : server ? TARGET_SERVER : TARGET_SIM;
+    return 0;
+}
+
+/* A copy the campaign owns (freed by campaign_free). */
+static const char *campaign_keep(campaign *c, const char *text) {
+    c->strings = xrealloc(c->strings, (size_t)(c->n_strings + 1) * sizeof *c->strings);
+    return c->strings[c->n_strings++] = xstrdup(text);
+}
+
+/* "ttft=20000ms,tpot=2500ms" with every bound / k. */
+static const char *scaled_slo(campaign *c, const char *slo, double k) {
+    strbuf b = {0};
+    const char *p = slo;
+    while (p && *p) {
+        char name[16];
+        double ms;
+        int used = 0;
+        if (sscanf(p, "%15[a-z]=%lfms%n", name, &ms, &used) != 2 || !used)
+            break;
+        sb_printf(&b, "%s%s=%gms", b.n ? "," : "", name, ms / k);
+        p += used;
+        p += *p == ',';
+    }
+    const char *out = b.s ? campaign_keep(c, b.s) : NULL;
+    sb_free(&b);
+    return out;
+}
+
+static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int errlen) {
+    if (r->sim_args)
+        r->server_args = r->sim_args;
+    else if (c->target == TARGET_SERVER)
+        r->server_args = "";
+    if (k == 1)
+        return 0;
+    run_opts *p = &r->p;
+    if (p->rate_plan || p->replay) {
+        snprintf(err, errlen, "run %s: --speedup cannot scale a %s", r->name ? r->name : "(top)",
+                 p->rate_plan ? "rate_plan" : "replay");
+        return -1;
+    }
+    p->rate *= k; /* inf stays inf */
+    p->duration_s /= k;
+    p->think_time_s /= k;
+    p->timeout_s /= k;
+    if (p->slo)
+        p->slo = scaled_slo(c, p->slo, k);
+    return 0;
+}
+
+int campaign_use_sim(campaign *c, double speedup, char *err, int errlen) {
+    if (!c->has_sim) {
+        snprintf(err, errlen, "%s: --target sim: the campaign's target has no sim: key",
+                 c->path ? c->path : c->name);
+        return -1;
+    }
+    for (int i = 0; i < c->n_runs; i++)
+        if (run_on_sim(c, &c->runs[i], speedup, err, errlen))
+            return -1;
+    if (run_on_sim(c, &c->defaults, speedup, err, errlen))
+        return -1;
+    if (speedup != 1) {
+        char add[64];
+        snprintf(add, sizeof add, "%s--speedup %g", c->sim_args[0] ? " " : "", speedup);
+        strbuf b = {0};
+        sb_printf(&b, "%s%s", c->sim_args, add);
+        c->sim_args = campaign_keep(c, b.s);
+        sb_free(&b);
+    }
+    c->target = TARGET_SIM;
     return 0;
 }
 

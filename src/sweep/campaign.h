@@ -21,6 +21,8 @@ typedef struct campaign_run {
     run_opts p;              /* the run's options, resolved (no url or out: the sweep sets them) */
     int repetitions;         /* default 1 */
     const char *server_args; /* extra arguments for a managed server or the sim; "" default */
+    const char *sim_args;    /* the simulator's for this run when it stands in for the
+                                server (campaign_use_sim); NULL: unset */
 } campaign_run;
 
 typedef struct campaign {
@@ -34,6 +36,8 @@ typedef struct campaign {
      * against sim_options and passed on as its flag. */
     const char *sim_profile; /* default "tiny" */
     const char *sim_args;    /* e.g. "--kv-blocks 900 --seed 3" ("" when none) */
+    int has_sim;             /* target.sim was given: the target, or with target.server the
+                                simulator that stands in for it (campaign_use_sim) */
     /* TARGET_SERVER */
     const char *server_command; /* must contain {port}; may contain {server_args} */
     const char *health_path;    /* default "/health" */
@@ -55,5 +59,14 @@ int campaign_load(const char *path, campaign *c, char *err, int errlen);
 /* The same from a string; `name` stands for the file in messages. */
 int campaign_load_string(const char *yaml, const char *name, campaign *c, char *err, int errlen);
 void campaign_free(campaign *c);
+
+/* `sweep --target sim`: the campaign runs against its target.sim instead of
+ * its managed server. A run's arguments become its sim_args (a server's
+ * flags mean nothing to the simulator). With speedup K > 1 the simulator
+ * runs K times faster and so does every run: rates x K, durations, think
+ * times, timeouts and SLO bounds / K. It rehearses the campaign's plumbing
+ * in a K-th of the time; its figures are not the server's. 0, or -1 with
+ * why (no target.sim, or a run speedup cannot scale). */
+int campaign_use_sim(campaign *c, double speedup, char *err, int errlen);
 
 #endif

@@ -231,6 +231,8 @@ static json_t *target_json(const campaign *c) {
     else if (c->target == TARGET_SIM)
         json_object_set_new(target, "sim",
                             json_pack("{s:s,s:s}", "profile", c->sim_profile, "args", c->sim_args));
+    if (c->target == TARGET_SIM && c->server_command) /* sweep --target sim */
+        json_object_set_new(target, "stands_in_for", json_string(c->server_command));
     else
         json_object_set_new(target, "server",
                             json_pack("{s:s,s:s,s:f,s:f,s:s}", "command", c->server_command,

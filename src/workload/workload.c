@@ -511,6 +511,30 @@ static char *with_replay_prompt(const workload *w, size_t req, int chat, char *r
     return out;
 }
 
+json_t *workload_extra_body(const char *text, char *why, size_t whylen) {
+    static const char *const ours[] = {"model",  "prompt",         "messages", "max_tokens",
+                                       "stream", "stream_options", NULL};
+    json_error_t je;
+    json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!v || !json_is_object(v)) {
+        if (v)
+            snprintf(why, whylen,
+                     "expected a JSON object like '{\"cache_prompt\":false}', got '%.60s'", text);
+        else
+            snprintf(why, whylen, "not JSON (%s), got '%.60s'", je.text, text);
+        json_decref(v);
+        return NULL;
+    }
+    for (int i = 0; ours[i]; i++)
+        if (json_object_get(v, ours[i])) {
+            snprintf(why, whylen,
+                     "'%s' is set by servelab itself (see --help), not by --extra-body", ours[i]);
+            json_decref(v);
+            return NULL;
+        }
+    return v;
+}
+
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len) {
     json_t *body = json_object();
     if (o->model)
@@ -533,6 +557,8 @@ char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *l
     json_object_set_new(body, "max_tokens", json_integer(workload_max_tokens(w, req, o)));
     if (o->ignore_eos)
         json_object_set_new(body, "ignore_eos", json_true());
+    if (o->extra)
+        json_object_update(body, o->extra);
     json_object_set_new(body, "stream", json_true());
     if (o->include_usage || o->continuous_usage) {
         json_t *so = json_object();

@@ -60,7 +60,15 @@ typedef struct body_opts {
     int continuous_usage;
     int ignore_eos;
     int max_tokens; /* 0: per item/class default */
+    json_t *extra;  /* --extra-body's object, its keys added to every body; NULL: none */
 } body_opts;
+
+/* --extra-body: a JSON object of fields added to every request's body (a
+ * server's own, like llama.cpp's cache_prompt). It may not set what
+ * servelab sets itself (model, prompt, messages, max_tokens, stream,
+ * stream_options). NULL with a one-line reason in why when it is not such
+ * an object; the caller owns what it returns. */
+json_t *workload_extra_body(const char *text, char *why, size_t whylen);
 
 /* Load `spec` (builtin | FILE.jsonl | sharegpt:FILE.json | random:IN:OUT)
  * and the optional mix ("short=0.5,..."). On error returns -1 with a
