@@ -48,12 +48,13 @@ TEST(chunk_fast_matches_reference_on_transcripts) {
     CHECK(events >= 100);
 }
 
-/* Strings jansson refuses: so must the scanner. */
+/* Strings jansson refuses: so must the scanner. (A NUL is refused in a
+ * key; in a value it is valid JSON, read with JSON_ALLOW_NUL.) */
 static void check_strings_jansson_refuses(void) {
     chunk_info c;
     const char *bad[] = {
-        "{\"a\":\"\\u0000\"}",
         "{\"\\u0000\":1}",
+        "{\"choices\":[{\"delta\":{\"content\":\"x\"},\"a\\u0000\":1}]}",
         "{\"a\":\"\\ud800\"}",
         "{\"a\":\"\\udc00\"}",
         "{\"a\":\"\\ud800\\ud800\"}",
@@ -117,11 +118,19 @@ static void check_strings_jansson_takes(void) {
         "{\"a\":\"\xE0\xA0\x80\xED\x9F\xBF\xEE\x80\x80\xF0\x90\x80\x80\xC2\x80\"}",
         " \t\r\n{ \"a\" : [ 1 , -0 , 0.5 , 1E+2 , 1e-2 , true , false , null , { } , [ ] ] } \n",
         "{\"a\":1e-400,\"b\":-1e-99999999999999999999,\"c\":0.0000e99999999999}",
+        "{\"a\":\"\\u0000\"}",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         parse_str(good[i], &c);
         CHECK_MSG(!c.malformed, "'%s' refused", show(good[i], strlen(good[i])));
     }
+    /* llama.cpp's server streamed this when a random-weight model sampled
+     * the byte token 0x00: a token of output, not a malformed chunk */
+    parse_str("{\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":"
+              "\"\\u0000\"}}],\"created\":1796144481,\"id\":\"chatcmpl-j\",\"object\":"
+              "\"chat.completion.chunk\"}",
+              &c);
+    CHECK(!c.malformed && c.has_output);
 }
 
 TEST(chunk_fast_json_edge_cases) {

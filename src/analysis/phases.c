@@ -53,7 +53,7 @@ static void add_phases(samples *s, const req_rec *r, ttft_phases *p) {
     }
 }
 
-enum { S_TTFT_GAP, S_CLIENT_RATE, S_SERVER_RATE, S_RATIO, S_NSERVER };
+enum { S_TTFT_GAP, S_CLIENT_RATE, S_SERVER_RATE, S_RATIO, S_PREFILL, S_NSERVER };
 
 /* One successful request against the server's account of it. The decode
  * rates are taken only where both sides have one, so that the two
@@ -63,9 +63,13 @@ static void add_server(samples *s, const req_rec *r, double *share_sum, size_t *
     double client = r->output_tokens >= 2 && r->last_ms > r->first_ms
                         ? (r->output_tokens - 1) / ((r->last_ms - r->first_ms) / 1000.0)
                         : NAN;
-    double server = r->server_decode_n >= 0 && r->server_decode_ms > 0
-                        ? r->server_decode_n / (r->server_decode_ms / 1000.0)
+    /* llama.cpp's predicted_ms runs from its first token to its last: n - 1
+     * gaps, as the client's rate counts them */
+    double server = r->server_decode_n >= 2 && r->server_decode_ms > 0
+                        ? (r->server_decode_n - 1) / (r->server_decode_ms / 1000.0)
                         : NAN;
+    if (r->server_prompt_n > 0 && r->server_prompt_ms > 0)
+        put(&s[S_PREFILL], r->server_prompt_n / (r->server_prompt_ms / 1000.0));
     if (!isnan(client) && !isnan(server)) {
         put(&s[S_CLIENT_RATE], client);
         put(&s[S_SERVER_RATE], server);
@@ -114,6 +118,7 @@ void phases_compute(const run_rows *rows, ttft_phases *p, server_reported *s) {
     s->client_decode_tok_s = settle(&sv[S_CLIENT_RATE]);
     s->server_decode_tok_s = settle(&sv[S_SERVER_RATE]);
     s->decode_ratio = settle(&sv[S_RATIO]);
+    s->server_prefill_tok_s = settle(&sv[S_PREFILL]);
     s->cached_share = s->cached_n ? share_sum / (double)s->cached_n : NAN;
 }
 
@@ -126,11 +131,11 @@ json_t *ttft_phases_json(const ttft_phases *p) {
 }
 
 json_t *server_reported_json(const server_reported *s) {
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:I}", "ttft_minus_server_prompt_ms",
-                     dist_json(&s->ttft_minus_prompt), "client_decode_tok_s",
-                     dist_json(&s->client_decode_tok_s), "server_decode_tok_s",
-                     dist_json(&s->server_decode_tok_s), "client_over_server_decode_rate",
-                     dist_json(&s->decode_ratio), "cached_prompt_share",
-                     isfinite(s->cached_share) ? json_real(s->cached_share) : json_null(),
-                     "cached_prompt_share_n", (json_int_t)s->cached_n);
+    return json_pack(
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "ttft_minus_server_prompt_ms",
+        dist_json(&s->ttft_minus_prompt), "client_decode_tok_s", dist_json(&s->client_decode_tok_s),
+        "server_decode_tok_s", dist_json(&s->server_decode_tok_s), "client_over_server_decode_rate",
+        dist_json(&s->decode_ratio), "server_prefill_tok_s", dist_json(&s->server_prefill_tok_s),
+        "cached_prompt_share", isfinite(s->cached_share) ? json_real(s->cached_share) : json_null(),
+        "cached_prompt_share_n", (json_int_t)s->cached_n);
 }

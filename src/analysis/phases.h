@@ -30,13 +30,14 @@ typedef struct ttft_phases {
 } ttft_phases;
 
 typedef struct server_reported {
-    int present;              /* some request has a value the server reported */
-    dist ttft_minus_prompt;   /* client TTFT - server prompt_ms, ms */
-    dist client_decode_tok_s; /* (output_tokens - 1) / (last - first token) */
-    dist server_decode_tok_s; /* predicted_n / predicted_ms */
-    dist decode_ratio;        /* client / server, per request with both */
-    double cached_share;      /* mean of cached_tokens / prompt_tokens; NAN when none */
-    size_t cached_n;          /* requests in that mean */
+    int present;               /* some request has a value the server reported */
+    dist ttft_minus_prompt;    /* client TTFT - server prompt_ms, ms */
+    dist client_decode_tok_s;  /* (output_tokens - 1) / (last - first token) */
+    dist server_decode_tok_s;  /* (predicted_n - 1) / predicted_ms */
+    dist decode_ratio;         /* client / server, per request with both */
+    dist server_prefill_tok_s; /* prompt_n / prompt_ms: the tokens it computed (not cached) */
+    double cached_share;       /* mean of cached_tokens / prompt_tokens; NAN when none */
+    size_t cached_n;           /* requests in that mean */
 } server_reported;
 
 /* Both summaries of rows (every repetition in them pooled). */

@@ -41,7 +41,10 @@
  * copy_text, and leave zeros after it as copy_text does. */
 static void copy_decoded(char *dst, size_t cap, const jscan_str *str) {
     size_t written = jscan_decode(str, dst, cap), n = written;
-    if (n >= cap) {
+    const char *nul = str->has_nul ? memchr(dst, 0, written) : NULL;
+    if (nul) /* a C string ends at its first NUL, as the reference's does */
+        n = (size_t)(nul - dst);
+    else if (n >= cap) {
         n = cap - 1;
         while (n > 0 && ((unsigned char)dst[n] & 0xC0) == 0x80)
             n--;

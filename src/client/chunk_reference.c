@@ -8,7 +8,10 @@
  * Numbers are read as doubles (JSON_DECODE_INT_AS_REAL) so that a huge
  * integer anywhere in an otherwise good chunk (a seed, a timestamp) does not
  * make the chunk malformed; what a count or a duration may be is decided by
- * chunk_rules. Where a key repeats, jansson keeps the last one. */
+ * chunk_rules. A NUL character (\u0000) is allowed in a value
+ * (JSON_ALLOW_NUL), as valid JSON: llama.cpp's server streams one when a
+ * model samples the byte token 0x00. Where a key repeats, jansson keeps
+ * the last one. */
 #include "client/chunk.h"
 #include "client/chunk_rules.h"
 
@@ -182,7 +185,7 @@ void chunk_parse_reference(const char *data, size_t len, chunk_info *out) {
         out->done = 1;
         return;
     }
-    json_t *root = json_loadb(data, len, JSON_DECODE_INT_AS_REAL, NULL);
+    json_t *root = json_loadb(data, len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, NULL);
     if (!json_is_object(root)) {
         out->malformed = 1;
         json_decref(root);

@@ -6,8 +6,10 @@
  * must still be reported as malformed, so every rule jansson applies is
  * applied here too, in one pass:
  *   - strings: no raw byte below 0x20, only the escapes \" \\ \/ \b \f \n
- *     \r \t \uXXXX, no \u0000 (jansson refuses NUL in keys and, without
- *     JSON_ALLOW_NUL, in values), a high surrogate escape must be followed
+ *     \r \t \uXXXX, \u0000 in values but not in keys (as jansson with
+ *     JSON_ALLOW_NUL: a server may stream a NUL character, as llama.cpp's
+ *     does when a model samples the byte token 0x00), a high surrogate
+ *     escape must be followed
  *     by a low one and a low one must not stand alone, and raw bytes must
  *     be strict UTF-8 (no overlong forms, no surrogates, nothing past
  *     U+10FFFF);
@@ -97,7 +99,8 @@ static size_t plain_prefix(uint64_t mask) {
 }
 
 /* One escape at *pp (the backslash); advances past it. */
-static int scan_escape(const unsigned char **pp, const unsigned char *end) {
+/* One escape at *pp; *nul set when it is \u0000. */
+static int scan_escape(const unsigned char **pp, const unsigned char *end, int *nul) {
     const unsigned char *p = *pp + 1;
     if (p >= end)
         return -1;
@@ -117,8 +120,10 @@ static int scan_escape(const unsigned char **pp, const unsigned char *end) {
         return -1;
     long v = hex4(p + 1);
     p += 5;
-    if (v <= 0) /* bad hex, or \u0000 */
+    if (v < 0) /* bad hex */
         return -1;
+    if (v == 0)
+        *nul = 1;
     if (v >= 0xD800 && v <= 0xDBFF) {
         if (end - p < 6 || p[0] != '\\' || p[1] != 'u')
             return -1;
@@ -168,7 +173,7 @@ static int scan_utf8(const unsigned char **pp, const unsigned char *end) {
 
 int jscan_string(jscan *s, jscan_str *out) {
     const unsigned char *p = s->p + 1, *end = s->end;
-    int escaped = 0;
+    int escaped = 0, nul = 0;
     out->raw = (const char *)p;
     for (;;) {
         while (end - p >= 8) {
@@ -188,7 +193,7 @@ int jscan_string(jscan *s, jscan_str *out) {
             break;
         if (c == '\\') {
             escaped = 1;
-            if (scan_escape(&p, end) < 0)
+            if (scan_escape(&p, end, &nul) < 0)
                 return -1;
         } else if (c >= 0x80) {
             if (scan_utf8(&p, end) < 0)
@@ -201,6 +206,7 @@ int jscan_string(jscan *s, jscan_str *out) {
     }
     out->len = (size_t)(p - (const unsigned char *)out->raw);
     out->escaped = escaped;
+    out->has_nul = nul;
     s->p = p + 1;
     return 0;
 }
@@ -364,7 +370,7 @@ int jscan_next_key(jscan *s, int *first, jscan_str *key) {
         s->p++;
         c = jscan_peek(s);
     }
-    if (c != '"' || jscan_string(s, key) < 0 || jscan_peek(s) != ':')
+    if (c != '"' || jscan_string(s, key) < 0 || key->has_nul || jscan_peek(s) != ':')
         return -1;
     s->p++;
     return 1;
@@ -406,7 +412,8 @@ int jscan_skip(jscan *s, int depth) {
     for (;;) {
         if (want_key) {
             jscan_str key;
-            if (jscan_peek(s) != '"' || jscan_string(s, &key) < 0 || jscan_peek(s) != ':')
+            if (jscan_peek(s) != '"' || jscan_string(s, &key) < 0 || key.has_nul ||
+                jscan_peek(s) != ':')
                 return -1;
             s->p++;
         }

@@ -24,6 +24,7 @@ typedef struct jscan_str {
     const char *raw;
     size_t len;  /* raw bytes; the decoded string is empty exactly when this is 0 */
     int escaped; /* holds a backslash escape, so raw is not the decoded text */
+    int has_nul; /* holds \u0000 (allowed in a value, refused in a key) */
 } jscan_str;
 
 /* A number as it appears in the input. When is_int, its value is exact:

@@ -170,6 +170,9 @@ static void finish_request(lg *g, inflight *f, int error) {
     rec.server_decode_n = r->server_decode_n >= 0 && r->server_decode_n <= INT32_MAX
                               ? (int32_t)r->server_decode_n
                               : -1;
+    rec.server_prompt_n = r->server_prompt_n >= 0 && r->server_prompt_n <= INT32_MAX
+                              ? (int32_t)r->server_prompt_n
+                              : -1;
     rec.cached_tokens =
         r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
     rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);

@@ -36,6 +36,7 @@ req_rec req_rec_unknown(void) {
                  .server_prompt_ms = NAN,
                  .server_decode_ms = NAN,
                  .server_decode_n = -1,
+                 .server_prompt_n = -1,
                  .cached_tokens = -1,
                  .first_coalesced = -1};
     return r;

@@ -41,7 +41,7 @@ typedef struct req_rec {
     float connect_ms;     /* the handshake: 0 on a pooled connection */
     /* the server's own account (llama.cpp's `timings`): NAN, -1 unknown */
     float server_prompt_ms, server_decode_ms;
-    int32_t server_decode_n, cached_tokens;
+    int32_t server_decode_n, server_prompt_n, cached_tokens;
     int8_t first_coalesced; /* 1: the first token's chunk was read with a later one; -1 unknown */
     uint16_t turn;          /* multi-turn: the turn in its conversation, from 1; 0: none */
 } req_rec;

@@ -180,6 +180,7 @@ static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
             return requests_cols[counts[i]];
     r->first_coalesced = (int8_t)n[1];
     r->server_decode_n = n[3];
+    r->server_prompt_n = n[2];
     r->cached_tokens = n[5];
     int32_t turn;
     if (count_of(row, col[C_TURN], &turn) || turn == 0 || turn > UINT16_MAX)

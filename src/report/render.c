@@ -71,7 +71,10 @@ static const char *server_note =
     "usage's cached tokens), over successful requests. TTFT - server prompt is the client's "
     "TTFT less the server's prompt_ms: the network, any queue before the server's clock "
     "starts, and the client. The decode rates are of the same requests, the client's (output "
-    "tokens - 1) / (last - first token) and the server's predicted_n / predicted_ms. Cached "
+    "tokens - 1) / (last - first token) and the server's (predicted_n - 1) / predicted_ms "
+    "(its predicted_ms runs from its first token to its last, n - 1 gaps; llama.cpp's own "
+    "tokens per second divide n by it). Prefill is the server's prompt_n / prompt_ms: the "
+    "prompt tokens it computed (not those from its cache) per second. Cached "
     "prompt tokens: the mean share of each request's prompt tokens that the server took from "
     "its cache.";
 

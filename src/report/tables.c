@@ -63,6 +63,8 @@ static void meta_rows(const report *r, table *t) {
     table_add_row(t, cells);
     json_t *server = json_object_get(meta, "server");
     json_t *ver = json_object_get(json_object_get(server, "version"), "version");
+    if (!json_is_string(ver)) /* llama.cpp's server: its /props build */
+        ver = json_object_get(json_object_get(server, "llamacpp_props"), "build_info");
     json_t *hdr = json_object_get(server, "server_header");
     snprintf(buf, sizeof buf, "%s%s%s", json_is_string(ver) ? json_string_value(ver) : "unknown",
              json_is_string(hdr) ? ", Server: " : "",
@@ -225,13 +227,14 @@ table *server_account_table(const report *r) {
                        "decode p50 tok/s (client)",
                        "decode p50 tok/s (server)",
                        "client / server decode rate p50",
+                       "prefill p50 tok/s (server)",
                        "cached prompt tokens %"};
-    table *t = table_new(8, h);
+    table *t = table_new(9, h);
     for (int k = 0; k < r->n_runs; k++) {
         const server_reported *s = &r->runs[k].pooled.server_rep;
         if (!s->present)
             continue;
-        char b[8][32], name[128];
+        char b[9][32], name[128];
         run_label(&r->runs[k], name, sizeof name);
         format_number(b[1], r->runs[k].pooled.offered_rps, 2);
         format_number(b[2], s->ttft_minus_prompt.p50, 3);
@@ -239,9 +242,10 @@ table *server_account_table(const report *r) {
         format_number(b[4], s->client_decode_tok_s.p50, 1);
         format_number(b[5], s->server_decode_tok_s.p50, 1);
         format_number(b[6], s->decode_ratio.p50, 3);
-        format_number(b[7], 100 * s->cached_share, 1);
-        const char *cells[8];
-        for (int c = 0; c < 8; c++)
+        format_number(b[7], s->server_prefill_tok_s.p50, 1);
+        format_number(b[8], 100 * s->cached_share, 1);
+        const char *cells[9];
+        for (int c = 0; c < 9; c++)
             cells[c] = b[c];
         cells[0] = name;
         table_add_row(t, cells);
