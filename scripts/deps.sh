@@ -19,7 +19,8 @@ jansson:libjansson-dev yaml-0.1:libyaml-dev"
 # command -> Debian package
 tools="cc:gcc make:make"
 [ "$1" = test ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
-valgrind:valgrind clang:clang clang-format:clang-format python3:python3"
+valgrind:valgrind clang:clang clang-format:clang-format python3:python3
+srun:slurm-wlm munged:munge"
 
 have_apt() { command -v apt-get >/dev/null 2>&1; }
 

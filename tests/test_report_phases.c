@@ -108,8 +108,12 @@ TEST(report_phases_known_figures_from_known_columns) {
     CHECK_NEAR(r->ttft_minus_prompt.p50, 4.25, 1e-9);
     CHECK_INT(r->client_decode_tok_s.n, 2);
     CHECK_NEAR(r->client_decode_tok_s.p50, 1000, 1e-6);
-    CHECK_NEAR(r->server_decode_tok_s.p50, 750, 1e-6);
-    CHECK_NEAR(r->decode_ratio.p50, 1.5, 1e-9);
+    /* (predicted_n - 1) / predicted_ms: 9 / 10 ms and 19 / 40 ms */
+    CHECK_NEAR(r->server_decode_tok_s.p50, (900 + 475) / 2.0, 1e-6);
+    CHECK_NEAR(r->decode_ratio.p50, (1000 / 900.0 + 1000 / 475.0) / 2, 1e-9);
+    /* prompt_n / prompt_ms: 100 / 15 ms and 200 / 25 ms */
+    CHECK_INT(r->server_prefill_tok_s.n, 2);
+    CHECK_NEAR(r->server_prefill_tok_s.p50, (100 / 0.015 + 200 / 0.025) / 2, 1e-6);
     CHECK_INT(r->cached_n, 2);
     CHECK_NEAR(r->cached_share, 0.375, 1e-9);
     /* summary.json has both objects */
@@ -132,7 +136,7 @@ TEST(report_phases_known_figures_from_known_columns) {
                            "server 10.000, first byte to token 8.000; 1 of 3 first tokens "
                            "coalesced\n") &&
                   strstr(text, "server's own    TTFT - prompt_ms p50 4.250 ms; decode p50 client "
-                               "1000.000 tok/s, server 750.000 tok/s; 37.5% of prompt tokens "
+                               "1000.000 tok/s, server 687.500 tok/s; 37.5% of prompt tokens "
                                "cached\n") &&
                   !strstr(text, "nan"),
               "%s", text);

@@ -76,8 +76,14 @@ static void add_server(samples *s, const req_rec *r, double *share_sum, size_t *
         if (server > 0)
             put(&s[S_RATIO], client / server);
     }
-    if (r->cached_tokens >= 0 && r->prompt_tokens > 0) {
-        *share_sum += (double)r->cached_tokens / r->prompt_tokens;
+    /* the usage's cached tokens; else, from llama.cpp's timings, the prompt
+     * tokens it did not compute (its prompt_n counts only those it did) */
+    long cached = r->cached_tokens >= 0 ? r->cached_tokens
+                  : r->server_prompt_n >= 0 && r->prompt_tokens >= r->server_prompt_n
+                      ? r->prompt_tokens - r->server_prompt_n
+                      : -1;
+    if (cached >= 0 && r->prompt_tokens > 0) {
+        *share_sum += (double)cached / r->prompt_tokens;
         (*share_n)++;
     }
 }

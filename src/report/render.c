@@ -76,7 +76,8 @@ static const char *server_note =
     "tokens per second divide n by it). Prefill is the server's prompt_n / prompt_ms: the "
     "prompt tokens it computed (not those from its cache) per second. Cached "
     "prompt tokens: the mean share of each request's prompt tokens that the server took from "
-    "its cache.";
+    "its cache (the usage's cached_tokens, else the prompt tokens its prompt_n did not "
+    "count).";
 
 /* The two documents under construction. They live in their own buffers,
  * not in the output array, because adding a file may move that array. */

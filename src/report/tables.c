@@ -3,6 +3,7 @@
  * in every table, as it is in summary.csv. */
 #include "report/tables.h"
 #include "report/server_proc_section.h"
+#include "report/shard_rows.h"
 #include "report/pool.h"
 
 #include <math.h>
@@ -339,6 +340,7 @@ table *detail_table(const report_run *rr) {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }
     server_proc_rows(rr, t);
+    shard_rows(rr, t);
     if (s->server_rep.cached_n)
         ROW("prompt tokens served from the cache (usage cached_tokens, mean share)",
             "%s%% over %zu "

@@ -17,6 +17,7 @@
 #include "common/stop.h"
 #include "common/util.h"
 #include "run/run_ctx.h"
+#include "run/start_at.h"
 
 #include <errno.h>
 #include <math.h>
@@ -202,12 +203,32 @@ static int prepare_replay(run_ctx *x, run_result *rr) {
     return 0;
 }
 
+/* --shard (run/shard.h): this shard's part of the whole schedule, and
+ * --start-at's instant. Multi-turn conversations are not split. */
+static int prepare_shard(run_ctx *x, run_result *rr) {
+    const run_opts *o = &x->o;
+    char why[512];
+    x->n_all = x->n;
+    x->shard.count = 1;
+    if (o->start_at &&
+        start_at_parse(o->start_at, start_at_now_unix_us(), &x->start_at_us, why, sizeof why))
+        return fail(rr, "--start-at: %s", why);
+    if (!o->shard)
+        return 0;
+    if (shard_parse(o->shard, o->shard_count, getenv, &x->shard, why, sizeof why))
+        return fail(rr, "--shard: %s", why);
+    if (workload_multi_turn(&x->w))
+        return fail(rr, "--shard: a multi-turn run (--turns) cannot be split yet: give --turns 1");
+    x->n = shard_select(&x->shard, x->due, x->n, &x->shard_idx);
+    return 0;
+}
+
 /* The workload and the schedule: bad prompts fail here. */
 static int prepare_schedule(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;
     char err[1024];
     if (o->replay)
-        return prepare_replay(x, rr);
+        return prepare_replay(x, rr) || prepare_shard(x, rr);
     if (workload_load(&x->w, o->prompts, o->mix, err, sizeof err))
         return fail(rr, "%s", err);
     x->w_loaded = 1;
@@ -233,7 +254,7 @@ static int prepare_schedule(run_ctx *x, run_result *rr) {
                         : x->n             ? (double)x->due[x->n - 1] / 1e6
                                            : 0;
     x->o.metrics_interval_s = run_metrics_interval_s(o, schedule_s);
-    return 0;
+    return prepare_shard(x, rr);
 }
 
 /* --out: made, locked for this run, and holding no earlier run's files (or
@@ -428,7 +449,8 @@ static void warmup(run_ctx *x) {
     loadgen_config wc = x->lc;
     wc.due_us = wdue;
     wc.n = wn;
-    wc.first_index = x->n;
+    wc.first_index = x->n_all; /* after the whole schedule's, sharded or not */
+    wc.indices = NULL;
     if (workload_multi_turn(&x->w)) /* the first turns of the warmup's conversations, alone */
         wc.indices = x->w.conv.first + x->n;
     wc.out_dir = NULL;
@@ -457,6 +479,15 @@ static int measure(run_ctx *x, run_result *rr) {
     x->lc.n = x->n;
     x->lc.out_dir = x->o.out;
     plan_turns(x);
+    if (x->shard_idx)
+        x->lc.indices = x->shard_idx;
+    if (x->start_at_us) {
+        x->lc.t0_us = start_at_mono_us(x->start_at_us);
+        if (x->lc.t0_us < mono_us())
+            warnx_("--start-at: t=0 passed %.3f s ago (during the warmup?): the first requests "
+                   "go late, and their lag_ms says by how much",
+                   (mono_us() - x->lc.t0_us) / 1e6);
+    }
     if (x->o.watch && x->o.threads <= 1) { /* not for the warmup, which copied lc before */
         x->lc.watch = x->o.watch->fn;
         x->lc.watch_arg = x->o.watch->arg;
@@ -485,6 +516,7 @@ static void release(run_ctx *x) {
     if (x->w_loaded)
         workload_free(&x->w);
     free(x->due);
+    free(x->shard_idx);
     free(x->base);
     free(x->kept_words);
     json_decref(x->tokenizer);

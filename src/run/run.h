@@ -76,6 +76,9 @@ typedef struct run_opts {
     int server_pid;               /* the server's process tree into server_proc.csv; 0: none
                                      (a sweep gives its managed server's, or the simulator's) */
     int threads;                  /* client threads */
+    const char *shard;            /* --shard I/N | auto; NULL: the whole schedule */
+    int shard_count;              /* --shard-count (JOB_COMPLETION_INDEX's size); 0: none */
+    const char *start_at;         /* --start-at EPOCH | +S; NULL: t=0 when ready */
     const char *http_client;      /* auto|builtin|libcurl */
     const char *cpus;             /* pin the client to these CPUs; NULL: no pinning */
     int realtime;                 /* ask for SCHED_FIFO (common/cpus.h) */

@@ -8,6 +8,7 @@
 #include "client/probe.h"
 #include "monitor/gpu.h"
 #include "run/run.h"
+#include "run/shard.h"
 #include "workload/arrivals.h"
 #include "workload/workload.h"
 
@@ -29,8 +30,12 @@ typedef struct run_ctx {
     int w_loaded;
     arrival_spec arrivals;
     rate_plan plan; /* --rate-plan's stages; plan.n 0: none */
-    int64_t *due;   /* the measured schedule */
+    int64_t *due;   /* the measured schedule (this shard's part) */
     size_t n;
+    size_t n_all;               /* the whole schedule's requests (n without --shard) */
+    shard_spec shard;           /* --shard; count 1: none */
+    uint32_t *shard_idx;        /* the global index of each of this shard's requests */
+    int64_t start_at_us;        /* --start-at, µs since the epoch; 0: none */
     struct curl_slist *headers; /* Authorization and --header */
     json_t *extra_body;         /* --extra-body, parsed once */
     const char *key_env;        /* the variable the key came from; NULL: none */

@@ -14,6 +14,7 @@
 #include "common/stop.h"
 #include "common/util.h"
 #include "run/run_ctx.h"
+#include "run/start_at.h"
 
 #include <errno.h>
 #include <math.h>
@@ -218,6 +219,15 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
         json_object_set_new(meta, "rate_plan", plan_json(x));
     if (x->w.replay)
         json_object_set_new(meta, "replay", replay_json(x->w.replay));
+    json_object_set_new(meta, "shard",
+                        o->shard
+                            ? json_pack("{s:i,s:i,s:s,s:I,s:I}", "index", x->shard.index, "count",
+                                        x->shard.count, "source", x->shard.source, "requests",
+                                        (json_int_t)x->n, "schedule_requests", (json_int_t)x->n_all)
+                            : json_null());
+    json_object_set_new(meta, "start_at_utc",
+                        x->start_at_us ? t0_utc_json(x->start_at_us) : json_null());
+    json_object_set_new(meta, "clock", start_at_clock_json());
     if (extra) {
         json_object_update(meta, extra);
         json_decref(extra);

@@ -10,6 +10,8 @@
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
 #include "workload/workload.h"
+#include "run/shard.h"
+#include "run/start_at.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -169,6 +171,21 @@ static int extra_body_check(const char *v, char *why, size_t whylen) {
     json_t *o = workload_extra_body(v, why, whylen);
     json_decref(o);
     return o ? 0 : -1;
+}
+
+/* --shard: I/N or auto (the scheduler's variables are read when the run
+ * starts). */
+static int shard_check(const char *v, char *why, size_t whylen) {
+    if (!strcmp(v, "auto"))
+        return 0;
+    shard_spec s;
+    return shard_parse(v, 0, getenv, &s, why, whylen);
+}
+
+/* --start-at: EPOCH or +S, in the future (checked again when the run starts). */
+static int start_at_check(const char *v, char *why, size_t whylen) {
+    int64_t at;
+    return start_at_parse(v, start_at_now_unix_us(), &at, why, whylen);
 }
 
 /* --rate-plan: stages that parse (workload/rate_plan.h says what they are). */
@@ -537,6 +554,31 @@ const opt_def run_options[] = {
      .max = 64,
      .def = "1",
      .help = "client threads, each its own loop and connections"},
+    {.name = "shard",
+     .meta = "shard",
+     .type = OPT_STRING,
+     RUN(shard),
+     .arg = "I/N|auto",
+     .check = shard_check,
+     .help = "send only requests I, I+N, I+2N, ... of the schedule (auto: from Slurm, a "
+             "Kubernetes Indexed Job, MPI); merge the shards with servelab merge"},
+    {.name = "shard-count",
+     .meta = "shard_count",
+     .type = OPT_INT,
+     RUN(shard_count),
+     .arg = "N",
+     .min = 1,
+     .max = 100000,
+     .help = "with --shard auto from JOB_COMPLETION_INDEX: how many shards (the Job's "
+             "completions)"},
+    {.name = "start-at",
+     .meta = "start_at",
+     .type = OPT_STRING,
+     RUN(start_at),
+     .arg = "EPOCH|+S",
+     .check = start_at_check,
+     .help = "t=0 at this wall-clock time (seconds since the epoch, or +S from now): shards "
+             "start together"},
     {.name = "http-client",
      .key = "http_client",
      .meta = "http_client",

@@ -21,11 +21,12 @@
 typedef struct start_line {
     pthread_barrier_t ready, agreed;
     int64_t t0;
+    int preset; /* t0 was given (--start-at) */
 } start_line;
 
 static int64_t agree_t0(void *arg) {
     start_line *s = arg;
-    if (pthread_barrier_wait(&s->ready) == PTHREAD_BARRIER_SERIAL_THREAD)
+    if (pthread_barrier_wait(&s->ready) == PTHREAD_BARRIER_SERIAL_THREAD && !s->preset)
         s->t0 = mono_us() + 5000;
     pthread_barrier_wait(&s->agreed);
     return s->t0;
@@ -56,6 +57,8 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
     start_line line;
     pthread_barrier_init(&line.ready, NULL, (unsigned)n_threads);
     pthread_barrier_init(&line.agreed, NULL, (unsigned)n_threads);
+    line.t0 = base->t0_us;
+    line.preset = base->t0_us != 0;
     int share = (base->preconnect + n_threads - 1) / n_threads;
     for (int k = 0; k < n_threads; k++) {
         size_t cnt = 0;

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Runs the llama.cpp experiments of configs/experiments/ for real and writes
+# their raw rows, server logs and reports under results/llamacpp-cpu/:
+#   scripts/experiments.sh [NAME...]   # default: all, in this order
+# NAMEs: models load-capacity load context precision quantization prefix
+# slots failure. Needs a llama.cpp `llama-server` on PATH (servelab works
+# with any build; meta.json records its build_info) and, for the Q4_K_M
+# file, its `llama-quantize`. Model files go to $SERVELAB_MODELS (default
+# models/), written by scripts/gguf_write.py when missing; models.csv
+# records each file's size and SHA-256. Every experiment's output replaces
+# that experiment's earlier one. The machine should be otherwise idle: a
+# CPU server's figures are its cores'.
+set -eu
+BIN=${SERVELAB:-./servelab}
+OUT=${RESULTS:-results/llamacpp-cpu}
+export SERVELAB_MODELS=${SERVELAB_MODELS:-models}
+command -v llama-server >/dev/null 2>&1 ||
+    { echo "experiments.sh: llama-server is not on PATH" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "experiments.sh: $BIN is not built (make)" >&2; exit 2; }
+mkdir -p "$OUT" "$SERVELAB_MODELS"
+
+model() { # SHAPE TYPE: the file, written when missing
+    f=$SERVELAB_MODELS/$1-$2.gguf
+    [ -s "$f" ] && return 0
+    if [ "$2" = q4_k_m ]; then
+        model "$1" f16
+        command -v llama-quantize >/dev/null 2>&1 ||
+            { echo "experiments.sh: no llama-quantize on PATH for $f" >&2; return 0; }
+        llama-quantize "$SERVELAB_MODELS/$1-f16.gguf" "$f.part" Q4_K_M >/dev/null 2>&1
+        mv "$f.part" "$f"
+    else
+        python3 scripts/gguf_write.py "$1" "$2" "$f"
+    fi
+}
+
+models() {
+    for t in f32 f16 bf16; do model tiny-100m $t; done
+    for t in f16 q8_0 q4_0 q4_k_m; do model llama-1b $t; done
+    {
+        echo "file,shape,type,bytes,sha256"
+        for f in "$SERVELAB_MODELS"/tiny-100m-*.gguf "$SERVELAB_MODELS"/llama-1b-*.gguf; do
+            [ -s "$f" ] || continue
+            b=$(basename "$f" .gguf)
+            echo "$(basename "$f"),${b%-*},${b##*-},$(stat -c %s "$f"),$(sha256sum "$f" | cut -d' ' -f1)"
+        done
+    } > "$OUT/models.csv"
+}
+
+# servelab capacity against the load experiment's server: the rates of
+# configs/experiments/load.yaml are about 0.25, 0.5, 1 and 1.5 times what
+# it finds.
+load_capacity() {
+    model llama-1b q8_0
+    port=18431
+    llama-server -m "$SERVELAB_MODELS/llama-1b-q8_0.gguf" --port $port --parallel 4 -c 8192 \
+        --metrics > "$OUT/load-capacity.server.log" 2>&1 &
+    pid=$!
+    i=0
+    until curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 600 ] && kill -0 $pid 2>/dev/null ||
+            { echo "experiments.sh: llama-server did not start" >&2; kill $pid 2>/dev/null; return 1; }
+        sleep 0.5
+    done
+    rc=0
+    "$BIN" capacity --url "http://127.0.0.1:$port" --api chat --mix short=0.7,medium=0.3 \
+        --max-tokens 120 --slo ttft=20s,tpot=2.5s --goal 0.9 --requests 12 --start-rate 0.05 \
+        --precision 0.15 --max-time 14m --server-pid $pid --out "$OUT/load-capacity" --force || rc=$?
+    kill $pid
+    wait $pid 2>/dev/null || true
+    mv "$OUT/load-capacity.server.log" "$OUT/load-capacity/server.log"
+    return $rc
+}
+
+experiment() {
+    "$BIN" sweep "configs/experiments/$1.yaml" --out "$OUT/$1" --force
+}
+
+names=${*:-models load-capacity load context precision quantization prefix slots failure}
+for n in $names; do
+    start=$(date +%s)
+    case $n in
+    models) models ;;
+    load-capacity) load_capacity ;;
+    load | context | precision | quantization | prefix | slots | failure) experiment "$n" || true ;;
+    *) echo "experiments.sh: unknown experiment '$n'" >&2; exit 2 ;;
+    esac
+    echo "experiments.sh: $n took $(( $(date +%s) - start )) s" >&2
+done

@@ -1,0 +1,486 @@
+/* merge: the shards of one schedule into one run directory (see merge.h).
+ *
+ * The checks come first and write nothing: every directory's meta.json is
+ * read, and the schedule's defining settings (seed, rate, rate plan,
+ * arrivals, burstiness, duration, prompts, mix, output cap, ignore_eos,
+ * API, replay window, shared prefixes, warmup) and the shard count and the
+ * whole schedule's length must be those of the first. Then the rows:
+ * requests.csv sorted by global request index, chunks.csv in the same
+ * order of shards, errors.csv summed by (error, status), and the server's
+ * samples of shard 0 (every shard samples the same server). Time columns
+ * are moved by a shard's offset from shard 0 unless all started at one
+ * --start-at. Last, summary.json is made by the same summarize() that
+ * `run` and `report` use, from the merged rows. */
+#include "sweep/merge.h"
+#include "analysis/serverstats.h"
+#include "analysis/summary.h"
+#include "common/csv.h"
+#include "common/files.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+#include "report/load.h"
+#include "run/run.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What a shard's meta.json says. */
+typedef struct shard_in {
+    const char *dir;
+    json_t *meta;
+    int index, count;
+    long long schedule; /* the whole schedule's requests */
+    long long t0_us;    /* its t=0 on its wall clock; 0: unknown */
+    long long start_at; /* its --start-at; 0: none */
+    double shift_ms;    /* added to its times */
+} shard_in;
+
+static const char *const schedule_keys[] = {"seed",          "rate",          "rate_plan",
+                                            "arrival",       "burstiness",    "duration_s",
+                                            "prompts",       "mix",           "max_tokens",
+                                            "ignore_eos",    "api",           "replay",
+                                            "time_scale",    "replay_start",  "replay_duration",
+                                            "prefix_tokens", "prefix_groups", "prefix_mode",
+                                            "turns",         "warmup",        NULL};
+
+static json_t *read_meta(const char *dir) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/meta.json", dir);
+    return json_load_file(p, 0, NULL);
+}
+
+static long long int_of(json_t *o, const char *k) {
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* "2026-12-01T10:50:58.123456Z" in microseconds since the epoch; 0 when
+ * it is not such a string. */
+static long long utc_us(json_t *v) {
+    const char *t = json_string_value(v);
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *rest = t ? strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!rest)
+        return 0;
+    long long us = 0;
+    if (*rest == '.') {
+        int digits = 0;
+        for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
+            if (digits < 6)
+                us = us * 10 + (*rest - '0');
+        for (; digits < 6; digits++)
+            us *= 10;
+    }
+    return (long long)timegm(&tm) * 1000000 + us;
+}
+
+static int read_shard(shard_in *s, char *err, int errlen) {
+    if (!(s->meta = read_meta(s->dir))) {
+        snprintf(err, errlen, "merge: %s has no readable meta.json: is it a run directory?",
+                 s->dir);
+        return -1;
+    }
+    json_t *sh = json_object_get(s->meta, "shard");
+    if (!json_is_object(sh)) {
+        snprintf(err, errlen,
+                 "merge: %s is not a shard (its meta.json has no shard: run it with "
+                 "--shard I/N)",
+                 s->dir);
+        return -1;
+    }
+    s->index = (int)int_of(sh, "index");
+    s->count = (int)int_of(sh, "count");
+    s->schedule = int_of(sh, "schedule_requests");
+    s->t0_us = utc_us(json_object_get(s->meta, "t0_utc"));
+    s->start_at = utc_us(json_object_get(s->meta, "start_at_utc"));
+    return 0;
+}
+
+/* The first setting in which b's schedule differs from a's, or NULL. */
+static const char *differs(const shard_in *a, const shard_in *b) {
+    if (a->count != b->count)
+        return "shard count";
+    if (a->schedule != b->schedule)
+        return "schedule length";
+    json_t *ca = json_object_get(a->meta, "config"), *cb = json_object_get(b->meta, "config");
+    for (int i = 0; schedule_keys[i]; i++) {
+        json_t *va = json_object_get(ca, schedule_keys[i]),
+               *vb = json_object_get(cb, schedule_keys[i]);
+        int a_none = !va || json_is_null(va), b_none = !vb || json_is_null(vb);
+        if (a_none != b_none || (!a_none && !json_equal(va, vb)))
+            return schedule_keys[i];
+    }
+    return NULL;
+}
+
+static int check_shards(shard_in *s, int n, char *err, int errlen) {
+    for (int i = 0; i < n; i++)
+        if (read_shard(&s[i], err, errlen))
+            return -1;
+    for (int i = 1; i < n; i++) {
+        const char *what = differs(&s[0], &s[i]);
+        if (what) {
+            snprintf(err, errlen,
+                     "merge: %s is a shard of another schedule than %s (its %s differs)", s[i].dir,
+                     s[0].dir, what);
+            return -1;
+        }
+    }
+    int count = s[0].count;
+    char *seen = xcalloc((size_t)count, 1);
+    for (int i = 0; i < n; i++) {
+        if (s[i].index < 0 || s[i].index >= count || seen[s[i].index]) {
+            int j = 0;
+            while (j < i && s[j].index != s[i].index)
+                j++;
+            snprintf(err, errlen, "merge: %s and %s are both shard %d of %d", s[j].dir, s[i].dir,
+                     s[i].index, count);
+            free(seen);
+            return -1;
+        }
+        seen[s[i].index] = 1;
+    }
+    for (int k = 0; k < count; k++)
+        if (!seen[k]) {
+            snprintf(err, errlen, "merge: shard %d of %d is missing (%d given)", k, count, n);
+            free(seen);
+            return -1;
+        }
+    free(seen);
+    /* one start for all, or the wall clocks' t=0 */
+    int same_start = s[0].start_at != 0;
+    for (int i = 1; i < n; i++)
+        same_start &= s[i].start_at == s[0].start_at;
+    const shard_in *ref = &s[0];
+    for (int i = 0; i < n; i++)
+        if (s[i].index == 0)
+            ref = &s[i];
+    for (int i = 0; i < n; i++)
+        s[i].shift_ms = same_start || !s[i].t0_us || !ref->t0_us
+                            ? 0
+                            : (double)(s[i].t0_us - ref->t0_us) / 1000.0;
+    return same_start;
+}
+
+/* ---- rows ---- */
+
+typedef struct line {
+    long long index; /* global request index (req-N), then the order read */
+    long long seq;
+    char *text; /* the row with its LF */
+} line;
+
+static int by_index(const void *a, const void *b) {
+    const line *x = a, *y = b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* One row as CSV, the time columns (is_time[i]) moved by shift_ms. */
+static char *row_text(const csv_row *r, const int *is_time, double shift_ms) {
+    strbuf b = {0};
+    for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++) {
+        if (i)
+            sb_putn(&b, ",", 1);
+        double v;
+        if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v)) {
+            sb_printf(&b, "%.3f", v + shift_ms);
+            continue;
+        }
+        char *tmp = xmalloc(csv_field_bytes(r->f[i], r->len[i]) + 1);
+        char *end = csv_put_field(tmp, r->f[i], r->len[i]);
+        sb_putn(&b, tmp, (size_t)(end - tmp));
+        free(tmp);
+    }
+    sb_putn(&b, "\n", 1);
+    return b.s;
+}
+
+static long long request_index(const csv_row *r, int col) {
+    if (col < 0 || (size_t)col >= (size_t)r->n || r->len[col] < 5 || strncmp(r->f[col], "req-", 4))
+        return -1;
+    return strtoll(r->f[col] + 4, NULL, 10);
+}
+
+/* Appends FILE's rows of every shard to *lines (its header into *header);
+ * `times` names the time columns. 0, or -1 with err. */
+static int gather(const shard_in *s, int n, const char *file, const char *const *times,
+                  const char *id_col, int only_first, char **header, line **lines, size_t *nl,
+                  char *err, int errlen) {
+    size_t cap = *nl;
+    for (int k = 0; k < n; k++) {
+        if (only_first && s[k].index != 0)
+            continue;
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", s[k].dir, file);
+        csv_file c;
+        int rc = csv_open(&c, p);
+        if (rc == 1)
+            continue;
+        if (rc < 0) {
+            snprintf(err, errlen, "merge: %s: %s", p, strerror(errno));
+            return -1;
+        }
+        csv_row hdr, r;
+        int is_time[CSV_MAX_FIELDS] = {0}, col = -1;
+        if (csv_next(&c, &hdr)) {
+            for (int i = 0; i < hdr.n && i < CSV_MAX_FIELDS; i++)
+                for (int t = 0; times[t]; t++)
+                    is_time[i] |=
+                        hdr.len[i] == strlen(times[t]) && !memcmp(hdr.f[i], times[t], hdr.len[i]);
+            col = id_col ? csv_column(&hdr, id_col) : -1;
+            if (!*header)
+                *header = row_text(&hdr, (int[CSV_MAX_FIELDS]){0}, 0);
+        }
+        while (csv_next(&c, &r)) {
+            if (r.error) {
+                snprintf(err, errlen, "merge: %s:%d: %s", p, c.line, r.error);
+                csv_close(&c);
+                return -1;
+            }
+            if (*nl == cap)
+                *lines = xrealloc(*lines, (cap = cap ? 2 * cap : 1024) * sizeof **lines);
+            (*lines)[*nl] = (line){request_index(&r, col), (long long)*nl,
+                                   row_text(&r, is_time, s[k].shift_ms)};
+            (*nl)++;
+        }
+        csv_close(&c);
+    }
+    return 0;
+}
+
+static int write_lines(const char *out, const char *file, const char *header, line *lines, size_t n,
+                       int sort) {
+    if (!header)
+        return 0;
+    if (sort)
+        qsort(lines, n, sizeof *lines, by_index);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", out, file);
+    FILE *f = fopen(p, "w");
+    if (!f)
+        return -1;
+    fputs(header, f);
+    for (size_t i = 0; i < n; i++)
+        fputs(lines[i].text, f);
+    return fclose(f);
+}
+
+static void free_lines(line *l, size_t n, char *header) {
+    for (size_t i = 0; i < n; i++)
+        free(l[i].text);
+    free(l);
+    free(header);
+}
+
+/* One file merged: gathered, (sorted,) written. */
+static int merge_file(const shard_in *s, int n, const char *out, const char *file,
+                      const char *const *times, const char *id_col, int only_first, char *err,
+                      int errlen) {
+    char *header = NULL;
+    line *lines = NULL;
+    size_t nl = 0;
+    int rc = gather(s, n, file, times, id_col, only_first, &header, &lines, &nl, err, errlen);
+    if (!rc && write_lines(out, file, header, lines, nl, id_col != NULL)) {
+        snprintf(err, errlen, "merge: writing %s/%s: %s", out, file, strerror(errno));
+        rc = -1;
+    }
+    free_lines(lines, nl, header);
+    return rc;
+}
+
+/* errors.csv: counts summed by (error, http_status), the first example kept. */
+static int merge_errors(const shard_in *s, int n, const char *out, char *err, int errlen) {
+    static const char *const none[] = {NULL};
+    char *header = NULL;
+    line *lines = NULL;
+    size_t nl = 0;
+    if (gather(s, n, "errors.csv", none, NULL, 0, &header, &lines, &nl, err, errlen))
+        return -1;
+    json_t *counts = json_object(), *first = json_object();
+    strbuf b = {0};
+    for (size_t i = 0; i < nl; i++) {
+        char kind[256];
+        long count = 0;
+        const char *t = lines[i].text;
+        const char *c1 = strchr(t, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        if (!c2)
+            continue;
+        snprintf(kind, sizeof kind, "%.*s", (int)(c2 - t), t);
+        count = strtol(c2 + 1, NULL, 10);
+        json_t *had = json_object_get(counts, kind);
+        json_object_set_new(counts, kind,
+                            json_integer((had ? json_integer_value(had) : 0) + count));
+        if (!json_object_get(first, kind))
+            json_object_set_new(first, kind, json_string(strchr(c2 + 1, ',') ?: "\n"));
+    }
+    const char *kind;
+    json_t *v;
+    json_object_foreach(counts, kind, v) {
+        sb_printf(&b, "%s,%lld%s", kind, (long long)json_integer_value(v),
+                  json_string_value(json_object_get(first, kind)));
+    }
+    int rc = 0;
+    if (header) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/errors.csv", out);
+        FILE *f = fopen(p, "w");
+        rc = !f || fputs(header, f) < 0 || (b.s && fputs(b.s, f) < 0);
+        if (f && fclose(f))
+            rc = 1;
+        if (rc)
+            snprintf(err, errlen, "merge: writing %s: %s", p, strerror(errno));
+    }
+    sb_free(&b);
+    json_decref(counts);
+    json_decref(first);
+    free_lines(lines, nl, header);
+    return rc ? -1 : 0;
+}
+
+/* ---- meta.json and summary.json ---- */
+
+static json_t *shard_entry(const shard_in *s) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/summary.json", s->dir);
+    json_t *sum = json_load_file(p, 0, NULL);
+    json_t *sh = json_object_get(s->meta, "shard");
+    json_t *e =
+        json_pack("{s:s,s:i,s:O?,s:O?,s:O?,s:O?,s:f}", "dir", s->dir, "index", s->index, "host",
+                  json_object_get(s->meta, "host"), "clock", json_object_get(s->meta, "clock"),
+                  "t0_utc", json_object_get(s->meta, "t0_utc"), "requests",
+                  json_object_get(sh, "requests"), "shift_ms", s->shift_ms);
+    json_object_set(e, "completed", json_object_get(sum, "completed") ?: json_null());
+    json_object_set(e, "failed", json_object_get(sum, "failed") ?: json_null());
+    json_object_set(e, "errors", json_object_get(sum, "errors") ?: json_null());
+    json_object_set(e, "client", json_object_get(sum, "client") ?: json_null());
+    json_decref(sum);
+    return e;
+}
+
+static int write_meta(const shard_in *s, int n, int same_start, size_t rows, const char *out) {
+    const shard_in *ref = &s[0];
+    for (int i = 0; i < n; i++)
+        if (s[i].index == 0)
+            ref = &s[i];
+    json_t *meta = json_deep_copy(ref->meta);
+    json_t *list = json_array();
+    for (int k = 0; k < ref->count; k++)
+        for (int i = 0; i < n; i++)
+            if (s[i].index == k)
+                json_array_append_new(list, shard_entry(&s[i]));
+    json_object_set_new(meta, "shard", json_null());
+    json_object_set_new(meta, "merged",
+                        json_pack("{s:i,s:s,s:o}", "shards", ref->count, "times",
+                                  same_start ? "one --start-at: as recorded"
+                                             : "moved by each shard's wall-clock "
+                                               "t=0 offset from shard 0's",
+                                  "from", list));
+    json_object_set_new(json_object_get(meta, "config"), "requests",
+                        json_integer((json_int_t)rows));
+    int rc = write_json_atomic(out, "meta.json", meta);
+    json_decref(meta);
+    return rc;
+}
+
+/* summary.json from the merged rows, with the run's own parameters. */
+static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
+    run_rows rows = {0};
+    run_files files;
+    memset(&files, 0, sizeof files);
+    if (load_run(out, 0, &rows, &files, err, errlen))
+        return -1;
+    json_t *cfg = json_object_get(meta, "config");
+    json_t *rate = json_object_get(cfg, "rate"), *slo = json_object_get(cfg, "slo"),
+           *cost = json_object_get(cfg, "cost_per_hour");
+    summary_params sp = {.offered_rps = json_is_number(rate) ? json_number_value(rate) : INFINITY,
+                         .cost_per_hour = json_is_number(cost) ? json_number_value(cost) : 0,
+                         .client_cpu_s = -1};
+    if (json_is_string(rate) && strcmp(json_string_value(rate), "inf"))
+        sp.offered_rps = atof(json_string_value(rate));
+    char why[256];
+    if (json_is_string(slo))
+        slo_parse(json_string_value(slo), &sp.slo, why, sizeof why);
+    run_summary s;
+    summarize(&rows, &sp, &s);
+    json_t *sj = summary_json(&s);
+    json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
+    json_object_set_new(sj, "interrupted", json_false());
+    int rc = write_json_atomic(out, "summary.json", sj);
+    json_decref(sj);
+    rows_free(&rows);
+    run_files_free(&files);
+    if (rc)
+        snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
+    return rc ? -1 : 0;
+}
+
+static int prepare_out(const merge_opts *o, char *err, int errlen) {
+    char names[256];
+    if (mkdir_p(o->out)) {
+        snprintf(err, errlen, "merge: --out %s: cannot create directory: %s", o->out,
+                 strerror(errno));
+        return -1;
+    }
+    int held = run_dir_holds(o->out, names, sizeof names);
+    if (held && !o->force) {
+        snprintf(err, errlen,
+                 "merge: --out %s already holds a run (%s): add --force to replace it, or give "
+                 "another --out",
+                 o->out, names);
+        return -1;
+    }
+    if (held && run_dir_clear(o->out)) {
+        snprintf(err, errlen, "merge: --out %s: cannot remove the earlier files: %s", o->out,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen) {
+    static const char *const req_times[] = {"scheduled_ms",  "sent_ms", "first_token_ms",
+                                            "last_token_ms", "end_ms",  "written_ms",
+                                            "first_byte_ms", NULL};
+    static const char *const chunk_times[] = {"t_ms", NULL};
+    static const char *const series_times[] = {"t_ms", NULL};
+    shard_in *s = xcalloc((size_t)n, sizeof *s);
+    for (int i = 0; i < n; i++)
+        s[i].dir = dirs[i];
+    int same = check_shards(s, n, err, errlen);
+    int rc = same < 0 || prepare_out(o, err, errlen) ? -1 : 0;
+    if (!rc)
+        rc = merge_file(s, n, o->out, "requests.csv", req_times, "request_id", 0, err, errlen) ||
+                     merge_file(s, n, o->out, "chunks.csv", chunk_times, "request_id", 0, err,
+                                errlen) ||
+                     merge_errors(s, n, o->out, err, errlen) ||
+                     merge_file(s, n, o->out, "server_metrics.csv", series_times, NULL, 1, err,
+                                errlen) ||
+                     merge_file(s, n, o->out, "gpu.csv", series_times, NULL, 1, err, errlen) ||
+                     merge_file(s, n, o->out, "server_proc.csv", series_times, NULL, 1, err, errlen)
+                 ? -1
+                 : 0;
+    size_t rows = 0;
+    for (int i = 0; !rc && i < n; i++)
+        rows += (size_t)int_of(json_object_get(s[i].meta, "shard"), "requests");
+    if (!rc && write_meta(s, n, same > 0, rows, o->out)) {
+        snprintf(err, errlen, "merge: writing %s/meta.json: %s", o->out, strerror(errno));
+        rc = -1;
+    }
+    if (!rc)
+        rc = write_summary(o->out, json_object_get(s[0].meta, "config") ? s[0].meta : NULL, err,
+                           errlen);
+    for (int i = 0; i < n; i++)
+        json_decref(s[i].meta);
+    free(s);
+    return rc;
+}

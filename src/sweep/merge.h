@@ -1,0 +1,27 @@
+/* merge: `servelab merge SHARD_DIR... --out DIR`: the shards of one
+ * schedule (run --shard I/N, run/shard.h) made into one run directory that
+ * `report` reads like any other: every row (global request ids, times on
+ * the common t=0), chunks.csv, errors.csv, the server's samples (shard
+ * 0's), a meta.json listing each shard's host, clock and client health,
+ * and a summary.json computed from all the rows.
+ *
+ * It refuses, with one line naming it, a directory that is no shard, a
+ * shard of another schedule (seed, rate, arrivals, prompts, counts or the
+ * shard count differ), a shard given twice and a missing shard. Times: when
+ * every shard started at one --start-at, each shard's times are already on
+ * that instant and are copied as they are; otherwise each is moved by the
+ * difference between its t=0 on the wall clock and shard 0's (so the merge
+ * is then only as good as the machines' clocks), and meta.json says which. */
+#ifndef SERVELAB_MERGE_H
+#define SERVELAB_MERGE_H
+
+typedef struct merge_opts {
+    const char *out;
+    int force; /* replace what an earlier run or merge left in out */
+} merge_opts;
+
+/* 0, or -1 with one line in err (2 is the exit code for both a bad shard and
+ * a bad --out: nothing is written before every shard was checked). */
+int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen);
+
+#endif

@@ -1,0 +1,151 @@
+/* The llama.cpp experiments (configs/experiments/, results/llamacpp-cpu/):
+ * every config also runs against the simulator that stands in for its
+ * server (sweep --target sim, sped up), and its output passes report
+ * --check; every committed experiment's report still matches its rows;
+ * and in the committed load campaign each request's output tokens and TPOT
+ * agree with what llama.cpp's own timings say. */
+#include "csv_util.h"
+#include "support.h"
+#include "test.h"
+
+#include <dirent.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const experiments[] = {"load",   "context", "precision", "quantization",
+                                          "prefix", "slots",   "failure",   NULL};
+
+/* Runs configs/experiments/NAME.yaml on the simulator, `speedup` times
+ * faster; returns the output directory and the sweep's exit code. */
+static char *rehearse(const char *name, int speedup, int *code) {
+    char *dir = temp_dir(), cmd[2048], *out;
+    snprintf(cmd, sizeof cmd,
+             "sweep configs/experiments/%s.yaml --target sim --speedup %d --quiet --out %s/o", name,
+             speedup, dir);
+    *code = servelab_cmd(cmd, &out);
+    char p[1200], *cj;
+    snprintf(p, sizeof p, "%s/o/campaign.json", dir);
+    CHECK_MSG((cj = read_file(p, NULL)) != NULL, "%s: no campaign.json: %s", name, out);
+    CHECK_MSG(strstr(cj, "\"stands_in_for\": \"") && strstr(cj, "--port {port}"),
+              "%s: campaign.json does not say what the simulator stood in for", name);
+    CHECK_MSG(strstr(cj, "--speedup") != NULL, "%s: the speedup is not recorded", name);
+    snprintf(cmd, sizeof cmd, "report %s/o --check", dir);
+    int rc = servelab_cmd(cmd, &out);
+    CHECK_MSG(rc == 0, "%s: report --check on the rehearsal: %s", name, out);
+    free(cj);
+    static char keep[1100];
+    snprintf(keep, sizeof keep, "%s/o", dir);
+    return keep;
+}
+
+/* How many of a campaign's runs ended with status ok. */
+static int runs_ok(const char *out) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/campaign.json", out);
+    char *cj = read_file(p, NULL);
+    int n = 0;
+    for (const char *s = cj; s && (s = strstr(s, "\"status\": \"ok\"")); s++)
+        n++;
+    free(cj);
+    return n;
+}
+
+#define REHEARSAL(name, runs)                                                                      \
+    TEST_SLOW(experiment_##name##_config_runs_on_the_simulator) {                                  \
+        int code;                                                                                  \
+        const char *o = rehearse(#name, 50, &code);                                                \
+        CHECK_MSG(code == 0, #name ": sweep exit %d", code);                                       \
+        CHECK_INT(runs_ok(o), runs);                                                               \
+    }
+REHEARSAL(load, 8)
+REHEARSAL(context, 5)
+REHEARSAL(precision, 3)
+REHEARSAL(quantization, 4)
+REHEARSAL(prefix, 2)
+REHEARSAL(slots, 4)
+
+/* The failure search's smallest contexts fail on the simulator too: the
+ * campaign exits 1, its largest context passes and its smallest does not. */
+TEST_SLOW(experiment_failure_config_runs_on_the_simulator) {
+    int code;
+    const char *o = rehearse("failure", 50, &code);
+    CHECK_MSG(code == 1, "failure: sweep exit %d (some run should fail)", code);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/ctx-4096/rep-1/summary.json", o);
+    char *s = read_file(p, NULL);
+    CHECK_MSG(s && strstr(s, "\"failed\": 0"), "ctx-4096 lost requests on the simulator");
+    free(s);
+    snprintf(p, sizeof p, "%s/ctx-0512/rep-1/requests.csv", o);
+    csv_table *t = csv_read(p);
+    CHECK(t != NULL);
+    int failed = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        failed += strcmp(csv_get(t, i, "error"), "") != 0;
+    CHECK_MSG(failed > 0, "ctx-0512: every request fitted a 128-token context");
+    csv_free(t);
+}
+
+/* Every committed experiment is there, and its report is the one its rows
+ * make (the test fails if a table drifts from the rows). */
+TEST(llamacpp_results_regenerate_from_their_rows) {
+    for (int i = 0; experiments[i]; i++) {
+        char cmd[512], *out;
+        snprintf(cmd, sizeof cmd, "report results/llamacpp-cpu/%s --check", experiments[i]);
+        int code = servelab_cmd(cmd, &out);
+        CHECK_MSG(code == 0, "%s: %s", experiments[i], out);
+        free(out);
+    }
+    char *out;
+    int code = servelab_cmd("report results/llamacpp-cpu/load-capacity --check", &out);
+    CHECK_MSG(code == 0, "load-capacity: %s", out);
+    free(out);
+}
+
+/* Per request of the committed load campaign: servelab's output tokens are
+ * llama.cpp's predicted_n, and its TPOT (last - first token) / (tokens - 1)
+ * is within 1% of predicted_ms / (predicted_n - 1). */
+TEST(llamacpp_load_rows_agree_with_the_server) {
+    glob_t g;
+    CHECK_INT(glob("results/llamacpp-cpu/load/*/rep-*/requests.csv", 0, NULL, &g), 0);
+    CHECK_MSG(g.gl_pathc >= 8, "%zu repetitions", g.gl_pathc);
+    int rows = 0, compared = 0;
+    double worst = 0;
+    for (size_t f = 0; f < g.gl_pathc; f++) {
+        csv_table *t = csv_read(g.gl_pathv[f]);
+        CHECK(t != NULL);
+        for (int i = 0; i < t->n_rows; i++, rows++) {
+            CHECK_MSG(!strcmp(csv_get(t, i, "error"), ""), "%s row %d failed", g.gl_pathv[f], i);
+            double out = csv_num(t, i, "output_tokens"), n = csv_num(t, i, "server_decode_n");
+            CHECK_MSG(out == n, "%s row %d: %g output tokens, the server says %g", g.gl_pathv[f], i,
+                      out, n);
+            if (n < 3)
+                continue;
+            double ours = csv_num(t, i, "tpot_ms");
+            double theirs = csv_num(t, i, "server_decode_ms") / (n - 1);
+            double rel = ours / theirs - 1;
+            CHECK_MSG(fabs(rel) <= 0.01, "%s row %d: TPOT %.3f ms, the server's %.3f ms (%+.2f%%)",
+                      g.gl_pathv[f], i, ours, theirs, 100 * rel);
+            if (fabs(rel) > fabs(worst))
+                worst = rel;
+            compared++;
+        }
+        csv_free(t);
+    }
+    globfree(&g);
+    CHECK_MSG(compared == rows && rows >= 80, "%d of %d rows compared", compared, rows);
+    printf("  %d requests: output tokens equal, TPOT within %+.2f%% of the server's\n", rows,
+           100 * worst);
+}
+
+/* The README's results tables are what scripts/results_tables.py makes of
+ * the committed results (it picks figures from the reports that the test
+ * above holds to their rows). */
+TEST(readme_results_tables_are_made_from_the_results) {
+    int code;
+    char *out = run_capture("python3 scripts/results_tables.py --check README.md 2>&1", &code);
+    CHECK_MSG(code == 0, "%s", out);
+    free(out);
+}
