@@ -417,6 +417,8 @@ static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
     json_object_set_new(sj, "interrupted", json_false());
     int rc = write_json_atomic(out, "summary.json", sj);
     json_decref(sj);
+    for (int c = 0; c < rows.n_classes; c++) /* load_run interned them */
+        free((char *)rows.classes[c]);
     rows_free(&rows);
     run_files_free(&files);
     if (rc)
