@@ -111,11 +111,12 @@ static int capacity_rule(const report_answer *a, plot_rule *u, char *label, size
     if (!a->present || strcmp(a->status, "found") || strcmp(a->by, "rate") || !isfinite(a->value))
         return 0;
     int ci = isfinite(a->ci_low) && isfinite(a->ci_high);
+    /* three significant digits: 23.4 req/s, and 0.113 on a CPU, not 0.1 */
     if (ci)
-        snprintf(label, cap, "capacity %.1f req/s (95%% CI %.1f-%.1f)", a->value, a->ci_low,
+        snprintf(label, cap, "capacity %.3g req/s (95%% CI %.3g-%.3g)", a->value, a->ci_low,
                  a->ci_high);
     else
-        snprintf(label, cap, "capacity ~%.1f req/s (interpolated)", a->value);
+        snprintf(label, cap, "capacity ~%.3g req/s (interpolated)", a->value);
     *u = (plot_rule){1, a->value, ci ? a->ci_low : NAN, ci ? a->ci_high : NAN, label, 2, 0};
     return 1;
 }
