@@ -20,7 +20,7 @@ jansson:libjansson-dev yaml-0.1:libyaml-dev"
 tools="cc:gcc make:make"
 [ "$1" = test ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
 valgrind:valgrind clang:clang clang-format:clang-format python3:python3
-srun:slurm-wlm munged:munge"
+srun:slurm-wlm munged:munge mpirun:openmpi-bin"
 
 have_apt() { command -v apt-get >/dev/null 2>&1; }
 

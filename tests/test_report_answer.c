@@ -282,8 +282,8 @@ TEST(report_latency_figure_draws_slo_marker_and_error_bars) {
     CHECK(strstr(svg, "SLO: TPOT &lt;= 40 ms") != NULL);
     char want[64]; /* three significant digits of the interpolated answer (4.2 and a bit) */
     snprintf(want, sizeof want, "capacity ~%.3g req/s (interpolated)", r.answer.value);
-    CHECK_MSG(r.answer.value > 4.15 && r.answer.value < 4.25 && strstr(svg, want) != NULL,
-              "%g: %s", r.answer.value, want);
+    CHECK_MSG(r.answer.value > 4.15 && r.answer.value < 4.25 && strstr(svg, want) != NULL, "%g: %s",
+              r.answer.value, want);
     /* error bars: TTFT and TPOT p50 and p95 at each of the three runs
      * whose interval has two ends (TTFT p95 of load-8 spans 50 to 900) */
     CHECK_MSG(count(svg, "<path d=\"M") >= 9, "%d error bars", count(svg, "<path d=\"M"));
