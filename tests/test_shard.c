@@ -172,3 +172,56 @@ TEST_SLOW(shard_four_shards_merge_into_the_single_run) {
     CHECK_MSG(code == 2 && strstr(out, "is not a shard"), "%s", out);
     sim_stop(&sim);
 }
+
+/* A sharded campaign: four sweep processes with one --out, one of them
+ * (shard 0) merging every repetition; the campaign reads as if one sweep
+ * had run it. */
+TEST_SLOW(shard_sweep_four_processes_make_one_campaign) {
+    sim_proc sim = sim_start("--profile tiny --max-num-seqs 256");
+    char *dir = temp_dir(), cfg[1200], cmd[4096], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fprintf(f,
+            "name: sharded\ntarget: {url: 'http://127.0.0.1:%d'}\nshards: 4\nno_sampling: true\n"
+            "workload: {prompts: 'random:16:8', ignore_eos: true}\nrequests: 40\nrate: 100\n"
+            "runs: [{name: a}, {name: b, rate: 200, repetitions: 2}]\n",
+            sim.port);
+    fclose(f);
+    pid_t pids[4];
+    for (int i = 3; i >= 0; i--) { /* the followers first: they wait for shard 0 */
+        snprintf(cmd, sizeof cmd,
+                 "exec %s sweep %s --shard %d/4 --out %s/o --quiet >/dev/null 2>&1", servelab_bin(),
+                 cfg, i, dir);
+        pids[i] = spawn_sh(cmd, -1, -1);
+    }
+    for (int i = 0; i < 4; i++) {
+        int st;
+        waitpid(pids[i], &st, 0);
+        CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sweep shard %d: status %d", i, st);
+    }
+    char p[1200];
+    snprintf(p, sizeof p, "%s/o/campaign.json", dir);
+    char *cj = read_file(p, NULL);
+    int ok = 0;
+    for (const char *c = cj; c && (c = strstr(c, "\"status\": \"ok\"")); c++)
+        ok++;
+    CHECK_MSG(ok == 3, "%d of 3 repetitions ok: %s", ok, cj);
+    free(cj);
+    const char *reps[] = {"a/rep-1", "b/rep-1", "b/rep-2"};
+    for (int r = 0; r < 3; r++) {
+        snprintf(p, sizeof p, "%s/o/%s/requests.csv", dir, reps[r]);
+        csv_table *t = csv_read(p);
+        CHECK_MSG(t != NULL, "no %s", p);
+        CHECK_INT(t->n_rows, 40);
+        for (int i = 0; i < t->n_rows; i++) {
+            char want[32];
+            snprintf(want, sizeof want, "req-%d", i);
+            CHECK_STR(csv_get(t, i, "request_id"), want);
+        }
+        csv_free(t);
+    }
+    snprintf(cmd, sizeof cmd, "report %s/o --check", dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "%s", out);
+    sim_stop(&sim);
+}

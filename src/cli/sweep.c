@@ -32,6 +32,12 @@ static const opt_def sweep_options[] = {
      .min = 1,
      .def = "1",
      .help = "with --target sim: the simulator and every run K times faster (a rehearsal)"},
+    {.name = "shard",
+     .type = OPT_STRING,
+     SWEEP(shard),
+     .arg = "I/N|auto",
+     .help = "this process is shard I of N (auto: from Slurm, MPI, a Kubernetes Indexed Job); "
+             "shard 0 merges every repetition and writes the report"},
     {.name = "force",
      .type = OPT_FLAG,
      SWEEP(force),

@@ -1,7 +1,8 @@
 /* discover: the walk that finds run directories and the grouping of rep-K
  * directories into runs. The walk is depth first and bounded (8 levels), so
  * that a symbolic link loop ends, and it stops at the first directory
- * holding a requests.csv: a run's own subfolders are never runs. A run
+ * holding a requests.csv: a run's own subfolders are never runs, nor is a
+ * campaign's shards/ folder (a sharded sweep's parts, merged beside it). A run
  * directory reached more than once (through a symbolic link, or named by
  * two arguments) is one directory by its device and inode, and is kept
  * under the path that needs no link when there is one, else the first.
@@ -80,6 +81,10 @@ static void find_runs(const char *dir, dir_list *out, int depth, int linked) {
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
+            continue;
+        /* a sharded sweep's parts (sweep/sweep_shards.h): its runs are the
+         * merged ones beside them */
+        if (!strcmp(e->d_name, "shards") && is_file(dir, "campaign.json"))
             continue;
         char p[4096];
         struct stat st;

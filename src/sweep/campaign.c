@@ -132,6 +132,18 @@ static const opt_def server_rows[] = {{.name = "command",
                                       {0}};
 static const opt_def name_row = {.name = "name", .type = OPT_STRING, CAMPAIGN(name)};
 
+/* shards: auto, or a count of 1 to 100000. */
+static int shards_check(const char *text, char *err, size_t errlen) {
+    long n;
+    if (!strcmp(text, "auto") || (!parse_int(text, &n) && n >= 1 && n <= 100000))
+        return 0;
+    snprintf(err, errlen, "expected auto or a number of shards from 1 to 100000, got '%.60s'",
+             text);
+    return -1;
+}
+static const opt_def shards_row = {
+    .name = "shards", .type = OPT_STRING, CAMPAIGN(shards), .check = shards_check};
+
 /* The load: the reader and the known keys of each kind of map, built from
  * the tables. */
 typedef struct loader {
@@ -173,6 +185,7 @@ static void build_keys(loader *l) {
     keys_of(y, l->top_keys, run_options, NULL);
     keys_of(y, l->top_keys, campaign_run_keys, NULL);
     add_key(y, l->top_keys, "runs", 4);
+    add_key(y, l->top_keys, "shards", 6);
     add_key(y, l->run_keys, "name", 4);
     keys_of(y, l->run_keys, run_options, NULL);
     keys_of(y, l->run_keys, campaign_run_keys, NULL);
@@ -604,6 +617,8 @@ static int read_campaign(yread *y, const yaml_node_t *root, void *arg) {
         } else if (!strcmp(key, "runs")) {
             runs_k = k;
             runs_v = v;
+        } else if (!strcmp(key, "shards")) {
+            rc = yread_set(y, k, v, "shards", &shards_row, c);
         } else {
             rc = apply_key(l, &lv, "", k, v);
         }

@@ -45,6 +45,8 @@ typedef struct campaign {
     double stop_grace_s;        /* default 10 */
     const char *restart;        /* on_change (default) | always */
     int restart_always;         /* restart is always */
+    const char *shards;         /* shards: auto | N: run by N sweep processes at once
+                                   (sweep --shard, sweep/sweep_shards.h); NULL: one */
     campaign_run defaults;      /* the top level's keys (its name is NULL) */
     campaign_run *runs;
     int n_runs;

@@ -9,10 +9,13 @@
 #include "common/files.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "run/start_at.h"
 #include "report/report.h"
 #include "sweep/outdir.h"
 #include "sweep/server_death.h"
+#include "sweep/merge.h"
 #include "sweep/server_proc.h"
+#include "sweep/sweep_shards.h"
 #include "workload/rate_plan.h"
 #include "sweep/sim_proc.h"
 #include "workload/workload.h"
@@ -35,6 +38,9 @@ typedef struct sweep {
     int lock_fd;          /* the lock on out, held for the sweep */
     int n_servers;
     int total, done, failures;
+    shard_spec shard;     /* sweep --shard: count > 1 when sharded */
+    const char *prev_run; /* the repetition before (sharded: its parts must be done) */
+    int prev_k;
 } sweep;
 
 static const char *target_name(target_kind k) {
@@ -403,6 +409,107 @@ static int keep_repetition(sweep *s, const campaign_run *cr, int k) {
     return 1;
 }
 
+/* "I/N" and the start instant as --shard and --start-at take them. */
+static void shard_flags(const shard_spec *sh, int64_t at, char *shard, size_t n1, char *start,
+                        size_t n2) {
+    snprintf(shard, n1, "%d/%d", sh->index, sh->count);
+    snprintf(start, n2, "%lld.%06lld", (long long)(at / 1000000), (long long)(at % 1000000));
+}
+
+/* Shard 0's repetition of a sharded sweep (sweep_shards.h): the start
+ * published, its own part run, the others' awaited, all merged into dir. */
+static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *dir, run_opts *ro,
+                         json_t *cmdline, json_t *extra, run_result *rr) {
+    char part[4400], flag[32], start[48], why[1024];
+    int64_t at = shards_publish_start(s->out, &s->shard, s->prev_run, s->prev_k, cr->name, k, 3.0,
+                                      why, sizeof why);
+    s->prev_run = cr->name;
+    s->prev_k = k;
+    if (!at) {
+        json_decref(cmdline);
+        json_decref(extra);
+        rr->code = 1;
+        snprintf(rr->error, sizeof rr->error, "%.500s", why);
+        return;
+    }
+    shards_part_dir(part, sizeof part, s->out, 0, cr->name, k);
+    shard_flags(&s->shard, at, flag, sizeof flag, start, sizeof start);
+    ro->out = part;
+    ro->shard = flag;
+    ro->start_at = start;
+    ro->force = 1; /* the part's directory is this campaign's own */
+    mkdir_p(part);
+    run_execute(ro, cmdline, extra, rr);
+    shards_mark_done(s->out, 0, cr->name, k);
+    if (shards_wait_done(s->out, &s->shard, cr->name, k, ro->timeout_s + SHARDS_WAIT_S, why,
+                         sizeof why)) {
+        rr->code = 1;
+        snprintf(rr->error, sizeof rr->error, "%.500s", why);
+        return;
+    }
+    char **dirs = xcalloc((size_t)s->shard.count, sizeof *dirs);
+    for (int i = 0; i < s->shard.count; i++) {
+        dirs[i] = xmalloc(4400);
+        shards_part_dir(dirs[i], 4400, s->out, i, cr->name, k);
+    }
+    merge_opts mo = {.out = dir, .force = 1};
+    if (merge_shards(dirs, s->shard.count, &mo, why, sizeof why)) {
+        rr->code = 1;
+        snprintf(rr->error, sizeof rr->error, "%.500s", why);
+    } else { /* the repetition's counts are the merged run's */
+        char p[4500];
+        snprintf(p, sizeof p, "%s/summary.json", dir);
+        json_t *sum = json_load_file(p, 0, NULL);
+        rr->requests = (size_t)json_integer_value(json_object_get(sum, "requests"));
+        rr->completed = (size_t)json_integer_value(json_object_get(sum, "completed"));
+        rr->failed = (size_t)json_integer_value(json_object_get(sum, "failed"));
+        rr->duration_s = json_number_value(json_object_get(sum, "duration_s"));
+        json_decref(sum);
+    }
+    for (int i = 0; i < s->shard.count; i++)
+        free(dirs[i]);
+    free(dirs);
+}
+
+/* A shard other than 0 of a sharded sweep: waits for shard 0 to prepare
+ * the output, then runs its part of every repetition when shard 0 says,
+ * and marks each done. Returns the exit code. */
+static int follow_sharded(sweep *s, char *err, int errlen) {
+    const campaign *c = s->c;
+    int64_t started = start_at_now_unix_us();
+    if (shards_wait_ready(s->out, started, err, errlen))
+        return 1;
+    stop_install();
+    int failed = 0;
+    for (int i = 0; i < c->n_runs && !stop_signal(); i++)
+        for (int k = 1; k <= c->runs[i].repetitions && !stop_signal(); k++) {
+            const campaign_run *cr = &c->runs[i];
+            int64_t at = shards_wait_start(s->out, cr->name, k, err, errlen);
+            if (!at)
+                return 1;
+            char part[4400], flag[32], start[48];
+            shards_part_dir(part, sizeof part, s->out, s->shard.index, cr->name, k);
+            shard_flags(&s->shard, at, flag, sizeof flag, start, sizeof start);
+            mkdir_p(part);
+            run_opts ro;
+            run_options_for(cr, k, c->url, part, &ro);
+            ro.shard = flag;
+            ro.start_at = start;
+            ro.force = 1;
+            json_t *extra = json_pack("{s:{s:s,s:s,s:i,s:i}}", "campaign", "name", c->name, "run",
+                                      cr->name, "repetition", k, "shard", s->shard.index);
+            run_result rr = {0};
+            if (!s->o->quiet)
+                fprintf(stderr, "sweep: shard %d/%d: %s rep-%d ...\n", s->shard.index,
+                        s->shard.count, cr->name, k);
+            run_execute(&ro, json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-"),
+                        extra, &rr);
+            failed |= rr.code != 0;
+            shards_mark_done(s->out, s->shard.index, cr->name, k);
+        }
+    return stop_signal() ? stop_exit_code(stop_signal()) : failed;
+}
+
 static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     const campaign *c = s->c;
     char dir[4096], err[4600] = "";
@@ -443,7 +550,10 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
         json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
                   "repetition", k, "server_args", args, "server_restarted", restarted);
     json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
-    run_execute(&ro, cmdline, extra, &rr);
+    if (s->shard.count > 1)
+        lead_sharded(s, cr, k, dir, &ro, cmdline, extra, &rr);
+    else
+        run_execute(&ro, cmdline, extra, &rr);
     json_t *death;
     const char *status = run_status(s, &rr, &death, err, sizeof err);
     if (c->target == TARGET_SERVER && s->managed.log_path)
@@ -531,6 +641,31 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
         snprintf(out_default, sizeof out_default, "out/%s", c->name);
         s.out = out_default;
     }
+    const char *shard = o->shard ? o->shard : c->shards ? "auto" : NULL;
+    int want = c->shards && strcmp(c->shards, "auto") ? atoi(c->shards) : 0;
+    if (shard && !o->dry_run) {
+        if (shard_parse(shard, want, getenv, &s.shard, err, errlen))
+            return 2;
+        if (want && s.shard.count != want) {
+            snprintf(err, errlen,
+                     "--shard: the campaign says shards: %d, but this is shard %d of "
+                     "%d",
+                     want, s.shard.index, s.shard.count);
+            return 2;
+        }
+        if (s.shard.count > 1 && c->target != TARGET_URL) {
+            snprintf(err, errlen,
+                     "--shard: a sharded campaign needs a target.url (every shard "
+                     "sends to the same server)");
+            return 2;
+        }
+        if (s.shard.count > 1 && o->resume) {
+            snprintf(err, errlen, "--shard: cannot --resume a sharded campaign");
+            return 2;
+        }
+        if (s.shard.count > 1 && s.shard.index > 0 && !o->dry_run)
+            return follow_sharded(&s, err, errlen);
+    }
     int no_program = c->target == TARGET_SERVER && check_program(c->server_command, err, errlen);
     if (no_program && !o->dry_run)
         return 2;
@@ -557,6 +692,16 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     json_object_set_new(s.doc, "kept_from_earlier",
                         json_integer((json_int_t)json_array_size(s.kept)));
     write_campaign_json(&s);
+    char shards_dir[4200]; /* an earlier sharded campaign's starts and marks go first */
+    snprintf(shards_dir, sizeof shards_dir, "%s/shards", s.out);
+    if (s.shard.count > 1 && ((access(shards_dir, F_OK) == 0 && remove_tree(shards_dir)) ||
+                              shards_announce_ready(s.out, start_at_now_unix_us()))) {
+        snprintf(err, errlen, "--out %s: cannot write shards/ready: %s", s.out, strerror(errno));
+        json_decref(s.doc);
+        json_decref(s.kept);
+        dir_unlock(s.lock_fd);
+        return 2;
+    }
     for (int i = 0; i < c->n_runs; i++)
         s.total += c->runs[i].repetitions;
     for (int i = 0; i < c->n_runs && !stop_signal(); i++)

@@ -27,6 +27,7 @@ typedef struct sweep_opts {
     const char *self;   /* path of the servelab binary, for the simulator */
     const char *target; /* auto | server | sim (campaign_use_sim); NULL: auto */
     double speedup;     /* with target sim: campaign_use_sim's K; 0 or 1: none */
+    const char *shard;  /* I/N or auto: this process is one shard (sweep/sweep_shards.h) */
 } sweep_opts;
 
 /* Returns the exit code: 0 ok, 1 some run failed, 2 when it could not start
