@@ -82,6 +82,10 @@ install: servelab
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 servelab $(DESTDIR)$(PREFIX)/bin/servelab
 	install -m 644 docs/servelab.1 $(DESTDIR)$(PREFIX)/share/man/man1/servelab.1
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	./servelab completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/servelab
+	./servelab completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_servelab
 
 # No function over 120 lines, no file over 800 (the built-in prompts aside).
 check-sizes:
