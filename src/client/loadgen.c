@@ -621,15 +621,6 @@ static void preconnect(lg *g) {
     event_free(tick);
 }
 
-/* The wall clock at monotonic time t (µs), to the microsecond: a packet
- * capture's times, which are the wall clock's, then read against rows. */
-static int64_t wall_at(int64_t t) {
-    struct timespec real;
-    clock_gettime(CLOCK_REALTIME, &real);
-    int64_t mono = mono_us();
-    return (int64_t)real.tv_sec * 1000000 + real.tv_nsec / 1000 - (mono - t);
-}
-
 static double cpu_seconds(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -701,7 +692,9 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     g.t0 = cfg->t0_when_ready ? cfg->t0_when_ready(cfg->t0_arg)
            : cfg->t0_us       ? cfg->t0_us
                               : mono_us();
-    res->t0_unix_us = wall_at(g.t0);
+    /* t=0 on the wall clock: a packet capture's times, which are the wall
+     * clock's, can then be read against the rows */
+    res->t0_unix_us = wall_at_mono(g.t0);
     if (sampling)
         on_sample_timer(-1, 0, &g); /* the sample at t=0 */
     if (stop_signal()) { /* stopped before it began (in the warmup, say): nothing is sent */

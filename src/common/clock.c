@@ -12,6 +12,22 @@ int64_t mono_us(void) {
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t wall_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t wall_at_mono(int64_t mono) {
+    int64_t wall = wall_us();
+    return wall - (mono_us() - mono);
+}
+
+int64_t mono_at_wall(int64_t wall) {
+    int64_t mono = mono_us();
+    return mono + (wall - wall_us());
+}
+
 void utc_now_iso(char *buf, int n) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -210,8 +210,7 @@ static int prepare_shard(run_ctx *x, run_result *rr) {
     char why[512];
     x->n_all = x->n;
     x->shard.count = 1;
-    if (o->start_at &&
-        start_at_parse(o->start_at, start_at_now_unix_us(), &x->start_at_us, why, sizeof why))
+    if (o->start_at && start_at_parse(o->start_at, wall_us(), &x->start_at_us, why, sizeof why))
         return fail(rr, "--start-at: %s", why);
     if (!o->shard)
         return 0;
@@ -482,7 +481,7 @@ static int measure(run_ctx *x, run_result *rr) {
     if (x->shard_idx)
         x->lc.indices = x->shard_idx;
     if (x->start_at_us) {
-        x->lc.t0_us = start_at_mono_us(x->start_at_us);
+        x->lc.t0_us = mono_at_wall(x->start_at_us);
         if (x->lc.t0_us < mono_us())
             warnx_("--start-at: t=0 passed %.3f s ago (during the warmup?): the first requests "
                    "go late, and their lag_ms says by how much",

@@ -12,6 +12,7 @@
 #include "workload/workload.h"
 #include "run/shard.h"
 #include "run/start_at.h"
+#include "common/clock.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -185,7 +186,7 @@ static int shard_check(const char *v, char *why, size_t whylen) {
 /* --start-at: EPOCH or +S, in the future (checked again when the run starts). */
 static int start_at_check(const char *v, char *why, size_t whylen) {
     int64_t at;
-    return start_at_parse(v, start_at_now_unix_us(), &at, why, whylen);
+    return start_at_parse(v, wall_us(), &at, why, whylen);
 }
 
 /* --rate-plan: stages that parse (workload/rate_plan.h says what they are). */

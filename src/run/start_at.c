@@ -1,6 +1,5 @@
 /* start_at: --start-at and the clock's state (see start_at.h). */
 #include "run/start_at.h"
-#include "common/clock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timex.h>
-#include <time.h>
-
-int64_t start_at_now_unix_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 int start_at_parse(const char *spec, int64_t now_unix_us, int64_t *at_unix_us, char *why,
                    size_t whylen) {
@@ -42,11 +34,6 @@ int start_at_parse(const char *spec, int64_t now_unix_us, int64_t *at_unix_us, c
     }
     *at_unix_us = (int64_t)llround(at);
     return 0;
-}
-
-int64_t start_at_mono_us(int64_t at_unix_us) {
-    int64_t mono = mono_us(), real = start_at_now_unix_us();
-    return mono + (at_unix_us - real);
 }
 
 json_t *start_at_clock_json(void) {

@@ -15,14 +15,10 @@
 #define START_AT_MAX_WAIT_S 86400
 
 /* EPOCH (seconds since 1970, decimals allowed) or +S (seconds from
- * now_unix_us): the instant in microseconds since the epoch. 0, or -1 with
- * one line in why (not a number, in the past, more than a day ahead). */
+ * now_unix_us, common/clock.h's wall_us()): the instant in microseconds since the epoch. 0, or -1
+ * with one line in why (not a number, in the past, more than a day ahead). */
 int start_at_parse(const char *spec, int64_t now_unix_us, int64_t *at_unix_us, char *why,
                    size_t whylen);
-/* CLOCK_REALTIME now, in microseconds since the epoch. */
-int64_t start_at_now_unix_us(void);
-/* The monotonic time (common/clock.h's mono_us) at the wall-clock instant. */
-int64_t start_at_mono_us(int64_t at_unix_us);
 /* {"synchronized": bool, "est_error_us": N, "max_error_us": N} from
  * adjtimex, or {"synchronized": null, "why": ...} when it cannot be read. */
 json_t *start_at_clock_json(void);

@@ -476,7 +476,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
  * and marks each done. Returns the exit code. */
 static int follow_sharded(sweep *s, char *err, int errlen) {
     const campaign *c = s->c;
-    int64_t started = start_at_now_unix_us();
+    int64_t started = wall_us();
     if (shards_wait_ready(s->out, started, err, errlen))
         return 1;
     stop_install();
@@ -695,7 +695,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     char shards_dir[4200]; /* an earlier sharded campaign's starts and marks go first */
     snprintf(shards_dir, sizeof shards_dir, "%s/shards", s.out);
     if (s.shard.count > 1 && ((access(shards_dir, F_OK) == 0 && remove_tree(shards_dir)) ||
-                              shards_announce_ready(s.out, start_at_now_unix_us()))) {
+                              shards_announce_ready(s.out, wall_us()))) {
         snprintf(err, errlen, "--out %s: cannot write shards/ready: %s", s.out, strerror(errno));
         json_decref(s.doc);
         json_decref(s.kept);

@@ -3,6 +3,7 @@
  * and renamed into place, so a reader sees all of it or none; readers poll
  * every 20 ms. */
 #include "sweep/sweep_shards.h"
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/stop.h"
 #include "run/start_at.h"
@@ -58,12 +59,12 @@ static void nap(void) {
 
 /* Polls NAME until its number passes `test` (> since), for up to wait_s. */
 static long long wait_for(const char *out, const char *name, long long since, double wait_s) {
-    int64_t end = start_at_now_unix_us() + (int64_t)(wait_s * 1e6);
+    int64_t end = wall_us() + (int64_t)(wait_s * 1e6);
     for (;;) {
         long long v = get(out, name);
         if (v > since)
             return v;
-        if (start_at_now_unix_us() > end || stop_signal())
+        if (wall_us() > end || stop_signal())
             return 0;
         nap();
     }
@@ -97,7 +98,7 @@ int64_t shards_publish_start(const char *out, const shard_spec *s, const char *p
                              const char *run, int k, double lead_s, char *err, int errlen) {
     if (prev_run && shards_wait_done(out, s, prev_run, prev_k, SHARDS_WAIT_S, err, errlen))
         return 0;
-    int64_t at = start_at_now_unix_us() + (int64_t)(lead_s * 1e6);
+    int64_t at = wall_us() + (int64_t)(lead_s * 1e6);
     char name[600], t[32];
     step_name(name, sizeof name, "start", run, k, -1);
     snprintf(t, sizeof t, "%lld\n", (long long)at);
