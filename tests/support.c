@@ -257,6 +257,13 @@ int servelab_cmd(const char *subcommand_and_args, char **out) {
     return code;
 }
 
+int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f)

@@ -62,6 +62,8 @@ void servelab_ok(const char *subcommand_and_args);
 /* How many files in dir have names starting with prefix; their names, one
  * a line, into names. Fails the test when dir cannot be read. */
 int files_with_prefix(const char *dir, const char *prefix, char *names, size_t cap);
+/* How many times needle occurs in hay, not overlapping. */
+int count_of(const char *hay, const char *needle);
 /* Read a whole file; NULL if missing. */
 char *read_file(const char *path, size_t *len);
 /* A fresh temporary directory, inside $SERVELAB_TEST_DIR (the test's own

@@ -46,9 +46,7 @@ static int runs_ok(const char *out) {
     char p[1200];
     snprintf(p, sizeof p, "%s/campaign.json", out);
     char *cj = read_file(p, NULL);
-    int n = 0;
-    for (const char *s = cj; s && (s = strstr(s, "\"status\": \"ok\"")); s++)
-        n++;
+    int n = count_of(cj, "\"status\": \"ok\"");
     free(cj);
     return n;
 }

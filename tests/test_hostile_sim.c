@@ -109,13 +109,6 @@ static void exchange_str(int port, const char *req, int limit_ms, exchange *x) {
     exchange_bytes(port, req, strlen(req), limit_ms, x);
 }
 
-static int count_of(const char *s, const char *what) {
-    int n = 0;
-    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 /* A well-formed request on a fresh connection gets 200 and a close. */
 static void check_answers_health(int port) {
     static exchange x;

@@ -97,13 +97,6 @@ static int sweep_into(const char *cfg, const char *out, const char *extra, char 
     return servelab_cmd(cmd, msg);
 }
 
-static int count_of(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 TEST(outdir_sweep_refuses_resumes_and_forces) {
     char *dir = temp_dir(), out[1024], p[1400], *msg;
     snprintf(out, sizeof out, "%s/o", dir);

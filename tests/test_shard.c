@@ -202,9 +202,7 @@ TEST_SLOW(shard_sweep_four_processes_make_one_campaign) {
     char p[1200];
     snprintf(p, sizeof p, "%s/o/campaign.json", dir);
     char *cj = read_file(p, NULL);
-    int ok = 0;
-    for (const char *c = cj; c && (c = strstr(c, "\"status\": \"ok\"")); c++)
-        ok++;
+    int ok = count_of(cj, "\"status\": \"ok\"");
     CHECK_MSG(ok == 3, "%d of 3 repetitions ok: %s", ok, cj);
     free(cj);
     const char *reps[] = {"a/rep-1", "b/rep-1", "b/rep-2"};

@@ -15,8 +15,45 @@
 #include <string.h>
 #include <time.h>
 
+/* The four shards in dir/shard-0..3 took their ranks from `source`; merged
+ * (given in reverse order when `reversed`), they are one run of 120 rows,
+ * req-0 to req-119, none failed, whose report regenerates from its rows. */
+static void merged_shards_are_one_run(const char *dir, const char *source, int reversed) {
+    char cmd[4096], p[1200], want[96], *out;
+    snprintf(want, sizeof want, "\"source\": \"%s\"", source);
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/shard-%d/meta.json", dir, i);
+        char *meta = read_file(p, NULL);
+        CHECK_MSG(meta && strstr(meta, want), "shard %d did not take its rank from %s", i, source);
+        free(meta);
+    }
+    int o[4] = {0, 1, 2, 3}, r[4] = {3, 2, 1, 0};
+    const int *k = reversed ? r : o;
+    snprintf(cmd, sizeof cmd,
+             "merge %s/shard-%d %s/shard-%d %s/shard-%d %s/shard-%d --out %s/merged", dir, k[0],
+             dir, k[1], dir, k[2], dir, k[3], dir);
+    servelab_ok(cmd);
+    snprintf(p, sizeof p, "%s/merged/requests.csv", dir);
+    csv_table *t = csv_read(p);
+    CHECK(t != NULL);
+    CHECK_INT(t->n_rows, 120);
+    for (int i = 0; i < t->n_rows; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "req-%d", i);
+        CHECK_STR(csv_get(t, i, "request_id"), id);
+        CHECK_STR(csv_get(t, i, "error"), "");
+    }
+    csv_free(t);
+    snprintf(cmd, sizeof cmd, "report %s/merged", dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd, "report %s/merged --check", dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "%s", out);
+    free(out);
+}
+
 TEST_SLOW(slurm_srun_four_shards_merge_into_one_run) {
-    char *dir = temp_dir(), cmd[4096], *out;
+    char *dir = temp_dir(), cmd[4096];
     int code;
     snprintf(cmd, sizeof cmd, "sh scripts/slurm_cluster.sh start %s/cluster 2>&1", dir);
     char *conf = run_capture(cmd, &code);
@@ -40,34 +77,7 @@ TEST_SLOW(slurm_srun_four_shards_merge_into_one_run) {
     free(run_capture(cmd, &stop_code));
     CHECK_MSG(code == 0, "srun exit %d: %s", code, srun);
     free(srun);
-    for (int i = 0; i < 4; i++) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/shard-%d/meta.json", dir, i);
-        char *meta = read_file(p, NULL);
-        CHECK_MSG(meta && strstr(meta, "\"source\": \"SLURM_PROCID\""),
-                  "shard %d did not take its rank from Slurm", i);
-        free(meta);
-    }
-    snprintf(cmd, sizeof cmd, "merge %s/shard-0 %s/shard-1 %s/shard-2 %s/shard-3 --out %s/merged",
-             dir, dir, dir, dir, dir);
-    servelab_ok(cmd);
-    char p[1200];
-    snprintf(p, sizeof p, "%s/merged/requests.csv", dir);
-    csv_table *t = csv_read(p);
-    CHECK(t != NULL);
-    CHECK_INT(t->n_rows, 120);
-    for (int i = 0; i < t->n_rows; i++) {
-        char want[32];
-        snprintf(want, sizeof want, "req-%d", i);
-        CHECK_STR(csv_get(t, i, "request_id"), want);
-        CHECK_STR(csv_get(t, i, "error"), "");
-    }
-    csv_free(t);
-    snprintf(cmd, sizeof cmd, "report %s/merged", dir);
-    servelab_ok(cmd);
-    snprintf(cmd, sizeof cmd, "report %s/merged --check", dir);
-    code = servelab_cmd(cmd, &out);
-    CHECK_MSG(code == 0, "%s", out);
+    merged_shards_are_one_run(dir, "SLURM_PROCID", 0);
     free(conf);
     sim_stop(&sim);
 }
@@ -77,7 +87,7 @@ TEST_SLOW(slurm_srun_four_shards_merge_into_one_run) {
  * passes only when SERVELAB_REQUIRE_MPI is unset (.ci/run installs Debian's
  * openmpi-bin and sets it). */
 TEST_SLOW(mpirun_four_shards_merge_into_one_run) {
-    char *dir = temp_dir(), cmd[4096], *out;
+    char *dir = temp_dir(), cmd[4096];
     int code;
     char *where = run_capture("command -v mpirun", &code);
     if (code != 0 && !getenv("SERVELAB_REQUIRE_MPI")) {
@@ -98,29 +108,6 @@ TEST_SLOW(mpirun_four_shards_merge_into_one_run) {
     char *run = run_capture(cmd, &code);
     CHECK_MSG(code == 0, "mpirun exit %d: %s", code, run);
     free(run);
-    for (int i = 0; i < 4; i++) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/shard-%d/meta.json", dir, i);
-        char *meta = read_file(p, NULL);
-        CHECK_MSG(meta && strstr(meta, "\"source\": \"OMPI_COMM_WORLD_RANK\""),
-                  "shard %d did not take its rank from Open MPI", i);
-        free(meta);
-    }
-    snprintf(cmd, sizeof cmd, "merge %s/shard-3 %s/shard-2 %s/shard-1 %s/shard-0 --out %s/merged",
-             dir, dir, dir, dir, dir);
-    servelab_ok(cmd);
-    char p[1200];
-    snprintf(p, sizeof p, "%s/merged/requests.csv", dir);
-    csv_table *t = csv_read(p);
-    CHECK(t != NULL);
-    CHECK_INT(t->n_rows, 120);
-    for (int i = 0; i < t->n_rows; i++)
-        CHECK_STR(csv_get(t, i, "error"), "");
-    csv_free(t);
-    snprintf(cmd, sizeof cmd, "report %s/merged", dir);
-    servelab_ok(cmd);
-    snprintf(cmd, sizeof cmd, "report %s/merged --check", dir);
-    code = servelab_cmd(cmd, &out);
-    CHECK_MSG(code == 0, "%s", out);
+    merged_shards_are_one_run(dir, "OMPI_COMM_WORLD_RANK", 1);
     sim_stop(&sim);
 }

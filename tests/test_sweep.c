@@ -33,13 +33,6 @@ static int exists(const char *dir, const char *rel) {
     return stat(p, &st) == 0;
 }
 
-static int count_of(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 TEST(sweep_3x2_against_sim_layout_report_and_dry_run) {
     char *dir = temp_dir();
     char *cfg = write_campaign(dir, "name: t\n"

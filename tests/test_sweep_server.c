@@ -9,13 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int count_of(const char *hay, const char *needle) {
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 TEST(sweep_server_that_does_not_start_fails_its_run_at_once) {
     char *dir = temp_dir(), cfg[1024], cmd[2400], p[1400], *out;
     snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
