@@ -269,7 +269,7 @@ static int prepare_out(run_ctx *x, run_result *rr) {
         x->o.out = x->out_default;
     }
     const char *out = x->o.out;
-    char err[4400], names[256];
+    char err[4400];
     if (strlen(out) > OUT_DIR_MAX)
         return fail(rr, "--out: the path has %zu characters (at most %d)", strlen(out),
                     OUT_DIR_MAX);
@@ -284,15 +284,8 @@ static int prepare_out(run_ctx *x, run_result *rr) {
                     "--out %s holds a campaign (campaign.json): give the run a directory of "
                     "its own",
                     out);
-    int held = run_dir_holds(out, names, sizeof names);
-    if (held && !x->o.force)
-        return fail(rr,
-                    "--out %s already holds a run (%s): add --force to replace it, or give "
-                    "another --out",
-                    out, names);
-    if (held && run_dir_clear(out))
-        return fail(rr, "--out %s: cannot remove the earlier run's files: %s", out,
-                    strerror(errno));
+    if (run_dir_take(out, x->o.force, err, sizeof err))
+        return fail(rr, "--out %s", err);
     return 0;
 }
 

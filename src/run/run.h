@@ -141,6 +141,10 @@ extern const char *const run_file_names[];
 int run_dir_holds(const char *dir, char *names, size_t n);
 /* Removes them and their temporary files: 0, or -1 with errno. */
 int run_dir_clear(const char *dir);
+/* A run's files may go into dir: it holds none of them, or, with force,
+ * they were removed. 0, or -1 with "DIR already holds a run (...): add
+ * --force ..." or why they could not be removed in err. */
+int run_dir_take(const char *dir, int force, char *err, size_t errlen);
 /* meta.json's command line with --header values and URL credentials
  * redacted. */
 json_t *run_command_line_json(int argc, char **argv);

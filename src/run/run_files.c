@@ -58,6 +58,23 @@ int run_dir_clear(const char *dir) {
     return rc;
 }
 
+int run_dir_take(const char *dir, int force, char *err, size_t errlen) {
+    char names[256];
+    int held = run_dir_holds(dir, names, sizeof names);
+    if (held && !force) {
+        snprintf(err, errlen,
+                 "%s already holds a run (%s): add --force to replace it, or give another --out",
+                 dir, names);
+        return -1;
+    }
+    if (held && run_dir_clear(dir)) {
+        snprintf(err, errlen, "%s: cannot remove the earlier run's files: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Header names only: values (keys, tokens) never reach a file. */
 static json_t *redacted_headers(const opt_list *h) {
     json_t *a = json_array();

@@ -427,23 +427,14 @@ static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
 }
 
 static int prepare_out(const merge_opts *o, char *err, int errlen) {
-    char names[256];
+    char why[4500];
     if (mkdir_p(o->out)) {
         snprintf(err, errlen, "merge: --out %s: cannot create directory: %s", o->out,
                  strerror(errno));
         return -1;
     }
-    int held = run_dir_holds(o->out, names, sizeof names);
-    if (held && !o->force) {
-        snprintf(err, errlen,
-                 "merge: --out %s already holds a run (%s): add --force to replace it, or give "
-                 "another --out",
-                 o->out, names);
-        return -1;
-    }
-    if (held && run_dir_clear(o->out)) {
-        snprintf(err, errlen, "merge: --out %s: cannot remove the earlier files: %s", o->out,
-                 strerror(errno));
+    if (run_dir_take(o->out, o->force, why, sizeof why)) {
+        snprintf(err, errlen, "merge: --out %s", why);
         return -1;
     }
     return 0;

@@ -1,7 +1,7 @@
 /* sweep_shards: the files through which a sharded sweep's processes agree
- * (see sweep_shards.h). Each file is written whole under a temporary name
- * and renamed into place, so a reader sees all of it or none; readers poll
- * every 20 ms. */
+ * (see sweep_shards.h). Each holds one number, {"value": N}, written whole
+ * under a temporary name and renamed into place (write_json_atomic), so a
+ * reader sees all of it or none; readers poll every 20 ms. */
 #include "sweep/sweep_shards.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -9,46 +9,31 @@
 #include "run/start_at.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-static void path_of(char *buf, size_t n, const char *out, const char *name) {
-    snprintf(buf, n, "%s/shards/%s", out, name);
-}
-
-/* `text` into OUT/shards/NAME, atomically. */
-static int put(const char *out, const char *name, const char *text) {
-    char dir[4200], p[4400], tmp[4500];
+/* `value` into OUT/shards/NAME as {"value": N}, atomically (common/files.h). */
+static int put(const char *out, const char *name, long long value) {
+    char dir[4200];
     snprintf(dir, sizeof dir, "%s/shards", out);
     if (mkdir_p(dir))
         return -1;
-    path_of(p, sizeof p, out, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", p, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int bad = fputs(text, f) < 0;
-    if (fclose(f) || bad || rename(tmp, p)) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    json_t *o = json_pack("{s:I}", "value", (json_int_t)value);
+    int rc = write_json_atomic(dir, name, o);
+    json_decref(o);
+    return rc;
 }
 
 /* The number in OUT/shards/NAME; 0 when it is not there (yet). */
 static long long get(const char *out, const char *name) {
     char p[4400];
-    path_of(p, sizeof p, out, name);
-    FILE *f = fopen(p, "r");
-    long long v = 0;
-    if (f) {
-        if (fscanf(f, "%lld", &v) != 1)
-            v = 0;
-        fclose(f);
-    }
+    snprintf(p, sizeof p, "%s/shards/%s", out, name);
+    json_t *o = json_load_file(p, 0, NULL);
+    long long v = (long long)json_integer_value(json_object_get(o, "value"));
+    json_decref(o);
     return v;
 }
 
@@ -71,9 +56,7 @@ static long long wait_for(const char *out, const char *name, long long since, do
 }
 
 int shards_announce_ready(const char *out, int64_t started_unix_us) {
-    char t[32];
-    snprintf(t, sizeof t, "%lld\n", (long long)started_unix_us);
-    return put(out, "ready", t);
+    return put(out, "ready", (long long)started_unix_us);
 }
 
 int shards_wait_ready(const char *out, int64_t since_unix_us, char *err, int errlen) {
@@ -99,10 +82,9 @@ int64_t shards_publish_start(const char *out, const shard_spec *s, const char *p
     if (prev_run && shards_wait_done(out, s, prev_run, prev_k, SHARDS_WAIT_S, err, errlen))
         return 0;
     int64_t at = wall_us() + (int64_t)(lead_s * 1e6);
-    char name[600], t[32];
+    char name[600];
     step_name(name, sizeof name, "start", run, k, -1);
-    snprintf(t, sizeof t, "%lld\n", (long long)at);
-    if (put(out, name, t)) {
+    if (put(out, name, (long long)at)) {
         snprintf(err, errlen, "cannot write %s/shards/%s: %s", out, name, strerror(errno));
         return 0;
     }
@@ -126,7 +108,7 @@ void shards_part_dir(char *buf, size_t n, const char *out, int index, const char
 int shards_mark_done(const char *out, int index, const char *run, int k) {
     char name[600];
     step_name(name, sizeof name, "done", run, k, index);
-    return put(out, name, "1\n");
+    return put(out, name, 1);
 }
 
 int shards_wait_done(const char *out, const shard_spec *s, const char *run, int k, double wait_s,
