@@ -69,16 +69,15 @@ const opt_def campaign_run_keys[] = {
 /* One map of options (the top level or a run) while it is read. */
 typedef struct level {
     campaign_run *run;
-    double slo[3];                  /* ttft, tpot, e2e in ms; 0 = unset */
     const yaml_node_t *requests_at; /* this map's own requests key, if any */
     const yaml_node_t *duration_at;
 } level;
 
 static const char *const slo_names[] = {"ttft", "tpot", "e2e"};
 static const opt_def slo_rows[] = {
-    {.name = "ttft_ms", .key = "ttft_ms", .type = OPT_NUMBER, OPT_AT(level, slo[0]), .above = 1},
-    {.name = "tpot_ms", .key = "tpot_ms", .type = OPT_NUMBER, OPT_AT(level, slo[1]), .above = 1},
-    {.name = "e2e_ms", .key = "e2e_ms", .type = OPT_NUMBER, OPT_AT(level, slo[2]), .above = 1},
+    {.name = "ttft_ms", .key = "ttft_ms", .type = OPT_NUMBER, CR(slo_ms[0]), .above = 1},
+    {.name = "tpot_ms", .key = "tpot_ms", .type = OPT_NUMBER, CR(slo_ms[1]), .above = 1},
+    {.name = "e2e_ms", .key = "e2e_ms", .type = OPT_NUMBER, CR(slo_ms[2]), .above = 1},
     {0}};
 
 typedef struct mix_weight {
@@ -266,7 +265,7 @@ static int read_slo(loader *l, level *lv, const yaml_node_t *sk, const yaml_node
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         char path[KEY_PATH_LEN];
         yread_join(path, prefix, yread_text(k));
-        if (yread_set(y, k, v, path, opt_find_key(slo_rows, yread_text(k)), lv))
+        if (yread_set(y, k, v, path, opt_find_key(slo_rows, yread_text(k)), lv->run))
             return -1;
     }
     return 0;
@@ -302,6 +301,16 @@ static int apply_key(loader *l, level *lv, const char *prefix, const yaml_node_t
     return yread_set(&l->y, k, v, path, opt_find_key(campaign_run_keys, key), lv->run);
 }
 
+/* The run option's text of the bounds, "ttft=750ms,tpot=100ms"
+ * (malloc'd), or NULL when none is set. */
+static char *slo_text(const double slo_ms[3]) {
+    strbuf b = {0};
+    for (int i = 0; i < 3; i++)
+        if (slo_ms[i] > 0)
+            sb_printf(&b, "%s%s=%gms", b.n ? "," : "", slo_names[i], slo_ms[i]);
+    return b.s;
+}
+
 /* After a level's map: the requests/duration choice and the slo string. */
 static void finish_level(loader *l, level *lv) {
     run_opts *p = &lv->run->p;
@@ -313,12 +322,9 @@ static void finish_level(loader *l, level *lv) {
         p->duration_s = 0;
         p->have_duration = 0;
     }
-    strbuf b = {0};
-    for (int i = 0; i < 3; i++)
-        if (lv->slo[i] > 0)
-            sb_printf(&b, "%s%s=%gms", b.n ? "," : "", slo_names[i], lv->slo[i]);
-    p->slo = b.s ? yread_keep(&l->y, b.s) : NULL;
-    sb_free(&b);
+    char *slo = slo_text(lv->run->slo_ms);
+    p->slo = slo ? yread_keep(&l->y, slo) : NULL;
+    free(slo);
 }
 
 /* ---- target ---- */
@@ -455,25 +461,6 @@ static const char *campaign_keep(campaign *c, const char *text) {
     return c->strings[c->n_strings++] = xstrdup(text);
 }
 
-/* "ttft=20000ms,tpot=2500ms" with every bound / k. */
-static const char *scaled_slo(campaign *c, const char *slo, double k) {
-    strbuf b = {0};
-    const char *p = slo;
-    while (p && *p) {
-        char name[16];
-        double ms;
-        int used = 0;
-        if (sscanf(p, "%15[a-z]=%lfms%n", name, &ms, &used) != 2 || !used)
-            break;
-        sb_printf(&b, "%s%s=%gms", b.n ? "," : "", name, ms / k);
-        p += used;
-        p += *p == ',';
-    }
-    const char *out = b.s ? campaign_keep(c, b.s) : NULL;
-    sb_free(&b);
-    return out;
-}
-
 static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int errlen) {
     if (r->sim_args)
         r->server_args = r->sim_args;
@@ -491,8 +478,11 @@ static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int err
     p->duration_s /= k;
     p->think_time_s /= k;
     p->timeout_s /= k;
-    if (p->slo)
-        p->slo = scaled_slo(c, p->slo, k);
+    for (int i = 0; i < 3; i++)
+        r->slo_ms[i] /= k;
+    char *slo = slo_text(r->slo_ms);
+    p->slo = slo ? campaign_keep(c, slo) : NULL;
+    free(slo);
     return 0;
 }
 
@@ -554,8 +544,7 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
     *run = *defaults->run;
     run->name = NULL;
     run->line = yread_line(r);
-    level lv = {.run = run};
-    memcpy(lv.slo, defaults->slo, sizeof lv.slo);
+    level lv = {.run = run}; /* its slo_ms start as the defaults' */
     for (yaml_node_pair_t *pr = r->data.mapping.pairs.start; pr < r->data.mapping.pairs.top; pr++) {
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         int rc = strcmp(yread_text(k), "name") ? apply_key(l, &lv, prefix, k, v)
