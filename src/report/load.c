@@ -399,6 +399,24 @@ static void load_gpu(const char *path, run_files *rf) {
     csv_close(&c);
 }
 
+int meta_summary_params(json_t *meta, const char *slo, double cost_per_hour, summary_params *p,
+                        char *err, int errlen) {
+    json_t *cfg = json_object_get(meta, "config");
+    json_t *rate = json_object_get(cfg, "rate"), *cost = json_object_get(cfg, "cost_per_hour");
+    p->offered_rps = !meta                  ? NAN
+                     : json_is_number(rate) ? json_number_value(rate)
+                                            : INFINITY; /* "inf" or unknown */
+    p->client_cpu_s = -1;
+    if (!slo && json_is_string(json_object_get(cfg, "slo")))
+        slo = json_string_value(json_object_get(cfg, "slo"));
+    if (slo && slo_parse(slo, &p->slo, err, errlen))
+        return -1;
+    p->cost_per_hour = cost_per_hour > 0      ? cost_per_hour
+                       : json_is_number(cost) ? json_number_value(cost)
+                                              : 0;
+    return 0;
+}
+
 int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *err, int errlen) {
     char path[4096];
     memset(files, 0, sizeof *files);

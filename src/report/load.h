@@ -25,4 +25,12 @@ typedef struct run_files {
 int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *err, int errlen);
 void run_files_free(run_files *f);
 
+/* A run's summary parameters from its meta.json (NULL: none known): the
+ * offered rate (NAN without meta.json, INFINITY for inf), the SLO (slo, when
+ * not NULL, in place of the run's own) and the cost basis (cost_per_hour,
+ * when > 0, in place of the run's own). 0, or -1 with why the SLO does not
+ * parse in err. */
+int meta_summary_params(json_t *meta, const char *slo, double cost_per_hour, summary_params *p,
+                        char *err, int errlen);
+
 #endif

@@ -10,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double meta_rate(json_t *meta) {
-    json_t *r = json_object_get(json_object_get(meta, "config"), "rate");
-    if (json_is_number(r))
-        return json_number_value(r);
-    return INFINITY; /* "inf" or unknown */
-}
-
 enum { BY_CLASS, BY_PART, BY_TURN };
 
 static void subset(const run_rows *all, int by, int key, run_rows *out) {
@@ -50,18 +43,8 @@ void pool_sorted_metric(const run_rows *rows, int tpot, double **out, size_t *n)
  * meta.json), and whether the rows came from the simulator. */
 static int read_settings(report_run *rr, const report_opts *o, char *err, int errlen) {
     json_t *meta = rr->files[0].meta;
-    json_t *cfg = json_object_get(meta, "config");
-    rr->params.offered_rps = meta ? meta_rate(meta) : NAN;
-    rr->params.client_cpu_s = -1;
-    const char *slo = o->slo;
-    if (!slo && json_is_string(json_object_get(cfg, "slo")))
-        slo = json_string_value(json_object_get(cfg, "slo"));
-    if (slo && slo_parse(slo, &rr->params.slo, err, errlen))
+    if (meta_summary_params(meta, o->slo, o->cost_per_hour, &rr->params, err, errlen))
         return -1;
-    json_t *cost = json_object_get(cfg, "cost_per_hour");
-    rr->params.cost_per_hour = o->cost_per_hour > 0   ? o->cost_per_hour
-                               : json_is_number(cost) ? json_number_value(cost)
-                                                      : 0;
     rr->fixture = json_is_true(json_object_get(meta, "fixture"));
     return 0;
 }

@@ -399,17 +399,9 @@ static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
     memset(&files, 0, sizeof files);
     if (load_run(out, 0, &rows, &files, err, errlen))
         return -1;
-    json_t *cfg = json_object_get(meta, "config");
-    json_t *rate = json_object_get(cfg, "rate"), *slo = json_object_get(cfg, "slo"),
-           *cost = json_object_get(cfg, "cost_per_hour");
-    summary_params sp = {.offered_rps = json_is_number(rate) ? json_number_value(rate) : INFINITY,
-                         .cost_per_hour = json_is_number(cost) ? json_number_value(cost) : 0,
-                         .client_cpu_s = -1};
-    if (json_is_string(rate) && strcmp(json_string_value(rate), "inf"))
-        sp.offered_rps = atof(json_string_value(rate));
+    summary_params sp = {0};
     char why[256];
-    if (json_is_string(slo))
-        slo_parse(json_string_value(slo), &sp.slo, why, sizeof why);
+    meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
     run_summary s;
     summarize(&rows, &sp, &s);
     json_t *sj = summary_json(&s);
@@ -470,8 +462,7 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
         rc = -1;
     }
     if (!rc)
-        rc = write_summary(o->out, json_object_get(s[0].meta, "config") ? s[0].meta : NULL, err,
-                           errlen);
+        rc = write_summary(o->out, s[0].meta, err, errlen);
     for (int i = 0; i < n; i++)
         json_decref(s[i].meta);
     free(s);
