@@ -5,12 +5,15 @@
  * here are the options, the help and the exit code. */
 #include "cli/commands.h"
 #include "report/report.h"
+#include "report/vllm_export.h"
 
 #include <stdio.h>
 
 typedef struct report_cli {
     const char *out;
     int check;
+    int vllm_json;
+    const char *metric_percentiles;
     report_opts ro;
 } report_cli;
 
@@ -25,6 +28,16 @@ static const opt_def report_options[] = {
      .type = OPT_FLAG,
      REPORT(check),
      .help = "regenerate in memory, compare with --out, exit 1 on drift"},
+    {.name = "vllm-json",
+     .type = OPT_FLAG,
+     REPORT(vllm_json),
+     .help = "also write each run as vLLM's bench serve result file (vllm-RUN.json)"},
+    {.name = "metric-percentiles",
+     .type = OPT_STRING,
+     REPORT(metric_percentiles),
+     .arg = "P[,P...]",
+     .def = "99",
+     .help = "the percentiles of those files (as vLLM's option)"},
     {.name = "slo",
      .type = OPT_STRING,
      REPORT(ro.slo),
@@ -59,6 +72,11 @@ static int report_main(int argc, char **argv) {
                         "give at least one run directory (see servelab report --help)");
     }
     char out_default[4000], err[1024];
+    vllm_export_opts vo = {0};
+    if (vllm_percentiles_parse(o.metric_percentiles, &vo, err, sizeof err)) {
+        opt_args_free(&args);
+        return cli_fail(&cmd_report, "%s", err);
+    }
     if (!o.out) {
         snprintf(out_default, sizeof out_default, "%s/report", args.positional[0]);
         o.out = out_default;
@@ -73,7 +91,10 @@ static int report_main(int argc, char **argv) {
     out_file *files;
     int n, code = 0;
     report_render(&r, &files, &n);
-    if (o.check) {
+    if (o.vllm_json && vllm_report_files(&r, &vo, &files, &n, err, sizeof err)) {
+        fprintf(stderr, "servelab: report --vllm-json: %s\n", err);
+        code = 2;
+    } else if (o.check) {
         code = check(o.out, files, n);
     } else if (report_write(o.out, files, n, err, sizeof err)) {
         fprintf(stderr, "servelab: report: %s\n", err);

@@ -1,10 +1,37 @@
 /* cli/run: `servelab run`, one load run: reads the command line against
  * run_options (run/run_options.c), checks the whole set, and hands it to
- * run_execute (run/run.c), whose result is the exit code. */
+ * run_execute (run/run.c), whose result is the exit code. With
+ * --save-vllm-json the run's rows are then also written as vLLM's result
+ * file (report/vllm_export.h); its settings are checked before any
+ * traffic, like every other option. */
 #include "cli/commands.h"
+#include "report/vllm_export.h"
 #include "run/run.h"
 
+#include <libgen.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* --save-vllm-json's folder exists and --metric-percentiles reads: 0, or
+ * -1 with why in err. */
+static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, int errlen) {
+    if (vllm_percentiles_parse(o->metric_percentiles ? o->metric_percentiles : "99", v, err,
+                               errlen))
+        return -1;
+    if (!o->save_vllm_json)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", o->save_vllm_json);
+    struct stat st;
+    const char *folder = dirname(path);
+    if (!o->save_vllm_json[0] || stat(folder, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--save-vllm-json %s: no folder %s to write it in", o->save_vllm_json,
+                 folder);
+        return -1;
+    }
+    return 0;
+}
 
 static int run_main(int argc, char **argv) {
     run_opts o;
@@ -12,13 +39,22 @@ static int run_main(int argc, char **argv) {
     int rc = cli_parse(&cmd_run, argc, argv, &o, 0, NULL);
     if (rc)
         return rc > 0 ? 0 : 2;
-    char err[512];
-    if (run_opts_validate(&o, err, sizeof err))
+    char err[4600];
+    vllm_export_opts v = {0};
+    if (run_opts_validate(&o, err, sizeof err) || vllm_json_check(&o, &v, err, sizeof err))
         return cli_fail(&cmd_run, "%s", err);
     run_result r;
     int code = run_execute(&o, run_command_line_json(argc + 1, argv - 1), NULL, &r);
     if (r.error[0])
         fprintf(stderr, "servelab: run: %s\n", r.error);
+    if (o.save_vllm_json && code != 2 && r.out[0]) {
+        if (vllm_export_file(r.out, o.save_vllm_json, &v, err, sizeof err)) {
+            fprintf(stderr, "servelab: run: --save-vllm-json: %s\n", err);
+            return code ? code : 1;
+        }
+        if (!o.quiet)
+            fprintf(stderr, "servelab: run: vLLM's result file in %s\n", o.save_vllm_json);
+    }
     return code;
 }
 

@@ -7,6 +7,9 @@
  * two arguments) is one directory by its device and inode, and is kept
  * under the path that needs no link when there is one, else the first.
  *
+ * A path that is a file is a result file of vLLM's client, one run named
+ * after the file (report/vllm_import.h).
+ *
  * A report over more than one campaign names each run after its campaign
  * ("A/load-8rps"): two sweeps of the same plan have runs of the same names,
  * and only the campaign tells them apart. A run's campaign is the nearest
@@ -155,6 +158,9 @@ static void group_key(const char *path, char *key, size_t cap, char *name, size_
     }
     const char *b = strrchr(key, '/');
     snprintf(name, ncap, "%.255s", b ? b + 1 : key); /* a file name: at most 255 bytes */
+    size_t n = strlen(name);
+    if (n > 5 && !strcmp(name + n - 5, ".json")) /* vLLM's result file: named without it */
+        name[n - 5] = 0;
 }
 
 /* Length of the report argument a found directory lies under, with its
@@ -337,8 +343,13 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
     dir_list dirs = {0};
     for (int i = 0; i < n_paths; i++) {
         struct stat st;
+        if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)) { /* vLLM's result file */
+            dl_add(&dirs, paths[i]);
+            dirs.st[dirs.n - 1] = st;
+            continue;
+        }
         if (stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "report: %s: not a directory", paths[i]);
+            snprintf(err, errlen, "report: %s: neither a directory nor a file", paths[i]);
             dir_list_free(&dirs);
             return -1;
         }

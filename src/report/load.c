@@ -4,6 +4,7 @@
  * server_metrics.csv and gpu.csv are samples beside it, so a row there
  * that does not read is skipped. */
 #include "report/load.h"
+#include "report/vllm_import.h"
 #include "common/csv.h"
 #include "common/util.h"
 
@@ -419,6 +420,8 @@ int meta_summary_params(json_t *meta, const char *slo, double cost_per_hour, sum
 
 int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *err, int errlen) {
     char path[4096];
+    if (vllm_import_is_file(dir)) /* vLLM's result file, not a run directory */
+        return vllm_import(dir, part, rows, files, err, errlen);
     memset(files, 0, sizeof *files);
     snprintf(path, sizeof path, "%s/meta.json", dir);
     files->meta = json_load_file(path, 0, NULL);

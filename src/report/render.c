@@ -37,7 +37,7 @@ static void html_figure(strbuf *h, const figure *f) {
     sb_puts(h, ")</figcaption>\n</figure>\n");
 }
 
-static out_file *add_out(out_file **o, int *n, const char *name) {
+out_file *out_files_add(out_file **o, int *n, const char *name) {
     *o = xrealloc(*o, (size_t)(*n + 1) * sizeof **o);
     out_file *f = &(*o)[(*n)++];
     memset(f, 0, sizeof *f);
@@ -183,8 +183,8 @@ void report_render(const report *r, out_file **files, int *n_files) {
     }
     run_figs[r->n_runs] = nf;
 
-    render_summary_csv(r, &add_out(files, n_files, "summary.csv")->body);
-    render_summary_json(r, &add_out(files, n_files, "summary.json")->body);
+    render_summary_csv(r, &out_files_add(files, n_files, "summary.csv")->body);
+    render_summary_json(r, &out_files_add(files, n_files, "summary.json")->body);
     documents d = {0};
     put_front(&d, r);
     for (int i = 0; i < n_across; i++)
@@ -192,10 +192,10 @@ void report_render(const report *r, out_file **files, int *n_files) {
     for (int k = 0; k < r->n_runs; k++)
         put_run(&d, &r->runs[k], figs, run_figs[k], run_figs[k + 1]);
     sb_puts(&d.html, "</body>\n</html>\n");
-    add_out(files, n_files, "summary.md")->body = d.md;
-    add_out(files, n_files, "report.html")->body = d.html;
+    out_files_add(files, n_files, "summary.md")->body = d.md;
+    out_files_add(files, n_files, "report.html")->body = d.html;
     for (int i = 0; i < nf; i++)
-        add_out(files, n_files, figs[i].file)->body = figs[i].svg;
+        out_files_add(files, n_files, figs[i].file)->body = figs[i].svg;
     free(figs);
     free(run_figs);
 }

@@ -77,6 +77,8 @@ int report_write(const char *out, const out_file *files, int n_files, char *err,
  * else 0. */
 int report_check(const char *out, const out_file *files, int n_files, FILE *to);
 void report_free(report *r);
+/* A new empty file named `name` at the end of the list. */
+out_file *out_files_add(out_file **files, int *n_files, const char *name);
 void out_files_free(out_file *f, int n);
 
 #endif

@@ -102,9 +102,12 @@ static void meta_rows(const report *r, table *t) {
     cells[1] = buf;
     table_add_row(t, cells);
     json_t *tool = json_object_get(meta, "tool");
-    snprintf(buf, sizeof buf, "servelab %s (%s)",
-             json_string_value(json_object_get(tool, "version")) ?: "?",
-             json_string_value(json_object_get(tool, "git_commit")) ?: "?");
+    if (json_is_string(json_object_get(tool, "name"))) /* another client's file */
+        snprintf(buf, sizeof buf, "%s", json_string_value(json_object_get(tool, "name")));
+    else
+        snprintf(buf, sizeof buf, "servelab %s (%s)",
+                 json_string_value(json_object_get(tool, "version")) ?: "?",
+                 json_string_value(json_object_get(tool, "git_commit")) ?: "?");
     cells[0] = no_meta ? "measured with (of the runs with meta.json)" : "measured with";
     cells[1] = buf;
     table_add_row(t, cells);

@@ -269,6 +269,7 @@ static int prepare_out(run_ctx *x, run_result *rr) {
         x->o.out = x->out_default;
     }
     const char *out = x->o.out;
+    snprintf(rr->out, sizeof rr->out, "%s", out);
     char err[4400];
     if (strlen(out) > OUT_DIR_MAX)
         return fail(rr, "--out: the path has %zu characters (at most %d)", strlen(out),

@@ -69,6 +69,8 @@ typedef struct run_opts {
     double max_error_rate; /* exit 1 when more than this fraction failed (or all did) */
     double cost_per_hour;  /* 0: no cost */
     const char *out;
+    const char *save_vllm_json;     /* --save-vllm-json FILE (cli/run.c writes it); NULL: none */
+    const char *metric_percentiles; /* its percentiles, "99" or "50,90,99" */
     int64_t max_event_bytes;
     int64_t max_chunks;           /* chunks kept of one answer; past it the request is malformed */
     const char *metrics_interval; /* "auto" or seconds, as given (run_metrics_interval_s) */
@@ -105,6 +107,7 @@ typedef struct run_result {
     double server_peak_rss_bytes; /* the server's tree at its largest (0: not sampled) */
     int code;                     /* the exit code `servelab run` gives */
     char error[512];              /* why, when the run failed or did not start; "" otherwise */
+    char out[3072];               /* the run's directory (--out, or the one chosen); "" before */
 } run_result;
 
 /* --metrics-interval auto: about this many samples of /metrics over the
