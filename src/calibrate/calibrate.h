@@ -56,6 +56,7 @@ typedef struct calib_opts {
     int realtime;
     const char *http_client; /* run --http-client; NULL: its default */
     int sim_threads;         /* sim --threads (0/1: one) */
+    int client_progress;     /* the client prints its progress (plain, twice a second) */
 } calib_opts;
 
 /* Pins the simulator to this process's last CPU and the client to the

@@ -12,6 +12,7 @@
  * chunk times; all of it is freed the moment the request's row is written,
  * so memory follows what is in flight, not what has finished. */
 #include "client/loadgen.h"
+#include "client/live.h"
 #include "client/loadgen_ctx.h"
 #include "common/clock.h"
 #include "common/stop.h"
@@ -177,6 +178,12 @@ static void finish_request(lg *g, inflight *f, int error) {
         r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
     rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);
     rows_add(&g->res->rows, &rec);
+    if (c->live) {
+        double tpot =
+            rec.output_tokens > 1 ? (rec.last_ms - rec.first_ms) / (rec.output_tokens - 1) : NAN;
+        live_ended(c->live, error, r->sent_us >= 0, rec.first_ms - rec.sent_ms, tpot,
+                   rec.end_ms - rec.sent_ms, r->output_tokens, r->end_us);
+    }
     for (int i = 0; i < f->n_chunks; i++) {
         if (f->t_us[i] <= g->last_due)
             g->res->rows.window_output_tokens += response_chunk_tokens(f, i);
@@ -332,6 +339,10 @@ static void start_request(lg *g, inflight *f) {
     request_id_format(idh + strlen(idh), sizeof idh - strlen(idh), f->row.index);
     response_begin(f);
     f->row.sent_us = lg_now(g);
+    if (c->live)
+        live_sent(c->live, f->row.dispatched_us >= 0
+                               ? (f->row.dispatched_us - f->row.scheduled_us) / 1000.0
+                               : NAN);
     g->in_flight++;
     active_add(g, f);
     if (g->h1) {
@@ -562,14 +573,6 @@ static void cancel_everything(lg *g) {
     }
 }
 
-static void on_progress(evutil_socket_t fd, short what, void *arg) {
-    (void)fd;
-    (void)what;
-    lg *g = arg;
-    fprintf(stderr, "\r%zu/%zu done, %d in flight, %.1f s   ", g->finished,
-            g->cfg->total ? g->cfg->total : g->cfg->n, g->in_flight, lg_now(g) / 1e6);
-}
-
 static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
@@ -663,11 +666,6 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     g.stop_poll = event_new(g.base, -1, EV_PERSIST, on_stop_poll, &g);
     struct timeval poll_tv = {0, 10000};
     evtimer_add(g.stop_poll, &poll_tv);
-    if (cfg->progress) {
-        g.progress_timer = event_new(g.base, -1, EV_PERSIST, on_progress, &g);
-        struct timeval tv = {1, 0};
-        evtimer_add(g.progress_timer, &tv);
-    }
     g.last_due = cfg->n ? cfg->due_us[cfg->n - 1] : 0;
     int sampling = cfg->out_dir && (cfg->metrics_url || cfg->gpu || cfg->server_pid > 0);
     if (sampling) {
@@ -695,6 +693,8 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     /* t=0 on the wall clock: a packet capture's times, which are the wall
      * clock's, can then be read against the rows */
     res->t0_unix_us = wall_at_mono(g.t0);
+    if (cfg->live)
+        live_start(cfg->live, g.t0);
     if (sampling)
         on_sample_timer(-1, 0, &g); /* the sample at t=0 */
     if (stop_signal()) { /* stopped before it began (in the warmup, say): nothing is sent */
@@ -722,16 +722,12 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
         event_free(g.sample_timer);
     }
     res->cpu_s = cpu_seconds() - cpu0;
-    if (cfg->progress)
-        fputc('\n', stderr);
     curl_glue_free(&g);
     h1_client_free(g.h1);
     event_free(g.due_timer);
     event_free(g.finish_timer);
     event_free(g.curl_timer);
     event_free(g.stop_poll);
-    if (g.progress_timer)
-        event_free(g.progress_timer);
     event_base_free(g.base);
     turns_free(&g.later);
     if (g.writing)

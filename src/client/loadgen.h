@@ -49,8 +49,8 @@ typedef struct loadgen_config {
     http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
     int max_chunks; /* chunks kept of one answer; past it the request is malformed; 0: no cap */
-    const char *out_dir; /* NULL: write no rows (warmup) */
-    int progress;        /* progress line on stderr */
+    const char *out_dir;     /* NULL: write no rows (warmup) */
+    struct live_stats *live; /* what watchers read while it runs (client/live.h); NULL: none */
     /* Sampling while the run goes (both optional): the server's /metrics
      * into server_metrics.csv, the GPUs into gpu.csv, every interval. */
     const char *metrics_url;

@@ -69,7 +69,7 @@ struct lg {
     struct event_base *base;
     CURLM *multi;
     h1_client *h1; /* NULL: requests go through libcurl */
-    struct event *due_timer, *curl_timer, *stop_poll, *progress_timer;
+    struct event *due_timer, *curl_timer, *stop_poll;
     int64_t t0;
     size_t next_due; /* next schedule slot to dispatch */
     size_t finished; /* rows written */

@@ -10,12 +10,15 @@
 #include "run/run.h"
 #include "client/fdbudget.h"
 #include "client/h1.h"
+#include "client/live.h"
 #include "client/tokenizer.h"
 #include "common/clock.h"
 #include "common/cpus.h"
 #include "common/files.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "run/metrics_listen.h"
+#include "run/progress.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 
@@ -366,7 +369,6 @@ static void prepare_target(run_ctx *x) {
                              .client = x->client,
                              .max_event_bytes = (size_t)o->max_event_bytes,
                              .max_chunks = (int)o->max_chunks,
-                             .progress = o->progress || (!o->quiet && isatty(2)),
                              .metrics_url = o->no_sampling ? NULL : x->metrics_url,
                              .metrics_headers = x->headers,
                              .sample_interval_s = o->metrics_interval_s,
@@ -425,6 +427,8 @@ static int prepare(run_ctx *x, run_result *rr) {
         return fail(rr, "%s", err);
     if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
+    if (x->o.metrics_listen && !(x->ml = metrics_listen_open(x->o.metrics_listen, err, sizeof err)))
+        return fail(rr, "%s", err);
     prepare_target(x);
     prepare_words(x);
     utc_now_iso(x->started, sizeof x->started);
@@ -447,7 +451,6 @@ static void warmup(run_ctx *x) {
     if (workload_multi_turn(&x->w)) /* the first turns of the warmup's conversations, alone */
         wc.indices = x->w.conv.first + x->n;
     wc.out_dir = NULL;
-    wc.progress = 0;
     loadgen_result wr;
     char err[512];
     if (loadgen_run(&wc, &wr, err, sizeof err))
@@ -463,6 +466,15 @@ static double process_cpu_s(void) {
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
+}
+
+/* --progress auto draws on a terminal only; --quiet silences it. */
+static progress_mode progress_mode_of(const run_opts *o) {
+    if (o->quiet || !o->progress || !strcmp(o->progress, "off"))
+        return PROGRESS_OFF;
+    if (!strcmp(o->progress, "plain"))
+        return PROGRESS_PLAIN;
+    return isatty(2) ? PROGRESS_DRAW : PROGRESS_OFF;
 }
 
 /* The measured schedule; -1 when it could not start (its output files). */
@@ -485,9 +497,26 @@ static int measure(run_ctx *x, run_result *rr) {
         x->lc.watch = x->o.watch->fn;
         x->lc.watch_arg = x->o.watch->arg;
     }
+    /* the watchers: the progress display and --metrics-listen */
+    live_stats *live = live_new(x->lc.total ? x->lc.total : x->n);
+    x->lc.live = live;
+    progress_opts po = {.mode = progress_mode_of(&x->o),
+                        .interval_s = x->o.progress_interval_s,
+                        .label = x->o.progress_label,
+                        .last_due_s = x->n ? x->due[x->n - 1] / 1e6 : 0,
+                        .to = stderr};
+    progress *pg = progress_start(live, &po);
+    if (x->ml)
+        metrics_listen_start(x->ml, live, x->o.progress_label ? x->o.progress_label : x->o.out,
+                             x->o.url);
     double cpu0 = process_cpu_s();
     int rc = x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
                                : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
+    progress_stop(pg);
+    metrics_listen_close(x->ml);
+    x->ml = NULL;
+    x->lc.live = NULL;
+    live_free(live);
     if (rc)
         return fail(rr, "%s", err);
     x->have_res = 1;
@@ -496,6 +525,7 @@ static int measure(run_ctx *x, run_result *rr) {
 }
 
 static void release(run_ctx *x) {
+    metrics_listen_close(x->ml);
     if (x->have_res) {
         rows_free(&x->res.rows);
         series_set_free(&x->res.metrics);

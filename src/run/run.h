@@ -85,12 +85,15 @@ typedef struct run_opts {
     const char *cpus;             /* pin the client to these CPUs; NULL: no pinning */
     int realtime;                 /* ask for SCHED_FIFO (common/cpus.h) */
     int quiet;
-    int force;    /* replace what an earlier run left in --out */
-    int progress; /* the progress line even when stderr is not a terminal */
+    int force;                  /* replace what an earlier run left in --out */
+    const char *progress;       /* auto (drawn on a terminal) | plain | off (run/progress.h) */
+    double progress_interval_s; /* plain's period */
+    const char *metrics_listen; /* HOST:PORT for the client's own /metrics; NULL: none */
     /* not options: how the caller wants it */
-    int print_summary;      /* the table on stdout */
-    const run_watch *watch; /* NULL: none (servelab capacity sets one) */
-    int quiet_client;       /* no warning about the client's own delay: the caller tells it */
+    const char *progress_label; /* a sweep's "run 2/5 NAME, repetition 1/2"; NULL: none */
+    int print_summary;          /* the table on stdout */
+    const run_watch *watch;     /* NULL: none (servelab capacity sets one) */
+    int quiet_client;           /* no warning about the client's own delay: the caller tells it */
     /* set by run_execute: what --metrics-interval came to for this schedule */
     double metrics_interval_s;
 } run_opts;

@@ -18,15 +18,18 @@
 /* The fewest one-token words --tokenize needs to build text from them. */
 #define TOKENIZER_WORDS 16
 
+struct metrics_listen;
+
 typedef struct run_ctx {
-    run_opts o;              /* the options, with out resolved */
-    char out_default[128];   /* --out's default, when it was not given */
-    int lock_fd;             /* the lock on --out, held for the run; -1: none */
-    const char *priority;    /* what --realtime got: fifo, nice or off */
-    workload w;              /* loaded; w_loaded says so */
-    char salt[20];           /* the cache-busting salt when --cache-bust-salt was not given */
-    const char **kept_words; /* --tokenize: the common words one token on the server */
-    json_t *tokenizer;       /* what --tokenize found, for meta.json; NULL: not tried */
+    run_opts o;                /* the options, with out resolved */
+    struct metrics_listen *ml; /* --metrics-listen's socket, bound in prepare; NULL: none */
+    char out_default[128];     /* --out's default, when it was not given */
+    int lock_fd;               /* the lock on --out, held for the run; -1: none */
+    const char *priority;      /* what --realtime got: fifo, nice or off */
+    workload w;                /* loaded; w_loaded says so */
+    char salt[20];             /* the cache-busting salt when --cache-bust-salt was not given */
+    const char **kept_words;   /* --tokenize: the common words one token on the server */
+    json_t *tokenizer;         /* what --tokenize found, for meta.json; NULL: not tried */
     int w_loaded;
     arrival_spec arrivals;
     rate_plan plan; /* --rate-plan's stages; plan.n 0: none */

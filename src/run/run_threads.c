@@ -79,7 +79,6 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         t[k].cfg.t0_arg = &line;
         t[k].cfg.preconnect = share < (int)cnt ? share : (int)cnt;
         t[k].cfg.shared_rows = &shared;
-        t[k].cfg.progress = 0;
         if (k > 0) {
             t[k].cfg.metrics_url = NULL;
             t[k].cfg.gpu = NULL;

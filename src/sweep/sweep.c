@@ -543,6 +543,10 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     }
     run_opts ro;
     run_options_for(cr, k, url, dir, &ro);
+    char label[400];
+    snprintf(label, sizeof label, "sweep run %d of %d: %.255s, repetition %d of %d", s->done + 1,
+             s->total, cr->name, k, cr->repetitions);
+    ro.progress_label = label;
     ro.server_pid = c->target == TARGET_SIM      ? (int)sim.pid
                     : c->target == TARGET_SERVER ? (int)s->managed.pid
                                                  : 0; /* its processes into server_proc.csv */

@@ -1,0 +1,61 @@
+/* live: what a run has done so far, for whoever watches it while it goes
+ * (the progress display, the Prometheus endpoint). The client's threads
+ * add each request as it is sent and as it ends, under one mutex held for
+ * a few counter updates; a watcher takes a snapshot under the same mutex
+ * from its own thread, so drawing or serving costs the client's loop no
+ * more than that. Recent figures come from the last LIVE_RECENT ends (a
+ * ring), filtered to the last 10 seconds at the snapshot. */
+#ifndef SERVELAB_LIVE_H
+#define SERVELAB_LIVE_H
+
+#include "common/record.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LIVE_RECENT 65536
+#define LIVE_BUCKETS 24
+
+typedef struct live_stats live_stats;
+
+/* A histogram as Prometheus keeps one: upper bounds (seconds, ascending,
+ * +Inf implied) and counts per bucket (not cumulative), sum and count. */
+typedef struct live_hist {
+    const double *bounds;
+    int n_bounds;
+    uint64_t counts[LIVE_BUCKETS + 1];
+    double sum;
+    uint64_t count;
+} live_hist;
+
+enum { LIVE_TTFT, LIVE_TPOT, LIVE_E2E, LIVE_LAG, LIVE_N_HIST };
+
+typedef struct live_snapshot {
+    size_t total;                /* rows the run will write */
+    size_t sent, done, failed;   /* requests: sent, ended (failed among them) */
+    size_t by_error[ERR_COUNT];  /* ended, by error class (ERR_NONE: succeeded) */
+    double output_tokens;        /* of every ended request */
+    double elapsed_s;            /* since t=0 (0 before it) */
+    int started;                 /* t=0 has come */
+    live_hist hist[LIVE_N_HIST]; /* ttft, tpot, e2e (from sent), schedule lag */
+    /* the last 10 s of ends */
+    size_t recent_n;
+    double recent_ttft_p50_ms, recent_ttft_p95_ms, recent_tpot_p50_ms; /* NAN: none */
+    double recent_e2e_p50_ms;
+    double recent_tokens_per_s; /* output tokens of those ends / the window */
+} live_snapshot;
+
+live_stats *live_new(size_t total);
+void live_free(live_stats *l);
+/* t=0 on the monotonic clock (µs); the first call sets it (threads share one). */
+void live_start(live_stats *l, int64_t t0_us);
+/* A request went out, lag_ms after it was due (NAN: unknown). */
+void live_sent(live_stats *l, double lag_ms);
+/* A request ended: error (ERR_*), its times from sending (ms, NAN when
+ * unknown), its output tokens (< 0: unknown) and its end (µs since t=0). */
+void live_ended(live_stats *l, int error, int was_sent, double ttft_ms, double tpot_ms,
+                double e2e_ms, int output_tokens, int64_t end_us);
+/* Everything so far; now_us on the monotonic clock. */
+void live_snapshot_take(live_stats *l, int64_t now_us, live_snapshot *s);
+
+#endif

@@ -1,0 +1,33 @@
+/* metrics_listen: `run --metrics-listen HOST:PORT`, the client's own
+ * figures in Prometheus' text format at GET /metrics while the run goes,
+ * for Prometheus to scrape beside the server's own /metrics: requests by
+ * outcome, sent and in flight, output tokens, and histograms of TTFT,
+ * TPOT, E2E and the schedule lag, every name under servelab_ (docs/files.md
+ * lists them). The socket is bound before any traffic, so a port in use is
+ * refused up front; a thread of its own answers (one request at a time,
+ * each connection closed after its answer), reading the client's live
+ * counters (client/live.h). */
+#ifndef SERVELAB_METRICS_LISTEN_H
+#define SERVELAB_METRICS_LISTEN_H
+
+#include "client/live.h"
+
+#include <stddef.h>
+
+typedef struct metrics_listen metrics_listen;
+
+/* Binds HOST:PORT (an IPv4 address or a name; PORT 0 picks one). NULL with
+ * why in err. */
+metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t errlen);
+/* The port it listens on. */
+int metrics_listen_port(const metrics_listen *m);
+/* Starts answering from l; labels go on servelab_run_info ("run", "url"). */
+void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, const char *url);
+/* Stops answering and closes the socket. NULL is fine. */
+void metrics_listen_close(metrics_listen *m);
+
+/* The exposition text of a snapshot (for tests). */
+void metrics_text(const live_snapshot *s, const char *run, const char *url, char **text,
+                  size_t *len);
+
+#endif
