@@ -325,15 +325,15 @@ TEST(run_bad_input_fails_before_traffic) {
     CHECK(strstr(out, "--cpus") != NULL);
 }
 
-/* --progress: the progress line even when stderr is not a terminal (here a
- * pipe), and over --quiet; without it, none. */
+/* --progress plain: the progress line even when stderr is not a terminal
+ * (here a pipe), and over --quiet; without it, none. */
 TEST(run_progress_line_when_asked) {
     char *dir = temp_dir();
     sim_proc p = sim_start(NULL);
     char args[1024], *out;
     snprintf(args, sizeof args,
              "--url http://127.0.0.1:%d --rate 20 --requests 30 --max-tokens 4 --progress "
-             "--out %s/a",
+             "plain --out %s/a",
              p.port, dir);
     CHECK_INT(run_cmd(args, &out), 0);
     CHECK_MSG(strstr(out, " done, ") && strstr(out, " in flight, "), "%s", out);

@@ -129,16 +129,18 @@ static double pct(float *v, size_t n, double p) {
 #define RECENT_WINDOW_US 10000000
 
 void live_snapshot_take(live_stats *l, int64_t now_us, live_snapshot *out) {
-    size_t cap = LIVE_RECENT;
-    recent *copy = xmalloc(cap * sizeof *copy);
+    size_t cap = LIVE_RECENT, room = 1024, n = 0;
+    recent *copy = xmalloc(room * sizeof *copy);
     pthread_mutex_lock(&l->lock);
     *out = l->s;
     int64_t now = l->s.started ? now_us - l->t0_us : 0;
-    size_t have = l->ring_n < cap ? l->ring_n : cap, n = 0;
+    size_t have = l->ring_n < cap ? l->ring_n : cap;
     for (size_t i = 0; i < have; i++) { /* newest first, until one is too old */
         const recent *r = &l->ring[(l->ring_n - 1 - i) % cap];
         if (r->end_us < now - RECENT_WINDOW_US)
             break;
+        if (n == room) /* rarely: grown under the lock, by doubling */
+            copy = xrealloc(copy, (room *= 2) * sizeof *copy);
         copy[n++] = *r;
     }
     pthread_mutex_unlock(&l->lock);

@@ -2,11 +2,13 @@
 #include "common/cpus.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 int cpus_pin(const char *list, char *err, int errlen) {
     cpu_set_t set;
@@ -55,4 +57,19 @@ const char *cpus_realtime(void) {
     if (setpriority(PRIO_PROCESS, 0, -10) == 0)
         return "nice";
     return "off";
+}
+
+void cpus_watcher_thread(void) {
+    struct sched_param sp = {0};
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+    cpu_set_t mine, others;
+    if (sched_getaffinity(0, sizeof mine, &mine))
+        return;
+    CPU_ZERO(&others);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+        if (!CPU_ISSET(c, &mine))
+            CPU_SET(c, &others);
+    if (CPU_COUNT(&others))
+        pthread_setaffinity_np(pthread_self(), sizeof others, &others);
 }

@@ -6,6 +6,7 @@
  * newline). */
 #include "run/metrics_listen.h"
 #include "common/clock.h"
+#include "common/cpus.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
@@ -174,6 +175,7 @@ static void answer(metrics_listen *m, int c) {
 
 static void *listen_main(void *arg) {
     metrics_listen *m = arg;
+    cpus_watcher_thread();
     while (!atomic_load(&m->stop)) {
         struct pollfd p = {m->fd, POLLIN, 0};
         if (poll(&p, 1, 200) != 1)

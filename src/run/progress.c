@@ -8,6 +8,7 @@
  * rate of ends so far. */
 #include "run/progress.h"
 #include "common/clock.h"
+#include "common/cpus.h"
 #include "common/util.h"
 
 #include <math.h>
@@ -113,6 +114,7 @@ static void show(progress *g) {
 
 static void *progress_main(void *arg) {
     progress *g = arg;
+    cpus_watcher_thread();
     double period = g->o.mode == PROGRESS_DRAW ? 0.5 : g->o.interval_s;
     int64_t next = mono_us() + (int64_t)(period * 1e6);
     pthread_mutex_lock(&g->lock);

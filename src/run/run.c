@@ -468,13 +468,15 @@ static double process_cpu_s(void) {
            ru.ru_stime.tv_usec / 1e6;
 }
 
-/* --progress auto draws on a terminal only; --quiet silences it. */
+/* --progress plain prints, even with --quiet (asked for by name); auto
+ * draws on a terminal only, unless --quiet (a sweep's runs are quiet, and
+ * the sweep says with --progress off whether their progress shows). */
 static progress_mode progress_mode_of(const run_opts *o) {
-    if (o->quiet || !o->progress || !strcmp(o->progress, "off"))
+    if (!o->progress || !strcmp(o->progress, "off"))
         return PROGRESS_OFF;
     if (!strcmp(o->progress, "plain"))
         return PROGRESS_PLAIN;
-    return isatty(2) ? PROGRESS_DRAW : PROGRESS_OFF;
+    return (!o->quiet || o->progress_label) && isatty(2) ? PROGRESS_DRAW : PROGRESS_OFF;
 }
 
 /* The measured schedule; -1 when it could not start (its output files). */

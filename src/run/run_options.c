@@ -626,7 +626,6 @@ const opt_def run_options[] = {
      .type = OPT_CHOICE,
      RUN(progress),
      .choices = "auto|plain|off",
-     .bare = "plain",
      .def = "auto",
      .help = "auto: redrawn on a terminal, twice a second; plain: a line every "
              "--progress-interval, terminal or not"},

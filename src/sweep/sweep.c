@@ -547,6 +547,8 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     snprintf(label, sizeof label, "sweep run %d of %d: %.255s, repetition %d of %d", s->done + 1,
              s->total, cr->name, k, cr->repetitions);
     ro.progress_label = label;
+    if (s->o->quiet)
+        ro.progress = "off";
     ro.server_pid = c->target == TARGET_SIM      ? (int)sim.pid
                     : c->target == TARGET_SERVER ? (int)s->managed.pid
                                                  : 0; /* its processes into server_proc.csv */
