@@ -312,7 +312,9 @@ TEST(metrics_text_format_and_dashboard_names) {
     live_ended(l, 0, 1, 12, 2, 300, 40, 500000);
     live_ended(l, 3, 1, NAN, NAN, NAN, -1, 600000);
     live_snapshot s;
-    live_snapshot_take(l, 2001000, &s);
+    live_reader *rd = live_reader_new(l);
+    live_read(rd, 2001000, &s);
+    live_reader_free(rd);
     char *text;
     size_t len;
     metrics_text(&s, "a \"run\"", "http://x", &text, &len);

@@ -239,8 +239,8 @@ static int run_client(const calib_opts *o, const calib_level *lv, int n_tok, con
     add_placement(argv, o->client_cpus, o->realtime);
     if (o->http_client)
         argv_add(argv, "--http-client", o->http_client);
-    if (o->client_progress) { /* drawn as often as on a terminal, into /dev/null */
-        argv[2] = "--progress";
+    if (o->client_progress) {                  /* drawn as often as on a terminal, into /dev/null */
+        argv_add(argv, "--progress", "plain"); /* plain prints despite --quiet */
         argv_add(argv, "--progress-interval", "0.5");
     }
     int64_t t0 = mono_us();

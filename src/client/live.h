@@ -1,10 +1,12 @@
 /* live: what a run has done so far, for whoever watches it while it goes
  * (the progress display, the Prometheus endpoint). The client's threads
- * add each request as it is sent and as it ends, under one mutex held for
- * a few counter updates; a watcher takes a snapshot under the same mutex
- * from its own thread, so drawing or serving costs the client's loop no
- * more than that. Recent figures come from the last LIVE_RECENT ends (a
- * ring), filtered to the last 10 seconds at the snapshot. */
+ * add each request as it is sent and as it ends (a few counter updates); a
+ * watcher takes a snapshot from its own thread without ever making a
+ * client thread wait for it (live.c says how), so drawing or serving costs
+ * the client's loop nothing but those updates. Recent figures come from
+ * the last LIVE_RECENT ends (a ring), filtered to the last 10 seconds at
+ * the snapshot. Any number of watchers may read at once, each with its
+ * own reader. */
 #ifndef SERVELAB_LIVE_H
 #define SERVELAB_LIVE_H
 
@@ -55,7 +57,14 @@ void live_sent(live_stats *l, double lag_ms);
  * unknown), its output tokens (< 0: unknown) and its end (µs since t=0). */
 void live_ended(live_stats *l, int error, int was_sent, double ttft_ms, double tpot_ms,
                 double e2e_ms, int output_tokens, int64_t end_us);
+/* A watcher's means of reading: its buffers are made (and their pages
+ * touched) here, before the run, so that reading while the run goes never
+ * maps or unmaps memory (which takes a lock the client's page faults wait
+ * on). One per watching thread. */
+typedef struct live_reader live_reader;
+live_reader *live_reader_new(live_stats *l);
+void live_reader_free(live_reader *r);
 /* Everything so far; now_us on the monotonic clock. */
-void live_snapshot_take(live_stats *l, int64_t now_us, live_snapshot *s);
+void live_read(live_reader *r, int64_t now_us, live_snapshot *s);
 
 #endif

@@ -61,15 +61,5 @@ const char *cpus_realtime(void) {
 
 void cpus_watcher_thread(void) {
     struct sched_param sp = {0};
-    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
-    cpu_set_t mine, others;
-    if (sched_getaffinity(0, sizeof mine, &mine))
-        return;
-    CPU_ZERO(&others);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-        if (!CPU_ISSET(c, &mine))
-            CPU_SET(c, &others);
-    if (CPU_COUNT(&others))
-        pthread_setaffinity_np(pthread_self(), sizeof others, &others);
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 }

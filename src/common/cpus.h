@@ -18,9 +18,11 @@ int cpus_pin(const char *list, char *err, int errlen);
 /* SCHED_FIFO at a low real-time priority when allowed, else nice -10, else
  * nothing. Returns what it got: "fifo", "nice" or "off". */
 const char *cpus_realtime(void);
-/* For a thread that only watches (progress, live metrics): back to the
- * ordinary policy, and onto the CPUs the process is not pinned to when
- * there are any, so that it never takes a client CPU's time. */
+/* For a thread that only watches (progress, live metrics): SCHED_IDLE, so
+ * that it runs only when the client's CPUs have nothing else to do. It
+ * stays on them: moved to another CPU, a watcher preempted there (by a
+ * real-time server, say) while holding a lock of the process's (its
+ * memory map) would make the client wait for that CPU. */
 void cpus_watcher_thread(void);
 
 #endif

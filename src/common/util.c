@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 /* Out of memory: nothing sensible is left to do, and a core file says
@@ -123,6 +125,20 @@ void raise_fd_limit(void) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+}
+
+void fd_table_reserve(long fds) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)fds >= rl.rlim_cur)
+        fds = (long)rl.rlim_cur - 1;
+    if (fds > 65536)
+        fds = 65536;
+    if (fds < 1)
+        return;
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, (int)fds - 1); /* the table now reaches fds */
+    if (fd >= 0)
+        close(fd);
 }
 
 char *redact_url(const char *url) {

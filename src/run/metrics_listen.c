@@ -29,7 +29,7 @@ struct metrics_listen {
     pthread_t tid;
     int started;
     atomic_int stop;
-    live_stats *live;
+    live_reader *live;
     char run[256], url[512];
 };
 
@@ -149,7 +149,7 @@ static void answer(metrics_listen *m, int c) {
     strbuf out = {0};
     if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
         live_snapshot s;
-        live_snapshot_take(m->live, mono_us(), &s);
+        live_read(m->live, mono_us(), &s);
         char *text;
         size_t len;
         metrics_text(&s, m->run, m->url, &text, &len);
@@ -188,7 +188,7 @@ static void *listen_main(void *arg) {
 }
 
 void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, const char *url) {
-    m->live = l;
+    m->live = live_reader_new(l);
     snprintf(m->run, sizeof m->run, "%s", run ? run : "");
     snprintf(m->url, sizeof m->url, "%s", url ? url : "");
     m->started = pthread_create(&m->tid, NULL, listen_main, m) == 0;
@@ -202,5 +202,6 @@ void metrics_listen_close(metrics_listen *m) {
         pthread_join(m->tid, NULL);
     }
     close(m->fd);
+    live_reader_free(m->live);
     free(m);
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 struct progress {
-    live_stats *live;
+    live_reader *live;
     progress_opts o;
     pthread_t tid;
     pthread_mutex_t lock;
@@ -99,7 +99,7 @@ static void draw(progress *g, const live_snapshot *s) {
 
 static void show(progress *g) {
     live_snapshot s;
-    live_snapshot_take(g->live, mono_us(), &s);
+    live_read(g->live, mono_us(), &s);
     if (!s.started)
         return;
     if (g->o.mode == PROGRESS_DRAW) {
@@ -145,7 +145,7 @@ progress *progress_start(live_stats *l, const progress_opts *o) {
     if (o->mode == PROGRESS_OFF || !l)
         return NULL;
     progress *g = xcalloc(1, sizeof *g);
-    g->live = l;
+    g->live = live_reader_new(l);
     g->o = *o;
     if (!g->o.to)
         g->o.to = stderr;
@@ -158,6 +158,7 @@ progress *progress_start(live_stats *l, const progress_opts *o) {
     if (pthread_create(&g->tid, NULL, progress_main, g)) {
         pthread_cond_destroy(&g->cond);
         pthread_mutex_destroy(&g->lock);
+        live_reader_free(g->live);
         free(g);
         return NULL;
     }
@@ -174,5 +175,6 @@ void progress_stop(progress *g) {
     pthread_join(g->tid, NULL);
     pthread_cond_destroy(&g->cond);
     pthread_mutex_destroy(&g->lock);
+    live_reader_free(g->live);
     free(g);
 }

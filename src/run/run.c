@@ -425,6 +425,9 @@ static int prepare(run_ctx *x, run_result *rr) {
     fd_demand fds = {(int)x->o.concurrency, x->o.threads, x->due, x->n, x->o.timeout_s};
     if (fd_budget_check(&fds, err, sizeof err))
         return fail(rr, "%s", err);
+    /* every connection the run may hold, before any thread exists (util.h) */
+    fd_table_reserve(
+        256 + (long)(x->o.concurrency > 0 ? x->o.concurrency * x->o.threads : (int64_t)x->n));
     if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     if (x->o.metrics_listen && !(x->ml = metrics_listen_open(x->o.metrics_listen, err, sizeof err)))
