@@ -1,7 +1,9 @@
 #!/bin/sh
-# docker_image.sh [DIR [TAG]]: builds the Dockerfile's image and shows that
-# it works, with no container registry: the image test
-# (tests/test_docker.c) runs it, and so can anyone offline.
+# docker_image.sh [--base-only] [DIR [TAG]]: builds the Dockerfile's image
+# and shows that it works, with no container registry: the image test
+# (tests/test_docker.c) runs it, and so can anyone offline. --base-only
+# stops after step 1 (CI makes the base images before the test suite, so
+# that the download is not part of one test's time).
 #   1. The base images. The Dockerfile builds on debian:12 and runs on
 #      debian:12-slim. When either tag is missing, both that are missing are
 #      made from Debian's own packages: `debootstrap --variant=minbase
@@ -19,6 +21,8 @@
 # root is missing; 1 when a step or a check failed, naming it.
 set -eu
 cd "$(dirname "$0")/.."
+base_only=""
+[ "${1:-}" = --base-only ] && { base_only=1; shift; }
 out=${1:-}
 tag=${2:-servelab:test}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -68,6 +72,7 @@ else
     cleanup
     root=""
 fi
+[ -z "$base_only" ] || exit 0
 
 # 2. the image
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
