@@ -41,6 +41,7 @@ cleanup() {
     [ -n "$root" ] || return 0
     umount "$root/proc" "$root/sys" 2>/dev/null || true
     rm -rf --one-file-system "$root"
+    rm -f "$root.log"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -60,8 +61,9 @@ else
     t0=$(seconds)
     PATH=$PATH:/usr/sbin debootstrap --variant=minbase bookworm "$root" "$mirror" \
         >"$root.log" 2>&1 || { tail -n 20 "$root.log" >&2; fail "debootstrap failed"; }
-    rm -f "$root.log"
-    rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin "$root"/var/lib/apt/lists/*
+    # what apt downloaded: the Dockerfile runs apt-get update itself
+    rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin \
+        "$root"/var/lib/apt/lists/*
     first=${need# }
     first=${first%% *}
     tar -C "$root" -c . | docker import - "$first" >/dev/null || fail "docker import failed"
@@ -96,5 +98,6 @@ mkdir -p "$out"
 t0=$(seconds)
 run --user "$(id -u):$(id -g)" -v "$(cd "$out" && pwd):/out" "$tag" demo ||
     fail "servelab demo in $tag failed"
-[ -s "$out/demo-out/report/report.html" ] || fail "the demo left no $out/demo-out/report/report.html"
+[ -s "$out/demo-out/report/report.html" ] ||
+    fail "the demo left no $out/demo-out/report/report.html"
 say "demo ran in $(($(seconds) - t0)) s: $out/demo-out"
