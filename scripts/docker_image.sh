@@ -36,8 +36,9 @@ command -v docker >/dev/null 2>&1 || missing "docker is not installed (apt-get i
 docker info >/dev/null 2>&1 ||
     missing "no Docker daemon answers (sh scripts/dockerd_start.sh starts one)"
 
-root=""
+root="" log=""
 cleanup() {
+    [ -z "$log" ] || rm -f "$log"
     [ -n "$root" ] || return 0
     umount "$root/proc" "$root/sys" 2>/dev/null || true
     rm -rf --one-file-system "$root"
@@ -79,8 +80,13 @@ fi
 # 2. the image
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 t0=$(seconds)
-docker build --network host --build-arg GIT_COMMIT="$commit" -t "$tag" . >&2 ||
-    fail "docker build failed"
+say "building $tag (commit $commit)..."
+log=$(mktemp "${TMPDIR:-/tmp}/docker-build.XXXXXX")
+# the build's own output is long: it is shown (its end) only when it fails
+if ! docker build --network host --build-arg GIT_COMMIT="$commit" -t "$tag" . >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    fail "docker build failed (the end of its output is above)"
+fi
 size=$(docker image inspect -f '{{.Size}}' "$tag")
 say "built $tag (commit $commit) in $(($(seconds) - t0)) s: $((size / 1048576)) MiB"
 
