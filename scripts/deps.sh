@@ -8,6 +8,10 @@
 #                          for SVG checks, valgrind, clang with its sanitizer
 #                          and fuzzer runtimes, clang-format, python3 for
 #                          scripts/gguf_write.py's test)
+#   scripts/deps.sh docker plus Debian's Docker daemon and client (docker.io)
+#                          and debootstrap, for the image test
+#                          (tests/test_docker.c); `make test` does not ask
+#                          for them, CI does (`deps.sh test docker`)
 # Libraries are looked up with pkg-config, tools on PATH; only what is
 # missing is installed, and only where apt-get exists. Elsewhere the script
 # names what is missing and fails.
@@ -18,9 +22,18 @@ libs="libevent:libevent-dev libevent_pthreads:libevent-dev libcurl:libcurl4-open
 jansson:libjansson-dev yaml-0.1:libyaml-dev"
 # command -> Debian package
 tools="cc:gcc make:make"
-[ "$1" = test ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
+want_test="" want_docker=""
+for mode in "$@"; do
+    case $mode in
+    test) want_test=1 ;;
+    docker) want_docker=1 ;;
+    *) echo "deps: unknown mode '$mode' (test, docker)" >&2; exit 2 ;;
+    esac
+done
+[ -n "$want_test" ] && tools="$tools curl:curl chromium:chromium xmllint:libxml2-utils
 valgrind:valgrind clang:clang clang-format:clang-format python3:python3
 srun:slurm-wlm munged:munge mpirun:openmpi-bin"
+[ -n "$want_docker" ] && tools="$tools docker:docker.io dockerd:docker.io debootstrap:debootstrap"
 
 have_apt() { command -v apt-get >/dev/null 2>&1; }
 
@@ -34,8 +47,10 @@ install() {
 }
 
 need="" missing=""
+# daemons and debootstrap live in /usr/sbin, which a user's PATH may lack
 for t in $tools; do
-    command -v "${t%%:*}" >/dev/null 2>&1 || { need="$need ${t#*:}"; missing="$missing ${t%%:*}"; }
+    command -v "${t%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${t%%:*}" ] ||
+        { need="$need ${t#*:}"; missing="$missing ${t%%:*}"; }
 done
 if ! command -v pkg-config >/dev/null 2>&1; then
     if ! have_apt; then
@@ -48,7 +63,7 @@ for l in $libs; do
     pkg-config --exists "${l%%:*}" || { need="$need ${l#*:}"; missing="$missing ${l%%:*}"; }
 done
 # clang's sanitizer and fuzzer runtimes have no pkg-config name: look for the library.
-if [ "$1" = test ] && { ! command -v clang >/dev/null 2>&1 ||
+if [ -n "$want_test" ] && { ! command -v clang >/dev/null 2>&1 ||
     [ ! -e "$(clang -print-file-name="libclang_rt.fuzzer-$(uname -m).a" 2>/dev/null)" ]; }; then
     need="$need libclang-rt-14-dev"
     missing="$missing libclang_rt.fuzzer"
