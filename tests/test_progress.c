@@ -4,6 +4,7 @@
  * line off one, --quiet, a sweep's run and repetition, and the Prometheus
  * text --metrics-listen serves while the run goes. */
 #include "client/live.h"
+#include "common/util.h"
 #include "run/metrics_listen.h"
 #include "support.h"
 #include "test.h"
@@ -11,6 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,4 +354,26 @@ TEST(metrics_text_format_and_dashboard_names) {
     json_decref(d);
     free(dash);
     free(text);
+}
+
+static long fd_size(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f != NULL);
+    char line[256];
+    long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "FDSize:", 7))
+            n = strtol(line + 7, NULL, 10);
+    fclose(f);
+    return n;
+}
+
+/* The descriptor table grown at once (a run does it before its watcher
+ * threads exist: docs/accuracy.md says what its growth cost otherwise). */
+TEST(fd_table_reserve_grows_the_table_at_once) {
+    long before = fd_size();
+    CHECK_MSG(before > 0 && before < 3000, "FDSize %ld", before);
+    fd_table_reserve(3000);
+    CHECK_MSG(fd_size() >= 3000, "FDSize %ld after reserving 3000", fd_size());
+    CHECK(fcntl(2999, F_GETFD) == -1); /* nothing left open up there */
 }
