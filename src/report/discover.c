@@ -353,7 +353,11 @@ int discover_runs(char *const *paths, int n_paths, report *r, char *err, int err
             dir_list_free(&dirs);
             return -1;
         }
-        find_runs(paths[i], &dirs, 0, 0);
+        char top[4096]; /* "A/" is "A": its runs' paths then hold no "//" */
+        snprintf(top, sizeof top, "%s", paths[i]);
+        for (size_t n = strlen(top); n > 1 && top[n - 1] == '/';)
+            top[--n] = 0;
+        find_runs(top, &dirs, 0, 0);
     }
     drop_duplicates(&dirs);
     if (dirs.n == 0) {

@@ -102,8 +102,8 @@ static void meta_rows(const report *r, table *t) {
     cells[1] = buf;
     table_add_row(t, cells);
     json_t *tool = json_object_get(meta, "tool");
-    if (json_is_string(json_object_get(tool, "name"))) /* another client's file */
-        snprintf(buf, sizeof buf, "%s", json_string_value(json_object_get(tool, "name")));
+    if (json_is_string(json_object_get(tool, "other_client"))) /* vLLM's file (vllm_import) */
+        snprintf(buf, sizeof buf, "%s", json_string_value(json_object_get(tool, "other_client")));
     else
         snprintf(buf, sizeof buf, "servelab %s (%s)",
                  json_string_value(json_object_get(tool, "version")) ?: "?",

@@ -26,6 +26,7 @@
  *   them: ttft and latency 0, no itls, output length 0. start_times are
  *   seconds from the run's t=0 (vLLM's are its process's perf_counter). */
 #include "report/vllm_export.h"
+#include "report/vllm_import.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
 #include "common/csv.h"
@@ -563,6 +564,8 @@ int vllm_report_files(const report *r, const vllm_export_opts *o, out_file **fil
     for (int k = 0; k < r->n_runs; k++) {
         const report_run *rr = &r->runs[k];
         for (int i = 0; i < rr->n_reps; i++) {
+            if (vllm_import_is_file(rr->rep_dirs[i])) /* already vLLM's file */
+                continue;
             char name[256], label[256];
             snprintf(label, sizeof label, "%s", rr->name);
             for (char *p = label; *p; p++)

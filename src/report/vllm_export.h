@@ -35,8 +35,8 @@ int vllm_export_file(const char *dir, const char *path, const vllm_export_opts *
 
 /* `report --vllm-json`: one vllm-RUN.json (vllm-RUN-rep-K.json for each
  * of several repetitions; a campaign's "/" in a name becomes "_") per run
- * directory of the report, added to its files. -1 with err when one does
- * not read. */
+ * directory of the report (not for a run read from such a file), added to
+ * its files. -1 with err when one does not read. */
 int vllm_report_files(const report *r, const vllm_export_opts *o, out_file **files, int *n_files,
                       char *err, int errlen);
 

@@ -64,7 +64,7 @@ static json_t *meta_of(json_t *doc, const char *path) {
     if (json_is_number(b) && shape > 0 && shape != 1)
         json_object_set_new(cfg, "burstiness", json_real(1 / sqrt(shape))); /* a gamma's CV */
     json_t *meta =
-        json_pack("{s:o,s:{s:s,s:s},s:{s:O}}", "config", cfg, "tool", "name",
+        json_pack("{s:o,s:{s:s,s:s},s:{s:O}}", "config", cfg, "tool", "other_client",
                   "vLLM's bench serve (its result file)", "file", path, "vllm", "date",
                   json_object_get(doc, "date") ? json_object_get(doc, "date") : json_null());
     return meta;
