@@ -96,6 +96,14 @@ typedef struct itl_gap {
     uint32_t req; /* the request it belongs to, 0-based over the requests with gaps */
 } itl_gap;
 
+/* The sorted gaps [from, to) around one ITL percentile, and how many of
+ * each request's gaps lie before `from`: a resample's percentile almost
+ * always falls inside, so only the window is walked (see itl_at). */
+typedef struct itl_window {
+    size_t from, to;
+    uint32_t *below;
+} itl_window;
+
 struct compare_side {
     double *lat[3]; /* TTFT, TPOT, E2E of the successful requests, sorted */
     size_t n_lat[3];
@@ -103,6 +111,7 @@ struct compare_side {
     size_t n_gaps;
     uint32_t *req_gaps; /* gaps of each request that has any */
     size_t n_gap_reqs;
+    itl_window win[3];  /* around each ITL percentile */
     rate_unit *units;   /* every request, repetition by repetition */
     size_t *part_start; /* repetition j: units[part_start[j] .. part_start[j + 1]) */
     int parts;
@@ -132,6 +141,21 @@ static int cmp_gap(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Window q: the gaps from quantile p - d to p + d, d eight standard errors
+ * of a quantile estimated from as many independent draws as there are
+ * requests (a request's gaps count once: they are not independent). */
+static void take_window(compare_side *s, int q) {
+    itl_window *w = &s->win[q];
+    double p = pcts[q] / 100, m = (double)(s->n_gap_reqs ? s->n_gap_reqs : 1);
+    double d = 8 * sqrt(p * (1 - p) / m) + 1e-9;
+    double n = (double)s->n_gaps;
+    w->from = (size_t)fmax(0, floor(n * (p - d)));
+    w->to = (size_t)fmin(n, ceil(n * (p + d)) + 1);
+    w->below = xcalloc(s->n_gap_reqs ? s->n_gap_reqs : 1, sizeof *w->below);
+    for (size_t i = 0; i < w->from; i++)
+        w->below[s->gaps[i].req]++;
+}
+
 /* Each gap with its request. Rows without request starts (not from the
  * loader) count every gap as a request of its own. */
 static void take_gaps(compare_side *s, const run_rows *rows) {
@@ -152,6 +176,8 @@ static void take_gaps(compare_side *s, const run_rows *rows) {
     }
     s->n_gaps = n;
     qsort(s->gaps, n, sizeof *s->gaps, cmp_gap);
+    for (int q = 0; q < 3; q++)
+        take_window(s, q);
 }
 
 static void take_rates(compare_side *s, const run_rows *rows, const slo_spec *slo) {
@@ -190,41 +216,60 @@ void compare_side_free(compare_side *s) {
         free(s->lat[k]);
     free(s->gaps);
     free(s->req_gaps);
+    for (int q = 0; q < 3; q++)
+        free(s->win[q].below);
     free(s->units);
     free(s->part_start);
     free(s);
 }
 
+/* The values at ranks r0 <= r1 (0-based) of the resample weighted by w,
+ * walking the sorted gaps [from, to) with `below` gaps before them: 0, or
+ * -1 when a rank lies outside. */
+static int itl_at(const compare_side *s, const uint32_t *w, size_t from, size_t to, double below,
+                  double r0, double r1, double *v0, double *v1) {
+    if (r0 < below)
+        return -1;
+    int found = 0;
+    for (size_t i = from; i < to && found < 2; i++) {
+        below += w[s->gaps[i].req];
+        if (!found && r0 < below) {
+            *v0 = s->gaps[i].gap_ms;
+            found = 1;
+        }
+        if (found == 1 && r1 < below) {
+            *v1 = s->gaps[i].gap_ms;
+            found = 2;
+        }
+    }
+    return found == 2 ? 0 : -1;
+}
+
 /* One resample of the requests with gaps: the three ITL percentiles of
  * their pooled gaps, each request weighted by how often it was drawn.
- * numpy's linear rule on that multiset: ranks h = (N - 1) p / 100, the
- * values at floor h and the next rank, found in one walk up the sorted
- * gaps. */
+ * numpy's linear rule on that multiset: rank h = (N - 1) p / 100, the
+ * values at floor h and the next rank, looked up in the percentile's
+ * window, or in all the gaps when the window misses it. */
 static void itl_resample(const compare_side *s, uint32_t *w, rng *r, double *out) {
     size_t m = s->n_gap_reqs;
     memset(w, 0, m * sizeof *w);
-    double total = 0;
+    double total = 0, below[3] = {0, 0, 0};
     for (size_t k = 0; k < m; k++) {
         size_t j = (size_t)rng_range(r, 0, (int64_t)m - 1);
         w[j]++;
         total += s->req_gaps[j];
     }
-    double rank[6], frac[3], val[6];
+    for (size_t j = 0; j < m; j++)
+        for (int q = 0; q < 3 && w[j]; q++)
+            below[q] += (double)w[j] * s->win[q].below[j];
     for (int q = 0; q < 3; q++) {
-        double h = (total - 1) * pcts[q] / 100.0;
-        rank[2 * q] = floor(h);
-        rank[2 * q + 1] = fmin(floor(h) + 1, total - 1);
-        frac[q] = h - floor(h);
+        double h = (total - 1) * pcts[q] / 100.0, r0 = floor(h), r1 = fmin(r0 + 1, total - 1);
+        double v0 = NAN, v1 = NAN;
+        const itl_window *win = &s->win[q];
+        if (itl_at(s, w, win->from, win->to, below[q], r0, r1, &v0, &v1))
+            itl_at(s, w, 0, s->n_gaps, 0, r0, r1, &v0, &v1);
+        out[q] = v0 + (h - r0) * (v1 - v0);
     }
-    double below = 0; /* gaps of the resample before this one */
-    int t = 0;
-    for (size_t i = 0; i < s->n_gaps && t < 6; i++) {
-        below += w[s->gaps[i].req];
-        while (t < 6 && rank[t] < below)
-            val[t++] = s->gaps[i].gap_ms;
-    }
-    for (int q = 0; q < 3; q++)
-        out[q] = val[2 * q] + frac[q] * (val[2 * q + 1] - val[2 * q]);
 }
 
 /* One resample of every repetition's requests within it: the four rates,

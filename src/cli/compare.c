@@ -79,6 +79,7 @@ static void print_output(const compare_cli *o, const comparison *c, const gate *
 /* One line on stderr naming each gate that tripped, for a CI log whose
  * stdout went into a comment. */
 static void name_trips(const comparison *c, const gate *g, int n_gates) {
+    fflush(stdout); /* the output first, where both go to one place */
     fputs("servelab: compare: regressed beyond --fail-on:", stderr);
     for (int i = 0; i < n_gates; i++)
         for (int k = 0; k < c->n_runs; k++)

@@ -99,12 +99,14 @@ static void names_of(const report *r, char *buf, size_t n) {
         snprintf(buf + at, n - at, ", ...");
 }
 
-/* The new side's run paired with base run k, or -1. */
-static int partner(const report *rb, const report *rn, int k) {
+/* The new side's run paired with base run k, or -1: the first of its name
+ * not yet paired (two runs of one name, from two campaigns under one
+ * directory, pair in order). */
+static int partner(const report *rb, const report *rn, int k, const int *paired) {
     if (rb->n_runs == 1 && rn->n_runs == 1)
         return 0;
     for (int j = 0; j < rn->n_runs; j++)
-        if (!strcmp(rb->runs[k].name, rn->runs[j].name))
+        if (!paired[j] && !strcmp(rb->runs[k].name, rn->runs[j].name))
             return j;
     return -1;
 }
@@ -117,7 +119,7 @@ static int pair_runs(report *rb, report *rn, const comparison_opts *o, compariso
     c->runs = xcalloc((size_t)rb->n_runs, sizeof *c->runs);
     int rc = 0;
     for (int k = 0; k < rb->n_runs && !rc; k++) {
-        int j = partner(rb, rn, k);
+        int j = partner(rb, rn, k, paired);
         if (j < 0) {
             add_name(&c->only_base, &c->n_only_base, rb->runs[k].name);
             continue;

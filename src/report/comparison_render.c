@@ -114,14 +114,14 @@ static void text_run(const compared_run *r, strbuf *b) {
     sb_printf(b, "\n%s: base %s, new %s\n", r->name, rb, rn);
     if (r->note[0])
         sb_printf(b, "  note: %s\n", r->note);
-    sb_printf(b, "  %-20s %13s %13s %9s  %-20s %s\n", "figure", "base", "new", "change",
+    sb_printf(b, "  %-20s %15s %15s %9s  %-20s %s\n", "figure", "base", "new", "change",
               "95% CI of change", "verdict");
     for (int f = 0; f < FIG_COUNT; f++) {
         if (!shown(r, f))
             continue;
         row_cells cells;
         cells_of(f, &r->fig[f], &cells);
-        sb_printf(b, "  %-20s %13s %13s %9s  %-20s %s\n", figure_name(f), cells.base, cells.new_,
+        sb_printf(b, "  %-20s %15s %15s %9s  %-20s %s\n", figure_name(f), cells.base, cells.new_,
                   cells.change, cells.ci, verdict_name(r->fig[f].v));
     }
 }
@@ -136,7 +136,7 @@ void comparison_text(const comparison *c, const gate *g, int n_gates, strbuf *ou
         return;
     sb_puts(out, "\nfail-on\n");
     for (int i = 0; i < n_gates; i++) {
-        sb_printf(out, "  %-24s ", g[i].text);
+        sb_printf(out, "  %-24s %s", g[i].text, trips_any(c, &g[i]) ? "tripped: " : "");
         tripped_runs(c, &g[i], out, 0);
         sb_puts(out, "\n");
     }
