@@ -199,3 +199,20 @@ TEST(compare_gate_parse_accepts_and_refuses) {
     gate_bad("tpot_p50>+5%,bogus", "'bogus'");
     gate_bad(",", "no gate");
 }
+
+TEST(compare_too_few_requests_get_no_verdict) {
+    run_rows b, n;
+    figure_change c[FIG_COUNT];
+    make_rows(&b, COMPARE_MIN_SAMPLES - 1, 1, 0, 7);
+    make_rows(&n, COMPARE_MIN_SAMPLES - 1, 2, 0, 7); /* twice as slow, but nine requests */
+    compare_rows(&b, &n, c);
+    gate g[GATE_MAX];
+    char err[256];
+    CHECK_INT(gate_parse("tpot_p50>+5%", g, err, sizeof err), 1);
+    for (int f = 0; f < FIG_COUNT; f++)
+        CHECK_MSG(c[f].v == VERDICT_FEW, "%s: %s", figure_name(f), verdict_name(c[f].v));
+    CHECK(!gate_tripped(&g[0], &c[FIG_TPOT_P50]));
+    CHECK_NEAR(c[FIG_TPOT_P50].rel, 1, 1e-9);
+    rows_free(&b);
+    rows_free(&n);
+}

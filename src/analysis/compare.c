@@ -77,6 +77,7 @@ double figure_value(const run_summary *s, int fig) {
 
 const char *verdict_name(verdict v) {
     switch (v) {
+    case VERDICT_FEW: return "too few requests";
     case VERDICT_SAME: return "no significant change";
     case VERDICT_BETTER: return "better";
     case VERDICT_WORSE: return "worse";
@@ -338,6 +339,15 @@ static void interval_of(double *x, int n, double *lo, double *hi) {
     *hi = k ? percentile_sorted(x, (size_t)k, 97.5) : NAN;
 }
 
+/* How many values a side resamples for the figure. */
+static size_t side_count(const compare_side *s, int fig) {
+    if (fig >= FIG_ITL_P50 && fig <= FIG_ITL_P99)
+        return s->n_gap_reqs;
+    if (fig <= FIG_E2E_P99)
+        return s->n_lat[fig / 3 - (fig > FIG_ITL_P99)];
+    return s->part_start[s->parts];
+}
+
 static void judge(int fig, const double *b, const double *n, int count, double *tmp,
                   figure_change *c) {
     c->diff = c->new_ - c->base;
@@ -350,6 +360,8 @@ static void judge(int fig, const double *b, const double *n, int count, double *
     interval_of(tmp, count, &c->rel_lo, &c->rel_hi);
     if (!isfinite(c->base) || !isfinite(c->new_) || isnan(c->diff_lo))
         c->v = VERDICT_NA;
+    else if (c->n_base < COMPARE_MIN_SAMPLES || c->n_new < COMPARE_MIN_SAMPLES)
+        c->v = VERDICT_FEW;
     else if (c->diff_lo > 0)
         c->v = figure_lower_is_better(fig) ? VERDICT_WORSE : VERDICT_BETTER;
     else if (c->diff_hi < 0)
@@ -371,6 +383,8 @@ void compare_figures(const compare_side *base, const run_summary *sb, const comp
         memset(c, 0, sizeof *c);
         c->base = figure_value(sb, f);
         c->new_ = figure_value(sn, f);
+        c->n_base = side_count(base, f);
+        c->n_new = side_count(new_, f);
         size_t at = (size_t)f * (size_t)resamples;
         judge(f, rb + at, rn + at, resamples, tmp, c);
     }

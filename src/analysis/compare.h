@@ -72,8 +72,13 @@ figure_unit figure_unit_of(int fig);
  * measure it (no request with two tokens for TPOT, no SLO for goodput). */
 double figure_value(const run_summary *s, int fig);
 
-typedef enum { VERDICT_NA, VERDICT_SAME, VERDICT_BETTER, VERDICT_WORSE } verdict;
-/* "n/a", "no significant change", "better", "worse". */
+/* Fewer values than this on a side (requests, or requests with gaps for
+ * ITL) and a bootstrap interval says more than the sample can: the figure
+ * gets no verdict but VERDICT_FEW. */
+#define COMPARE_MIN_SAMPLES 10
+
+typedef enum { VERDICT_NA, VERDICT_FEW, VERDICT_SAME, VERDICT_BETTER, VERDICT_WORSE } verdict;
+/* "n/a", "too few requests", "no significant change", "better", "worse". */
 const char *verdict_name(verdict v);
 
 typedef struct figure_change {
@@ -82,6 +87,7 @@ typedef struct figure_change {
     double diff_lo, diff_hi; /* 95% bootstrap interval of new - base */
     double rel_lo, rel_hi;   /* and of new / base - 1 */
     verdict v;               /* VERDICT_NA when either side lacks the figure */
+    size_t n_base, n_new;    /* the values resampled on each side */
 } figure_change;
 
 /* What the resampling needs of one run, taken from its rows before
