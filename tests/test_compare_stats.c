@@ -183,7 +183,7 @@ static void gate_bad(const char *spec, const char *want) {
 TEST(compare_gate_parse_accepts_and_refuses) {
     gate_ok("ttft_p95>+10%,goodput_fraction<-1%", 2, FIG_GOODPUT_FRACTION, 1, 1);
     gate_ok("ttft_p95>10%", 1, FIG_TTFT_P95, 1, 10);
-    gate_ok(" tpot_p50>5ms , e2e_p99>+1.5s", 2, FIG_E2E_P99, 0, 1500);
+    gate_ok(" tpot_p50>5ms , e2e_p99 > +1.5 s", 2, FIG_E2E_P99, 0, 1500);
     gate_ok("itl_p50>250us", 1, FIG_ITL_P50, 0, 0.25);
     gate_ok("output_tokens_per_s<-50tok/s", 1, FIG_OUTPUT_TOKENS_PER_S, 0, 50);
     gate_ok("achieved_rps<-0.5req/s,goodput_rps<-2%", 2, FIG_GOODPUT_RPS, 1, 2);

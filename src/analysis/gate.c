@@ -40,7 +40,7 @@ static int read_unit(const char *u, gate *g) {
     return -1;
 }
 
-/* One item, without spaces around it. */
+/* One item, without blanks. */
 static int parse_item(const char *item, gate *g, char *err, int errlen) {
     memset(g, 0, sizeof *g);
     snprintf(g->text, sizeof g->text, "%s", item);
@@ -83,13 +83,13 @@ static int parse_item(const char *item, gate *g, char *err, int errlen) {
     return 0;
 }
 
-/* s without the blanks at either end, in place. */
-static char *trim(char *s) {
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = 0;
+/* s without its blanks, in place ("ttft_p95 > +10 %" is "ttft_p95>+10%"). */
+static char *squeeze(char *s) {
+    char *to = s;
+    for (const char *p = s; *p; p++)
+        if (!isspace((unsigned char)*p))
+            *to++ = *p;
+    *to = 0;
     return s;
 }
 
@@ -97,7 +97,7 @@ int gate_parse(const char *spec, gate *g, char *err, int errlen) {
     char *copy = xstrdup(spec), *save = NULL;
     int n = 0, rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        t = trim(t);
+        t = squeeze(t);
         if (n == GATE_MAX) {
             snprintf(err, errlen, "more than %d gates", GATE_MAX);
             rc = -1;

@@ -5,7 +5,7 @@
  * output_tokens_per_s, req/s for achieved_rps and goodput_rps, pp
  * (percentage points) for goodput_fraction. Only the worse direction can
  * be gated (a latency with '>', the others with '<'); the sign may be left
- * out. A gate trips on a compared run when the figure's change is
+ * out, and blanks are ignored. A gate trips on a compared run when the figure's change is
  * significantly worse (its 95% interval leaves out 0 on the worse side)
  * and its point change is beyond the threshold. */
 #ifndef SERVELAB_GATE_H

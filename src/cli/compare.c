@@ -37,7 +37,7 @@ static const opt_def compare_options[] = {
      CMP(resamples),
      .arg = "N",
      .min = 100,
-     .max = 1000000,
+     .max = 100000,
      .def = "2000",
      .help = "bootstrap resamples of each side"},
     {.name = "seed", .type = OPT_INT, CMP(seed), .arg = "N", .def = "0", .help = "resampling seed"},
