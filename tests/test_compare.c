@@ -337,7 +337,7 @@ TEST(compare_bad_input_is_one_line_and_exit_2) {
     snprintf(args, sizeof args, "%s %s --fail-on 'achieved_rps>+1%%'", a, b);
     refused(args, "achieved_rps is worse when it shrinks");
     snprintf(args, sizeof args, "%s %s/missing", a, dir);
-    refused(args, "/missing: not a directory");
+    refused(args, "/missing: no such directory");
     snprintf(args, sizeof args, "%s %s", empty, b);
     refused(args, "/empty: not a run or campaign directory");
     snprintf(args, sizeof args, "%s %s --fail-on 'goodput_fraction<-1%%'", plain, plain);

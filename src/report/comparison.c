@@ -12,14 +12,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The runs under dir, found as the report finds them. */
+/* The runs under dir, found as the report finds them (a file is vLLM's
+ * result file, one run: report/vllm_import.h). */
 static int discover_side(const char *dir, report *r, char *err, int errlen) {
     char *paths[1] = {(char *)dir}, why[1024];
     if (discover_runs(paths, 1, r, why, sizeof why) == 0)
         return 0;
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        snprintf(err, errlen, "%s: not a directory", dir);
+    if (stat(dir, &st) != 0)
+        snprintf(err, errlen, "%s: no such directory", dir);
     else
         snprintf(err, errlen, "%s: not a run or campaign directory (no requests.csv under it)",
                  dir);
