@@ -93,20 +93,16 @@ static double beta_draw(rng *r, double a, double b) {
     return x / (x + y);
 }
 
-void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint64_t seed,
-                             double *lo, double *hi) {
-    if (n == 0) {
-        *lo = *hi = NAN;
-        return;
-    }
-    if (n == 1) {
-        *lo = *hi = x[0];
+void bootstrap_percentile_reps(const double *x, size_t n, double p, int reps, uint64_t seed,
+                               double *out) {
+    if (n <= 1) {
+        for (int i = 0; i < reps; i++)
+            out[i] = n ? x[0] : NAN;
         return;
     }
     double h = (double)(n - 1) * p / 100.0;
     size_t k0 = (size_t)floor(h); /* 0-based rank of the lower order statistic */
     double frac = h - (double)k0;
-    double *rep = xmalloc((size_t)reps * sizeof *rep);
     rng r;
     rng_seed(&r, seed ^ 0xb00757ULL);
     double nd = (double)n;
@@ -124,8 +120,18 @@ void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint
                 i1 = n - 1;
             v += frac * (x[i1] - x[i0]);
         }
-        rep[i] = v;
+        out[i] = v;
     }
+}
+
+void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint64_t seed,
+                             double *lo, double *hi) {
+    if (n == 0) {
+        *lo = *hi = NAN;
+        return;
+    }
+    double *rep = xmalloc((size_t)reps * sizeof *rep);
+    bootstrap_percentile_reps(x, n, p, reps, seed, rep);
     sort_doubles(rep, (size_t)reps);
     *lo = percentile_sorted(rep, (size_t)reps, 2.5);
     *hi = percentile_sorted(rep, (size_t)reps, 97.5);

@@ -37,5 +37,10 @@ json_t *dist_json(const dist *d);
  * whatever n. */
 void bootstrap_percentile_ci(const double *x, size_t n, double p, int reps, uint64_t seed,
                              double *lo, double *hi);
+/* The same bootstrap's replicates themselves, into out[0..reps), in the
+ * order drawn (for an interval of a difference between two samples, each
+ * side drawn with its own seed); all NaN when n == 0. */
+void bootstrap_percentile_reps(const double *x, size_t n, double p, int reps, uint64_t seed,
+                               double *out);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int meets_slo(const req_rec *r, const slo_spec *slo) {
+int request_meets_slo(const req_rec *r, const slo_spec *slo) {
     if (r->error != ERR_NONE)
         return 0;
     if (slo->ttft_ms > 0 && !(r->first_ms - r->sent_ms <= slo->ttft_ms))
@@ -60,7 +60,7 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             v[2][k[2]++] = (r->last_ms - r->first_ms) / (r->output_tokens - 1);
         v[3][k[3]++] = r->end_ms - r->sent_ms;
         v[4][k[4]++] = r->end_ms - r->scheduled_ms;
-        if (meets_slo(r, &p->slo))
+        if (request_meets_slo(r, &p->slo))
             s->meeting_slo++;
     }
     s->ttft = dist_of(v[0], k[0]);

@@ -61,6 +61,9 @@ json_t *summary_json(const run_summary *s);
 void summary_print(FILE *f, const run_summary *s);
 
 int slo_parse(const char *spec, slo_spec *out, char *err, int errlen);
+/* Whether one request meets the SLO: it succeeded and every stated bound
+ * holds (the count behind goodput). */
+int request_meets_slo(const req_rec *r, const slo_spec *slo);
 
 /* Did the client use all its CPU (over 90% of each of its threads) during
  * a run long enough to tell? A run shorter than a second is mostly

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-const command *const commands[] = {&cmd_sim,    &cmd_run,        &cmd_sweep, &cmd_capacity,
-                                   &cmd_report, &cmd_merge,      &cmd_demo,  &cmd_calibrate,
-                                   &cmd_env,    &cmd_completion, &cmd_help,  NULL};
+const command *const commands[] = {
+    &cmd_sim,  &cmd_run,       &cmd_sweep, &cmd_capacity,   &cmd_report, &cmd_compare, &cmd_merge,
+    &cmd_demo, &cmd_calibrate, &cmd_env,   &cmd_completion, &cmd_help,   NULL};
 
 int cli_fail(const command *c, const char *fmt, ...) {
     char msg[2048];

@@ -63,8 +63,18 @@ void rows_add_itl(run_rows *rows, float gap_ms) {
     rows->itl_ms[rows->n_itl++] = gap_ms;
 }
 
+void rows_start_itl_request(run_rows *rows) {
+    if (rows->n_itl_starts == rows->cap_itl_starts)
+        rows->itl_starts = xrealloc(
+            rows->itl_starts,
+            (rows->cap_itl_starts = rows->cap_itl_starts ? rows->cap_itl_starts * 2 : 1024) *
+                sizeof *rows->itl_starts);
+    rows->itl_starts[rows->n_itl_starts++] = rows->n_itl;
+}
+
 void rows_free(run_rows *rows) {
     free(rows->r);
     free(rows->itl_ms);
+    free(rows->itl_starts);
     memset(rows, 0, sizeof *rows);
 }

@@ -56,6 +56,13 @@ typedef struct run_rows {
     size_t n, cap;
     float *itl_ms; /* every inter-chunk gap, per token (a k-token chunk's gap / k, k times) */
     size_t n_itl, cap_itl;
+    /* Where each request's gaps begin in itl_ms, one entry per request that
+     * has any, in the order they were added (filled by the report's loader;
+     * none from a live run). They hold only until itl_ms is sorted, which
+     * summarize() does: a bootstrap that resamples requests' gaps reads
+     * them before. */
+    size_t *itl_starts;
+    size_t n_itl_starts, cap_itl_starts;
     double window_output_tokens; /* output tokens streamed before each part's last arrival */
     const char *classes[32];
     int n_classes;
@@ -65,6 +72,8 @@ typedef struct run_rows {
 void rows_reserve(run_rows *rows, size_t n);
 void rows_add(run_rows *rows, const req_rec *r);
 void rows_add_itl(run_rows *rows, float gap_ms);
+/* The gaps added from now on are another request's (itl_starts). */
+void rows_start_itl_request(run_rows *rows);
 void rows_free(run_rows *rows);
 
 #endif

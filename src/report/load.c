@@ -295,7 +295,9 @@ static float to_float(double v) {
 }
 
 /* chunks.csv: per-token inter-chunk gaps and tokens inside the window.
- * Rows of one request are contiguous (servelab writes them together). The
+ * Rows of one request are contiguous (servelab writes them together), so
+ * each request's gaps are contiguous too, and where they start is kept
+ * (rows->itl_starts) for a bootstrap that resamples requests. The
  * fifth column, coalesced, came later: runs written before it have four. */
 static int load_chunks(const char *path, run_rows *rows, double last_sched, int *present, char *err,
                        int errlen) {
@@ -311,7 +313,7 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
     csv_row row;
     char *prev_id = NULL; /* a copy: a quoted field lasts only until the next row */
     size_t prev_len = 0, prev_cap = 0;
-    int have_prev = 0;
+    int have_prev = 0, gaps_started = 0;
     double prev_t = 0;
     rc = 0;
     while (csv_next(&c, &row)) {
@@ -334,8 +336,12 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
             rows->window_output_tokens += tok;
         int same = have_prev && prev_len == row.len[0] &&
                    (!row.len[0] || !memcmp(prev_id, row.f[0], row.len[0])); /* "" has no copy */
+        gaps_started &= same;
         if (same && tok >= 1) {
             float gap = to_float((t - prev_t) / tok);
+            if (!gaps_started) /* the request's first gap: its gaps start here */
+                rows_start_itl_request(rows);
+            gaps_started = 1;
             for (int k = 0; k < (int)tok; k++)
                 rows_add_itl(rows, gap);
         }

@@ -126,12 +126,26 @@ static void note_incomplete(report_run *rr) {
              no_meta && no_summary ? ", " : "", no_summary ? "no summary.json" : "");
 }
 
-int pool_run(report_run *rr, const report_opts *o, char *err, int errlen) {
+int pool_load(report_run *rr, const report_opts *o, char *err, int errlen) {
     rr->files = xcalloc((size_t)rr->n_reps, sizeof *rr->files);
     for (int k = 0; k < rr->n_reps; k++)
         if (load_run(rr->rep_dirs[k], k, &rr->rows, &rr->files[k], err, errlen))
             return -1;
-    if (read_settings(rr, o, err, errlen))
+    return read_settings(rr, o, err, errlen);
+}
+
+void pool_unload(report_run *rr) {
+    for (int k = 0; rr->files && k < rr->n_reps; k++)
+        run_files_free(&rr->files[k]);
+    free(rr->files);
+    rr->files = NULL;
+    for (int c = 0; c < rr->rows.n_classes; c++)
+        free((char *)rr->rows.classes[c]);
+    rows_free(&rr->rows);
+}
+
+int pool_run(report_run *rr, const report_opts *o, char *err, int errlen) {
+    if (pool_load(rr, o, err, errlen))
         return -1;
     describe_variant(rr);
     rr->server = rr->files[0].server;

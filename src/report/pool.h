@@ -18,6 +18,13 @@
  * root_len, which discovery set. -1 with a message naming the file and
  * line of a malformed row, or the SLO that does not parse. */
 int pool_run(report_run *rr, const report_opts *o, char *err, int errlen);
+/* Its first part alone: every repetition's rows into rr->rows and the
+ * run's settings into rr->params (no summary), for a caller that reads the
+ * rows before summarize() sorts their gaps. The same errors. pool_unload
+ * frees what it loaded (the rows, their class names, the files), leaving
+ * what discovery set. */
+int pool_load(report_run *rr, const report_opts *o, char *err, int errlen);
+void pool_unload(report_run *rr);
 
 /* The successful requests' TTFT (tpot 0) or TPOT (tpot 1) in ms, sorted
  * ascending, in a new array (*out, to free) of *n values. */

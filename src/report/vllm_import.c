@@ -91,6 +91,8 @@ static void add_request(json_t **a, size_t i, double t0, int cls, run_rows *rows
         r.first_ms = r.sent_ms + ttft * 1000;
         r.last_ms = r.end_ms = r.sent_ms + lat * 1000;
         json_t *gaps = json_array_get(a[A_ITL], i);
+        if (json_array_size(gaps)) /* where this request's gaps start (compare resamples them) */
+            rows_start_itl_request(rows);
         for (size_t k = 0; k < json_array_size(gaps); k++)
             rows_add_itl(rows, (float)(num(gaps, k) * 1000));
     }
