@@ -19,6 +19,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg) {
 
 int sim_serve(const sim_config *cfg, char *err, int errlen) {
     raise_fd_limit();
+    /* every connection it may hold, before its I/O threads exist (util.h) */
+    fd_table_reserve(64 + (long)cfg->limits.max_connections);
     signal(SIGPIPE, SIG_IGN);
     if (cfg->threads > 1)
         evthread_use_pthreads();
