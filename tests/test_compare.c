@@ -367,3 +367,32 @@ TEST(compare_help_names_every_figure) {
         CHECK_MSG(strstr(out, figure_name(f)), "--help lacks %s", figure_name(f));
     free(out);
 }
+
+/* A new run in which every request failed measures no latency at all: the
+ * base's figures are "worse: none in new", and a gate on one trips. */
+TEST(compare_new_run_with_every_request_failed_trips_the_gate) {
+    char *dir = temp_dir(), base[1300], fail_dir[1300], path[1400], args[3000], *out;
+    snprintf(base, sizeof base, "%s/base", dir);
+    write_run(base, 40, 7, 0);
+    snprintf(fail_dir, sizeof fail_dir, "%s/failed", dir);
+    make_dirs(fail_dir);
+    snprintf(path, sizeof path, "%s/requests.csv", fail_dir);
+    FILE *req = fopen(path, "w");
+    CHECK(req);
+    fputs("request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,"
+          "prompt_tokens,output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error\n",
+          req);
+    for (int i = 0; i < 40; i++)
+        fprintf(req, "req-%d,short,%.3f,%.3f,,,%.3f,100,,,,,,0,connect\n", i, 50.0 * i, 50.0 * i,
+                50.0 * i + 1);
+    fclose(req);
+    snprintf(args, sizeof args, "compare %s %s --fail-on 'ttft_p95>+10%%'", base, fail_dir);
+    CHECK_INT(servelab_cmd(args, &out), 1);
+    CHECK_MSG(strstr(out, "worse: none in new") && strstr(out, "tripped"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "compare %s %s", base, base); /* the same run: no change */
+    CHECK_INT(servelab_cmd(args, &out), 0);
+    CHECK(!strstr(out, "worse"));
+    free(out);
+    free(dir);
+}

@@ -255,5 +255,31 @@ TEST(vllm_json_bad_input_is_refused_before_traffic) {
     CHECK_MSG(strstr(out, "not a result of vLLM's bench serve") && count_of(out, "\n") == 1, "%s",
               out);
     free(out);
+    /* a value inside the arrays that vLLM would never write: one line naming it */
+    const char *base = "\"start_times\": [1.0, 1.5], \"errors\": [\"\", \"\"], "
+                       "\"input_lens\": [10, 10], \"itls\": [[0.1], [0.1]]";
+    const char *bad[][2] = {
+        {"\"ttfts\": [0.1, 0.1], \"latencies\": [0.2, 0.2], \"output_lens\": [2, \"abc\"]",
+         "request 1's output_lens"},
+        {"\"ttfts\": [0.1, 0.5], \"latencies\": [0.2, 0.2], \"output_lens\": [2, 2]",
+         "request 1's ttfts"},
+        {"\"ttfts\": [0.1, 1e300], \"latencies\": [0.2, 1e301], \"output_lens\": [2, 2]",
+         "request 1's ttfts"},
+        {"\"ttfts\": [0.1, 0.1], \"latencies\": [0.2, 0.2], \"output_lens\": [2, 2], "
+         "\"queue_times\": [5.0]",
+         "queue_times is not one entry per request"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fopen(path, "w");
+        fprintf(f, "{%s, %s}\n", base, bad[i][0]);
+        fclose(f);
+        CHECK_INT(servelab_cmd(cmd, &out), 2);
+        CHECK_MSG(strstr(out, bad[i][1]) && count_of(out, "\n") == 1, "%s: %s", bad[i][1], out);
+        free(out);
+    }
+    f = fopen(path, "w"); /* and the same file with good values reads */
+    fprintf(f, "{%s, %s}\n", base,
+            "\"ttfts\": [0.1, 0.1], \"latencies\": [0.2, 0.2], \"output_lens\": [2, 2]");
+    fclose(f);
+    servelab_ok(cmd);
     free(dir);
 }

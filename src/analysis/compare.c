@@ -78,6 +78,7 @@ double figure_value(const run_summary *s, int fig) {
 const char *verdict_name(verdict v) {
     switch (v) {
     case VERDICT_FEW: return "too few requests";
+    case VERDICT_GONE: return "worse: none in new";
     case VERDICT_SAME: return "no significant change";
     case VERDICT_BETTER: return "better";
     case VERDICT_WORSE: return "worse";
@@ -358,7 +359,9 @@ static void judge(int fig, const double *b, const double *n, int count, double *
     for (int i = 0; i < count; i++)
         tmp[i] = b[i] != 0 ? n[i] / b[i] - 1 : NAN;
     interval_of(tmp, count, &c->rel_lo, &c->rel_hi);
-    if (!isfinite(c->base) || !isfinite(c->new_) || isnan(c->diff_lo))
+    if (isfinite(c->base) && c->n_base >= COMPARE_MIN_SAMPLES && !isfinite(c->new_))
+        c->v = VERDICT_GONE;
+    else if (!isfinite(c->base) || !isfinite(c->new_) || isnan(c->diff_lo))
         c->v = VERDICT_NA;
     else if (c->n_base < COMPARE_MIN_SAMPLES || c->n_new < COMPARE_MIN_SAMPLES)
         c->v = VERDICT_FEW;

@@ -77,8 +77,18 @@ double figure_value(const run_summary *s, int fig);
  * gets no verdict but VERDICT_FEW. */
 #define COMPARE_MIN_SAMPLES 10
 
-typedef enum { VERDICT_NA, VERDICT_FEW, VERDICT_SAME, VERDICT_BETTER, VERDICT_WORSE } verdict;
-/* "n/a", "too few requests", "no significant change", "better", "worse". */
+/* VERDICT_GONE: the base measured the figure and the new run has no value
+ * for it at all (every request failed, say): worse, and a gate on it trips. */
+typedef enum {
+    VERDICT_NA,
+    VERDICT_FEW,
+    VERDICT_SAME,
+    VERDICT_BETTER,
+    VERDICT_WORSE,
+    VERDICT_GONE
+} verdict;
+/* "n/a", "too few requests", "no significant change", "better", "worse",
+ * "worse: none in new". */
 const char *verdict_name(verdict v);
 
 typedef struct figure_change {

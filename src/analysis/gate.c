@@ -117,6 +117,8 @@ int gate_parse(const char *spec, gate *g, char *err, int errlen) {
 }
 
 int gate_tripped(const gate *g, const figure_change *c) {
+    if (c->v == VERDICT_GONE) /* measured before, nothing to measure now */
+        return 1;
     if (c->v != VERDICT_WORSE)
         return 0;
     double change = g->relative ? 100 * c->rel : c->diff;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* --save-vllm-json's folder exists and --metric-percentiles reads: 0, or
  * -1 with why in err. */
@@ -28,6 +29,14 @@ static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, in
     if (!o->save_vllm_json[0] || stat(folder, &st) || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "--save-vllm-json %s: no folder %s to write it in", o->save_vllm_json,
                  folder);
+        return -1;
+    }
+    if (access(folder, W_OK | X_OK)) {
+        snprintf(err, errlen, "--save-vllm-json %s: cannot write in %s", o->save_vllm_json, folder);
+        return -1;
+    }
+    if (stat(o->save_vllm_json, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--save-vllm-json %s: not a file (a directory?)", o->save_vllm_json);
         return -1;
     }
     return 0;

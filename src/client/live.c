@@ -104,6 +104,12 @@ static void observe(live_hist *h, double v_s) {
     h->count++;
 }
 
+void live_set_total(live_stats *l, size_t total) {
+    write_begin(l);
+    l->s.total = total;
+    write_end(l);
+}
+
 void live_sent(live_stats *l, double lag_ms) {
     write_begin(l);
     l->s.sent++;
@@ -129,7 +135,7 @@ void live_ended(live_stats *l, int error, int was_sent, double ttft_ms, double t
     l->ring[l->ring_n++ % LIVE_RECENT] = (recent){
         end_us, error == ERR_NONE ? (float)ttft_ms : NAN, error == ERR_NONE ? (float)tpot_ms : NAN,
         error == ERR_NONE ? (float)e2e_ms : NAN, output_tokens > 0 ? (float)output_tokens : 0};
-    pthread_mutex_unlock(&l->lock);
+    write_end(l);
 }
 
 static int float_cmp(const void *a, const void *b) {
@@ -160,12 +166,13 @@ static double pct(float *v, size_t n, double p) {
 static size_t read_consistent(live_stats *l, int64_t now_us, live_snapshot *out, int64_t *now,
                               recent *copy) {
     const size_t cap = LIVE_RECENT;
+    int64_t since = mono_us();
     for (;;) {
         unsigned s1 = atomic_load_explicit(&l->seq, memory_order_acquire);
-        if (s1 & 1) {
+        if ((s1 & 1) && mono_us() - since < 1000000) { /* a writer is at work */
             sched_yield();
             continue;
-        }
+        } /* (a writer never takes a second: past one, read what is there, never hang) */
         *out = l->s;
         *now = out->started ? now_us - l->t0_us : 0;
         size_t ring_n = l->ring_n, have = ring_n < cap ? ring_n : cap, n = 0;
@@ -176,7 +183,8 @@ static size_t read_consistent(live_stats *l, int64_t now_us, live_snapshot *out,
             copy[n++] = *r;
         }
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&l->seq, memory_order_relaxed) == s1)
+        if (atomic_load_explicit(&l->seq, memory_order_relaxed) == s1 ||
+            mono_us() - since >= 1000000)
             return n;
     }
 }

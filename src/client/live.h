@@ -51,6 +51,8 @@ live_stats *live_new(size_t total);
 void live_free(live_stats *l);
 /* t=0 on the monotonic clock (µs); the first call sets it (threads share one). */
 void live_start(live_stats *l, int64_t t0_us);
+/* The rows the run will write, when known only later than live_new. */
+void live_set_total(live_stats *l, size_t total);
 /* A request went out, lag_ms after it was due (NAN: unknown). */
 void live_sent(live_stats *l, double lag_ms);
 /* A request ended: error (ERR_*), its times from sending (ms, NAN when

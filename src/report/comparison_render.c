@@ -38,7 +38,7 @@ static void diff_text(int fig, double d, char *buf, size_t n) {
 static void cells_of(int fig, const figure_change *c, row_cells *out) {
     value_text(fig, c->base, out->base, sizeof out->base);
     value_text(fig, c->new_, out->new_, sizeof out->new_);
-    if (c->v == VERDICT_NA) {
+    if (c->v == VERDICT_NA || c->v == VERDICT_GONE) {
         snprintf(out->change, sizeof out->change, "-");
         snprintf(out->ci, sizeof out->ci, "-");
     } else if (isfinite(c->rel) && isfinite(c->rel_lo) && isfinite(c->rel_hi)) {
@@ -84,11 +84,21 @@ static void tripped_runs(const comparison *c, const gate *g, strbuf *b, int md) 
         if (!gate_tripped(g, &r->fig[g->fig]))
             continue;
         row_cells cells;
-        cells_of(g->fig, &r->fig[g->fig], &cells);
-        if (!g->relative) /* the change in the gate's terms */
-            diff_text(g->fig, r->fig[g->fig].diff, cells.change, sizeof cells.change);
-        sb_printf(b, "%s%s%s%s (%s %s, 95%% CI %s)", first ? "" : "; ", md ? "`" : "", r->name,
-                  md ? "`" : "", figure_name(g->fig), cells.change, cells.ci);
+        const figure_change *fc = &r->fig[g->fig];
+        cells_of(g->fig, fc, &cells);
+        if (!g->relative && fc->v != VERDICT_GONE) { /* the change in the gate's terms */
+            char lo[24], hi[24];
+            diff_text(g->fig, fc->diff, cells.change, sizeof cells.change);
+            diff_text(g->fig, fc->diff_lo, lo, sizeof lo);
+            diff_text(g->fig, fc->diff_hi, hi, sizeof hi);
+            snprintf(cells.ci, sizeof cells.ci, "[%s, %s]", lo, hi);
+        }
+        if (fc->v == VERDICT_GONE)
+            sb_printf(b, "%s%s%s%s (%s: %s)", first ? "" : "; ", md ? "`" : "", r->name,
+                      md ? "`" : "", figure_name(g->fig), verdict_name(fc->v));
+        else
+            sb_printf(b, "%s%s%s%s (%s %s, 95%% CI %s)", first ? "" : "; ", md ? "`" : "", r->name,
+                      md ? "`" : "", figure_name(g->fig), cells.change, cells.ci);
         first = 0;
     }
     if (first)
@@ -180,7 +190,7 @@ static void md_run(const compared_run *r, strbuf *b) {
         row_cells cells;
         cells_of(f, &r->fig[f], &cells);
         verdict v = r->fig[f].v;
-        const char *em = v == VERDICT_WORSE || v == VERDICT_BETTER ? "**" : "";
+        const char *em = v == VERDICT_WORSE || v == VERDICT_BETTER || v == VERDICT_GONE ? "**" : "";
         sb_printf(b, "| `%s` | %s | %s | %s | %s | %s%s%s |\n", figure_name(f), cells.base,
                   cells.new_, cells.change, cells.ci, em, verdict_name(v), em);
     }

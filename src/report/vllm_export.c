@@ -276,8 +276,10 @@ static void peaks(const vrun *v, double *max_tok_s, int *max_conc) {
     *max_conc = 0;
     if (!n_ok)
         return;
-    size_t secs = (size_t)ceil(t1 - t0) + 1;
-    double *bucket = xcalloc(secs, sizeof *bucket);
+    /* each chunk's whole second from t0, sorted: the longest run of one
+     * second is the peak (memory as the chunks, whatever the run's span) */
+    size_t n_sec = 0, cap = 0;
+    double *sec = NULL;
     event *ev = xmalloc(2 * n_ok * sizeof *ev);
     size_t ne = 0;
     for (size_t i = 0; i < v->n; i++) {
@@ -286,20 +288,26 @@ static void peaks(const vrun *v, double *max_tok_s, int *max_conc) {
             continue;
         for (size_t k = 0; k < (q->n_chunks ? q->n_chunks : 1); k++) {
             double t = (q->n_chunks ? q->chunk[k] : q->first) / 1000.0 - t0;
-            if (t >= 0 && (size_t)t < secs)
-                bucket[(size_t)t] += 1;
+            if (!(t >= 0 && t <= t1 - t0))
+                continue;
+            if (n_sec == cap)
+                sec = xrealloc(sec, (cap = cap ? cap * 2 : 1024) * sizeof *sec);
+            sec[n_sec++] = floor(t);
         }
         ev[ne++] = (event){q->sent / 1000.0, 1};
         ev[ne++] = (event){q->sent / 1000.0 + latency_s(q), -1};
     }
-    for (size_t s = 0; s < secs; s++)
-        *max_tok_s = fmax(*max_tok_s, bucket[s]);
+    sort_doubles(sec, n_sec);
+    for (size_t i = 0, run = 0; i < n_sec; i++) {
+        run = i > 0 && sec[i] == sec[i - 1] ? run + 1 : 1;
+        *max_tok_s = fmax(*max_tok_s, (double)run);
+    }
+    free(sec);
     qsort(ev, ne, sizeof *ev, event_cmp);
     int cur = 0;
     for (size_t i = 0; i < ne; i++)
         if ((cur += ev[i].d) > *max_conc)
             *max_conc = cur;
-    free(bucket);
     free(ev);
 }
 

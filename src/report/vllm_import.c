@@ -29,6 +29,11 @@ static const char *arrays[] = {"start_times", "ttfts",      "itls",  "latencies"
 enum { A_START, A_TTFT, A_ITL, A_LAT, A_OUT, A_IN, A_ERR, A_N };
 
 static int error_class(const char *e) {
+    int own = err_class_parse(e); /* a file servelab wrote: its own class names */
+    if (own > 0)
+        return own;
+    if (!strncmp(e, "http ", 5))
+        return ERR_HTTP;
     if (strstr(e, "imeout"))
         return ERR_TIMEOUT;
     if (strstr(e, "onnect") && !strstr(e, "isconnect"))
@@ -118,6 +123,49 @@ static double window_tokens(json_t **a, size_t n, double t0, double last_arrival
     return tok;
 }
 
+/* A time in seconds a run can hold: finite, not negative, under a year. */
+static int time_ok(double v) {
+    return isfinite(v) && v >= 0 && v < 365 * 86400.0;
+}
+
+/* A token count: a whole number in [0, INT32_MAX]. */
+static int count_ok(json_t *v) {
+    return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX;
+}
+
+/* Request i's values, as vLLM writes them: NULL, or the first key whose
+ * value does not read ("ttfts" also when it exceeds latencies). */
+static const char *bad_request(json_t **a, size_t i) {
+    json_t *e = json_array_get(a[A_ERR], i), *gaps = json_array_get(a[A_ITL], i);
+    if (!json_is_string(e))
+        return "errors";
+    if (!count_ok(json_array_get(a[A_IN], i)))
+        return "input_lens";
+    if (!count_ok(json_array_get(a[A_OUT], i)))
+        return "output_lens";
+    double start = num(a[A_START], i), ttft = num(a[A_TTFT], i), lat = num(a[A_LAT], i);
+    if (!isfinite(start) || start < 0 || start > 1e10) /* its perf_counter: seconds since boot */
+        return "start_times";
+    if (!time_ok(ttft))
+        return "ttfts";
+    if (!time_ok(lat))
+        return "latencies";
+    if (!json_is_array(gaps))
+        return "itls";
+    double sum = 0;
+    for (size_t k = 0; k < json_array_size(gaps); k++) {
+        double g = num(gaps, k);
+        if (!time_ok(g))
+            return "itls";
+        sum += g;
+    }
+    if (!json_string_value(e)[0] && (ttft > lat || ttft + sum > lat * (1 + 1e-9) + 1e-6))
+        return "ttfts"; /* the first chunk and the gaps after it end past the latency */
+    if (a[A_N] && !time_ok(num(a[A_N], i)))
+        return "queue_times";
+    return NULL;
+}
+
 int vllm_import(const char *path, int part, run_rows *rows, run_files *files, char *err,
                 int errlen) {
     memset(files, 0, sizeof *files);
@@ -140,17 +188,23 @@ int vllm_import(const char *path, int part, run_rows *rows, run_files *files, ch
         }
     }
     a[A_N] = json_object_get(doc, "queue_times");
+    if (a[A_N] && (!json_is_array(a[A_N]) || json_array_size(a[A_N]) != n)) {
+        snprintf(err, errlen, "%s: queue_times is not one entry per request", path);
+        json_decref(doc);
+        return -1;
+    }
     double t0 = INFINITY, last = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        double s = num(a[A_START], i), q = num(a[A_N], i);
-        if (!isfinite(s) || !isfinite(num(a[A_TTFT], i)) || !isfinite(num(a[A_LAT], i))) {
-            snprintf(err, errlen,
-                     "%s: request %zu's start_times, ttfts or latencies is not a number", path, i);
+        const char *bad = bad_request(a, i);
+        if (bad) {
+            snprintf(err, errlen, "%s: request %zu's %s does not read as vLLM writes it", path, i,
+                     bad);
             json_decref(doc);
             return -1;
         }
-        t0 = fmin(t0, s - (isfinite(q) ? q : 0));
-        last = fmax(last, s - (isfinite(q) ? q : 0));
+        double s0 = num(a[A_START], i), q = a[A_N] ? num(a[A_N], i) : 0;
+        t0 = fmin(t0, s0 - q);
+        last = fmax(last, s0 - q);
     }
     int cls = 0;
     while (cls < rows->n_classes && strcmp(rows->classes[cls], "vllm"))

@@ -37,7 +37,8 @@ metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t err
     const char *colon = strrchr(host_port, ':');
     long port;
     char host[256], ps[16];
-    if (!colon || colon == host_port || (size_t)(colon - host_port) >= sizeof host ||
+    int digits = colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1);
+    if (!colon || colon == host_port || (size_t)(colon - host_port) >= sizeof host || !digits ||
         parse_int(colon + 1, &port) || port < 0 || port > 65535) {
         snprintf(err, errlen, "--metrics-listen: expected HOST:PORT (127.0.0.1:9400), got '%s'",
                  host_port);
@@ -139,13 +140,20 @@ void metrics_text(const live_snapshot *s, const char *run, const char *url, char
 /* Reads the request line (enough of it), answers, closes. */
 static void answer(metrics_listen *m, int c) {
     char req[2048];
-    struct pollfd p = {c, POLLIN, 0};
-    ssize_t n = poll(&p, 1, 1000) == 1 ? read(c, req, sizeof req - 1) : -1;
-    if (n <= 0) {
+    size_t n = 0;
+    req[0] = 0;
+    while (n < sizeof req - 1 && !strstr(req, "\r\n")) { /* the request line, however it comes */
+        struct pollfd p = {c, POLLIN, 0};
+        ssize_t r = poll(&p, 1, 1000) == 1 ? read(c, req + n, sizeof req - 1 - n) : -1;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        req[n] = 0;
+    }
+    if (!strstr(req, "\r\n")) {
         close(c);
         return;
     }
-    req[n] = 0;
     strbuf out = {0};
     if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13)) {
         live_snapshot s;

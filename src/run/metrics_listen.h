@@ -2,8 +2,8 @@
  * figures in Prometheus' text format at GET /metrics while the run goes,
  * for Prometheus to scrape beside the server's own /metrics: requests by
  * outcome, sent and in flight, output tokens, and histograms of TTFT,
- * TPOT, E2E and the schedule lag, every name under servelab_ (docs/files.md
- * lists them). The socket is bound before any traffic, so a port in use is
+ * TPOT, E2E and the schedule lag, every name under servelab_ (docs/commands.md,
+ * "Watching a run", lists them). The socket is bound before any traffic, so a port in use is
  * refused up front; a thread of its own answers (one request at a time,
  * each connection closed after its answer), reading the client's live
  * counters (client/live.h). */

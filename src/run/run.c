@@ -407,6 +407,32 @@ static void prepare_words(run_ctx *x) {
     x->w.words = (word_source){x->kept_words, k};
 }
 
+/* --progress plain prints, even with --quiet (asked for by name); auto
+ * draws on a terminal only, unless --quiet (a sweep's runs are quiet, and
+ * the sweep says with --progress off whether their progress shows). */
+static progress_mode progress_mode_of(const run_opts *o) {
+    if (!o->progress || !strcmp(o->progress, "off"))
+        return PROGRESS_OFF;
+    if (!strcmp(o->progress, "plain"))
+        return PROGRESS_PLAIN;
+    return (!o->quiet || o->progress_label) && isatty(2) ? PROGRESS_DRAW : PROGRESS_OFF;
+}
+
+/* The live counters, only when something watches them (the progress
+ * display, --metrics-listen); /metrics answers from here on, the warmup
+ * included (its requests are not counted). */
+static void prepare_watchers(run_ctx *x) {
+    if (progress_mode_of(&x->o) == PROGRESS_OFF && !x->ml)
+        return;
+    x->live = live_new(x->n);
+    if (x->ml) {
+        char *url = redact_url(x->o.url); /* never a password in a label */
+        metrics_listen_start(x->ml, x->live, x->o.progress_label ? x->o.progress_label : x->o.out,
+                             url);
+        free(url);
+    }
+}
+
 /* Everything before traffic; -1 means bad input (exit code 2). */
 static int prepare(run_ctx *x, run_result *rr) {
     char err[512];
@@ -432,6 +458,7 @@ static int prepare(run_ctx *x, run_result *rr) {
         return -1;
     if (x->o.metrics_listen && !(x->ml = metrics_listen_open(x->o.metrics_listen, err, sizeof err)))
         return fail(rr, "%s", err);
+    prepare_watchers(x);
     prepare_target(x);
     prepare_words(x);
     utc_now_iso(x->started, sizeof x->started);
@@ -454,6 +481,7 @@ static void warmup(run_ctx *x) {
     if (workload_multi_turn(&x->w)) /* the first turns of the warmup's conversations, alone */
         wc.indices = x->w.conv.first + x->n;
     wc.out_dir = NULL;
+    wc.live = NULL; /* the warmup is not counted */
     loadgen_result wr;
     char err[512];
     if (loadgen_run(&wc, &wr, err, sizeof err))
@@ -469,17 +497,6 @@ static double process_cpu_s(void) {
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
-}
-
-/* --progress plain prints, even with --quiet (asked for by name); auto
- * draws on a terminal only, unless --quiet (a sweep's runs are quiet, and
- * the sweep says with --progress off whether their progress shows). */
-static progress_mode progress_mode_of(const run_opts *o) {
-    if (!o->progress || !strcmp(o->progress, "off"))
-        return PROGRESS_OFF;
-    if (!strcmp(o->progress, "plain"))
-        return PROGRESS_PLAIN;
-    return (!o->quiet || o->progress_label) && isatty(2) ? PROGRESS_DRAW : PROGRESS_OFF;
 }
 
 /* The measured schedule; -1 when it could not start (its output files). */
@@ -503,17 +520,15 @@ static int measure(run_ctx *x, run_result *rr) {
         x->lc.watch_arg = x->o.watch->arg;
     }
     /* the watchers: the progress display and --metrics-listen */
-    live_stats *live = live_new(x->lc.total ? x->lc.total : x->n);
-    x->lc.live = live;
+    if (x->live)
+        live_set_total(x->live, x->lc.total ? x->lc.total : x->n);
+    x->lc.live = x->live;
     progress_opts po = {.mode = progress_mode_of(&x->o),
                         .interval_s = x->o.progress_interval_s,
                         .label = x->o.progress_label,
                         .last_due_s = x->n ? x->due[x->n - 1] / 1e6 : 0,
                         .to = stderr};
-    progress *pg = progress_start(live, &po);
-    if (x->ml)
-        metrics_listen_start(x->ml, live, x->o.progress_label ? x->o.progress_label : x->o.out,
-                             x->o.url);
+    progress *pg = progress_start(x->live, &po);
     double cpu0 = process_cpu_s();
     int rc = x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
                                : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
@@ -521,7 +536,8 @@ static int measure(run_ctx *x, run_result *rr) {
     metrics_listen_close(x->ml);
     x->ml = NULL;
     x->lc.live = NULL;
-    live_free(live);
+    live_free(x->live);
+    x->live = NULL;
     if (rc)
         return fail(rr, "%s", err);
     x->have_res = 1;
@@ -530,7 +546,8 @@ static int measure(run_ctx *x, run_result *rr) {
 }
 
 static void release(run_ctx *x) {
-    metrics_listen_close(x->ml);
+    metrics_listen_close(x->ml); /* before the counters it reads */
+    live_free(x->live);
     if (x->have_res) {
         rows_free(&x->res.rows);
         series_set_free(&x->res.metrics);
