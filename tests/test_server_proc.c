@@ -246,3 +246,47 @@ TEST(server_proc_sim_sweep_in_the_report) {
     snprintf(cmd, sizeof cmd, "report %s/o --check", dir);
     servelab_ok(cmd);
 }
+
+/* A server that dies while loading: campaign.json says how, as for one
+ * that dies during a run (server_start_failed, with its server_death). */
+static json_t *start_death_of(const char *end, char **cj_out, char *dir) {
+    char cfg[1200], text[2048], cmd[2600], p[1200], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    snprintf(
+        text, sizeof text,
+        "name: d\ntarget:\n  server:\n    command: \"sh -c 'echo port {port}; sleep 0.3; %s'\"\n"
+        "    ready_timeout_s: 20\n"
+        "requests: 4\nrate: 10\nruns: [{name: r}]\n",
+        end);
+    FILE *f = fopen(cfg, "w");
+    fputs(text, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep --quiet %s --out %s/o", cfg, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 1, "exit %d: %s", code, out);
+    free(out);
+    snprintf(p, sizeof p, "%s/o/campaign.json", dir);
+    json_t *cj = json_load_file(p, 0, NULL);
+    *cj_out = read_file(p, NULL);
+    json_t *st = json_array_get(json_object_get(cj, "status"), 0);
+    CHECK_MSG(!strcmp(json_string_value(json_object_get(st, "status")), "server_start_failed"),
+              "%s", *cj_out);
+    json_t *d = json_object_get(st, "server_death");
+    CHECK_MSG(d != NULL, "%s", *cj_out);
+    return d;
+}
+
+TEST(server_proc_death_while_loading_by_sigkill) {
+    char *cj;
+    json_t *d = start_death_of("kill -KILL $$", &cj, temp_dir());
+    CHECK_MSG(!strcmp(json_string_value(json_object_get(d, "class")), "signal"), "%s", cj);
+    CHECK_STR(json_string_value(json_object_get(d, "signal_name")), "SIGKILL");
+    CHECK_MSG(strstr(cj, "before it was ready") && strstr(cj, "killed by SIGKILL"), "%s", cj);
+}
+
+TEST(server_proc_death_while_loading_out_of_memory_from_its_log) {
+    char *cj;
+    json_t *d = start_death_of("echo ggml: failed to allocate buffer >&2; exit 1", &cj, temp_dir());
+    CHECK_MSG(!strcmp(json_string_value(json_object_get(d, "class")), "out_of_memory"), "%s", cj);
+    CHECK_MSG(strstr(cj, "out of memory"), "%s", cj);
+}

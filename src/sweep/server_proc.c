@@ -113,7 +113,8 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
                       const char *health_path, double ready_timeout_s, const char *log_path,
                       char *err, int errlen) {
     memset(sp, 0, sizeof *sp);
-    sp->guard.fd = -1; /* no watchdog yet: stopping must not close descriptor 0 */
+    sp->guard.fd = -1;           /* no watchdog yet: stopping must not close descriptor 0 */
+    sp->oom_kills_at_ready = -1; /* unknown until ready (a death before then has no count) */
     sp->log_path = xstrdup(log_path);
     sp->args = xstrdup(server_args ? server_args : "");
     sp->port = free_loopback_port();

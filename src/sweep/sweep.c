@@ -375,8 +375,13 @@ static void server_failed(sweep *s, const campaign_run *cr, int k, const char *d
     if (sp == &s->managed && sp->log_path)
         copy_log(sp->log_path, dir);
     run_result rr = {.code = 1};
-    record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, err,
-           NULL);
+    /* a server that died while loading: how (killed, out of memory, its
+     * exit code), as for one that dies during a run */
+    char how[256], why[1400];
+    json_t *death = sp == &s->managed ? managed_death(sp, &rr, how, sizeof how) : NULL;
+    snprintf(why, sizeof why, "%s%s%s", err, death ? ": " : "", death ? how : "");
+    record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, why,
+           death);
     if (sp != &s->managed)
         server_proc_stop(sp, 5);
 }
