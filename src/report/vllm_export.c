@@ -227,20 +227,14 @@ static double tpot_s(const vreq *q) {
 /* "mean_X_ms", "median_X_ms", "std_X_ms", "pP_X_ms" of seconds in x. */
 static void put_stats(json_t *o, const char *name, double *x, size_t n,
                       const vllm_export_opts *opt) {
-    double sum = 0, sq = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += x[i];
-    double mean = n ? sum / (double)n : 0;
-    for (size_t i = 0; i < n; i++)
-        sq += (x[i] - mean) * (x[i] - mean);
-    sort_doubles(x, n);
+    dist d = dist_of(x, n); /* sorts x: the percentiles below read it */
     char key[64];
     snprintf(key, sizeof key, "mean_%s_ms", name);
-    json_object_set_new(o, key, json_real(mean * 1000));
+    json_object_set_new(o, key, json_real(n ? d.mean * 1000 : 0));
     snprintf(key, sizeof key, "median_%s_ms", name);
-    json_object_set_new(o, key, json_real(n ? percentile_sorted(x, n, 50) * 1000 : 0));
+    json_object_set_new(o, key, json_real(n ? d.p50 * 1000 : 0));
     snprintf(key, sizeof key, "std_%s_ms", name);
-    json_object_set_new(o, key, json_real(n ? sqrt(sq / (double)n) * 1000 : 0));
+    json_object_set_new(o, key, json_real(n ? d.sd * 1000 : 0));
     for (int k = 0; k < opt->n_percentiles; k++) {
         double p = opt->percentiles[k];
         snprintf(key, sizeof key, "p%.15g_%s_ms", p, name);
