@@ -4,31 +4,18 @@
  * written. */
 #include "csv_util.h"
 #include "support.h"
+#include "sweep/server_proc.h"
 #include "test.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof sa;
-    bind(fd, (struct sockaddr *)&sa, sizeof sa);
-    getsockname(fd, (struct sockaddr *)&sa, &sl);
-    close(fd);
-    return ntohs(sa.sin_port);
-}
-
 static void fault_matrix(int sim_threads) {
     char *dir = temp_dir();
-    int port = free_port();
+    int port = free_loopback_port();
+    CHECK(port > 0);
     char cmd[4096];
     /* the client starts first: for its first 0.6 s nothing listens */
     snprintf(cmd, sizeof cmd,

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/util.h"
 #include "run/metrics_listen.h"
+#include "sweep/server_proc.h"
 #include "support.h"
 #include "test.h"
 
@@ -189,16 +190,6 @@ TEST(progress_sweep_names_its_run_and_repetition) {
     free(dir);
 }
 
-static int free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t l = sizeof a;
-    CHECK(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
-    getsockname(fd, (struct sockaddr *)&a, &l);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* The value on the line that starts with line_start. */
 static double metric(const char *text, const char *line_start) {
     size_t n = strlen(line_start);
@@ -234,7 +225,8 @@ static void check_histogram(const char *text, const char *name) {
 TEST(metrics_listen_serves_prometheus_text_while_running) {
     sim_proc sim = sim_start("--profile tiny");
     char *dir = temp_dir(), cmd[4096];
-    int port = free_port();
+    int port = free_loopback_port();
+    CHECK(port > 0);
     snprintf(cmd, sizeof cmd,
              "exec %s run --url http://127.0.0.1:%d --requests 80 --rate 20 --out %s/run "
              "--metrics-listen 127.0.0.1:%d --quiet > /dev/null 2>&1",
