@@ -1,7 +1,8 @@
 #!/bin/sh
 # The layers of src/: which folders each folder's files may include. The
 # data flows workload -> client -> analysis -> report, with the simulator
-# and the monitors beside; common/ is below everything; run/, calibrate/ and
+# and the monitors beside; common/ is below everything; run/ (which may send
+# a schedule to the simulator's engine in virtual time), calibrate/ and
 # sweep/ put the pieces together, capacity/ searches with sweep/'s; cli/ holds
 # the commands. An include that
 # climbs (client/ including analysis/, say) is printed with its file and
@@ -13,7 +14,7 @@ allowed() {
     workload | monitor | sim | analysis) echo "$1 common" ;;
     client) echo "client common workload monitor" ;;
     report) echo "report analysis common" ;;
-    run) echo "run client analysis monitor workload common" ;;
+    run) echo "run client analysis monitor workload sim common" ;;
     calibrate) echo "calibrate analysis common" ;;
     sweep) echo "sweep run report sim analysis client monitor workload common" ;;
     capacity) echo "capacity sweep run report sim analysis client monitor workload common" ;;

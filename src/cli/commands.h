@@ -23,8 +23,8 @@ typedef struct command {
     const char *key_prefix;            /* where its options' campaign keys sit ("target.sim.") */
 } command;
 
-extern const command cmd_sim, cmd_run, cmd_sweep, cmd_capacity, cmd_report, cmd_compare, cmd_merge,
-    cmd_demo, cmd_calibrate, cmd_env, cmd_completion, cmd_help;
+extern const command cmd_sim, cmd_run, cmd_sweep, cmd_capacity, cmd_predict, cmd_report,
+    cmd_compare, cmd_merge, cmd_demo, cmd_calibrate, cmd_env, cmd_completion, cmd_help;
 /* Every command, in the order servelab --help lists them; NULL ends it. */
 extern const command *const commands[];
 

@@ -146,37 +146,7 @@ static void finish_request(lg *g, inflight *f, int error) {
         row_writer_request(&g->rw, r);
         row_writer_chunks(&g->rw, r->index, f->t_us, f->tok, f->coal, f->n_chunks);
     }
-    /* compact record for the summary */
-    req_rec rec = req_rec_unknown();
-    rec.scheduled_ms = r->scheduled_us / 1000.0;
-    rec.sent_ms = r->sent_us >= 0 ? r->sent_us / 1000.0 : NAN;
-    rec.first_ms = r->first_us >= 0 ? r->first_us / 1000.0 : NAN;
-    rec.last_ms = r->last_us >= 0 ? r->last_us / 1000.0 : NAN;
-    rec.end_ms = r->end_us >= 0 ? r->end_us / 1000.0 : NAN;
-    rec.lag_ms = r->dispatched_us >= 0 ? (r->dispatched_us - r->scheduled_us) / 1000.0 : NAN;
-    rec.prompt_tokens = r->prompt_tokens;
-    rec.output_tokens = r->output_tokens;
-    rec.error = (uint8_t)error;
-    rec.cls = 0;
-    rec.part = 0;
-    rec.connect_ms = r->connect_us >= 0 ? (float)(r->connect_us / 1000.0) : NAN;
-    rec.written_ms = r->written_us >= 0 ? r->written_us / 1000.0 : NAN;
-    rec.first_byte_ms = r->first_byte_us >= 0 ? r->first_byte_us / 1000.0 : NAN;
-    rec.first_coalesced = (int8_t)(f->n_chunks > 0 ? r->first_coalesced != 0 : -1);
-    /* as requests.csv has them: a server's duration past 1e12 ms is not written */
-    rec.server_prompt_ms =
-        r->server_prompt_ms >= 0 && r->server_prompt_ms < 1e12 ? (float)r->server_prompt_ms : NAN;
-    rec.server_decode_ms =
-        r->server_decode_ms >= 0 && r->server_decode_ms < 1e12 ? (float)r->server_decode_ms : NAN;
-    rec.server_decode_n = r->server_decode_n >= 0 && r->server_decode_n <= INT32_MAX
-                              ? (int32_t)r->server_decode_n
-                              : -1;
-    rec.server_prompt_n = r->server_prompt_n >= 0 && r->server_prompt_n <= INT32_MAX
-                              ? (int32_t)r->server_prompt_n
-                              : -1;
-    rec.cached_tokens =
-        r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
-    rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);
+    req_rec rec = request_row_record(r); /* compact record for the summary */
     rows_add(&g->res->rows, &rec);
     if (c->live) {
         double tpot =

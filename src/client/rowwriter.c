@@ -9,6 +9,8 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,7 +66,7 @@ static int write_all(row_writer *w, int fd, const char *p, size_t n) {
 static void flush_pending(row_writer *w) {
     if ((w->n || w->row_n) && !w->write_error) {
         pthread_mutex_lock(w->shared);
-        if (!w->n || write_locked(w, w->chunk_fd, w->buf, w->n) == 0)
+        if (!w->n || w->chunk_fd < 0 || write_locked(w, w->chunk_fd, w->buf, w->n) == 0)
             if (w->row_n)
                 write_locked(w, w->req_fd, w->row, w->row_n);
         pthread_mutex_unlock(w->shared);
@@ -93,12 +95,51 @@ static void buffers_free(row_writer *w) {
     w->cap = w->row_cap = 0;
 }
 
+req_rec request_row_record(const request_row *r) {
+    req_rec rec = req_rec_unknown();
+    rec.scheduled_ms = r->scheduled_us / 1000.0;
+    rec.sent_ms = r->sent_us >= 0 ? r->sent_us / 1000.0 : NAN;
+    rec.first_ms = r->first_us >= 0 ? r->first_us / 1000.0 : NAN;
+    rec.last_ms = r->last_us >= 0 ? r->last_us / 1000.0 : NAN;
+    rec.end_ms = r->end_us >= 0 ? r->end_us / 1000.0 : NAN;
+    rec.lag_ms = r->dispatched_us >= 0 ? (r->dispatched_us - r->scheduled_us) / 1000.0 : NAN;
+    rec.prompt_tokens = r->prompt_tokens;
+    rec.output_tokens = r->output_tokens;
+    rec.error = (uint8_t)r->error;
+    rec.cls = 0;
+    rec.part = 0;
+    rec.connect_ms = r->connect_us >= 0 ? (float)(r->connect_us / 1000.0) : NAN;
+    rec.written_ms = r->written_us >= 0 ? r->written_us / 1000.0 : NAN;
+    rec.first_byte_ms = r->first_byte_us >= 0 ? r->first_byte_us / 1000.0 : NAN;
+    rec.first_coalesced = (int8_t)(r->chunks > 0 ? r->first_coalesced != 0 : -1);
+    /* as requests.csv has them: a server's duration past 1e12 ms is not written */
+    rec.server_prompt_ms =
+        r->server_prompt_ms >= 0 && r->server_prompt_ms < 1e12 ? (float)r->server_prompt_ms : NAN;
+    rec.server_decode_ms =
+        r->server_decode_ms >= 0 && r->server_decode_ms < 1e12 ? (float)r->server_decode_ms : NAN;
+    rec.server_decode_n = r->server_decode_n >= 0 && r->server_decode_n <= INT32_MAX
+                              ? (int32_t)r->server_decode_n
+                              : -1;
+    rec.server_prompt_n = r->server_prompt_n >= 0 && r->server_prompt_n <= INT32_MAX
+                              ? (int32_t)r->server_prompt_n
+                              : -1;
+    rec.cached_tokens =
+        r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
+    rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);
+    return rec;
+}
+
 int request_id_format(char *buf, size_t cap, uint32_t index) {
     return snprintf(buf, cap, "req-%u", index); /* at most 14 bytes: callers give 32 */
 }
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
+    return row_writer_open_rows(w, dir, 1, err, errlen);
+}
+
+int row_writer_open_rows(row_writer *w, const char *dir, int chunks, char *err, int errlen) {
     memset(w, 0, sizeof *w);
+    w->chunk_fd = -1;
     pthread_mutex_init(&w->lock, NULL);
     w->shared = &w->lock;
     char path[4096];
@@ -112,8 +153,9 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
         return -1;
     }
     snprintf(path, sizeof path, "%s/chunks.csv", dir);
-    w->chunk_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (w->chunk_fd < 0) {
+    if (chunks)
+        w->chunk_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (chunks && w->chunk_fd < 0) {
         snprintf(err, errlen, "--out %s: cannot create chunks.csv: %s", dir, strerror(errno));
         close(w->req_fd);
         return -1;
@@ -121,10 +163,11 @@ int row_writer_open(row_writer *w, const char *dir, char *err, int errlen) {
     w->owns_fds = 1;
     buffers_init(w);
     if (write_all(w, w->req_fd, REQUESTS_CSV_HEADER, strlen(REQUESTS_CSV_HEADER)) ||
-        write_all(w, w->chunk_fd, CHUNKS_CSV_HEADER, strlen(CHUNKS_CSV_HEADER))) {
+        (chunks && write_all(w, w->chunk_fd, CHUNKS_CSV_HEADER, strlen(CHUNKS_CSV_HEADER)))) {
         snprintf(err, errlen, "--out %s: cannot write: %s", dir, strerror(w->write_error));
         close(w->req_fd);
-        close(w->chunk_fd);
+        if (chunks)
+            close(w->chunk_fd);
         buffers_free(w);
         return -1;
     }

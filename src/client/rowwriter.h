@@ -7,6 +7,8 @@
 #ifndef SERVELAB_ROWWRITER_H
 #define SERVELAB_ROWWRITER_H
 
+#include "common/record.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +57,9 @@ typedef struct row_writer {
 } row_writer;
 
 int row_writer_open(row_writer *w, const char *dir, char *err, int errlen);
+/* The same, with chunks.csv only when `chunks` (without it, chunk rows
+ * given to row_writer_chunks are dropped and no chunks.csv is made). */
+int row_writer_open_rows(row_writer *w, const char *dir, int chunks, char *err, int errlen);
 /* A writer on the same files (opened O_APPEND: one write() a row or a
  * buffer of whole lines, so threads never interleave inside a line). */
 void row_writer_clone(const row_writer *owner, row_writer *w);
@@ -68,6 +73,10 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
                        const uint8_t *coalesced, int n);
 /* Write what is held and close; returns 0 or the first write errno. */
 int row_writer_close(row_writer *w);
+/* The compact record of a finished request's row (common/record.h), as
+ * the summary reads it: its times in ms, unknowns as NAN and -1, and the
+ * server's figures only where requests.csv writes them. */
+req_rec request_row_record(const request_row *r);
 /* The request id for index i ("req-i"), into buf. */
 int request_id_format(char *buf, size_t cap, uint32_t index);
 

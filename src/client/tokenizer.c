@@ -73,8 +73,17 @@ int tokenizer_count(const server_tokenizer *t, const char *text, int *count) {
     return rc;
 }
 
+static int count_on_server(void *arg, const char *text, int *count) {
+    return tokenizer_count(arg, text, count);
+}
+
 int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, int n,
                          const char **kept) {
+    return tokenizer_keep_words_by(count_on_server, (void *)t, words, n, kept);
+}
+
+int tokenizer_keep_words_by(tokenizer_count_fn count, void *arg, const char *const *words, int n,
+                            const char **kept) {
     size_t len = 0;
     for (int i = 0; i < n; i++)
         len += strlen(words[i]) + 1;
@@ -88,9 +97,9 @@ int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, in
         at += k;
     }
     int whole, base;
-    int rc = tokenizer_count(t, all, &whole);
+    int rc = count(arg, all, &whole);
     free(all);
-    if (rc || tokenizer_count(t, "the", &base))
+    if (rc || count(arg, "the", &base))
         return -1;
     int k = 0;
     if (whole - base == n) { /* every word one token */
@@ -102,7 +111,7 @@ int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, in
         char one[64];
         int c;
         snprintf(one, sizeof one, "the %s", words[i]);
-        if (!tokenizer_count(t, one, &c) && c - base == 1)
+        if (!count(arg, one, &c) && c - base == 1)
             kept[k++] = words[i];
     }
     return k;

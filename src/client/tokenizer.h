@@ -27,4 +27,11 @@ int tokenizer_count(const server_tokenizer *t, const char *text, int *count);
 int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, int n,
                          const char **kept);
 
+/* The same with another counter (`servelab predict` counts by the
+ * simulator's rule, with no server to ask): count(arg, text, &n) is 0 with
+ * n, or -1 when it cannot count. */
+typedef int (*tokenizer_count_fn)(void *arg, const char *text, int *count);
+int tokenizer_keep_words_by(tokenizer_count_fn count, void *arg, const char *const *words, int n,
+                            const char **kept);
+
 #endif

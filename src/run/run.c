@@ -12,6 +12,7 @@
 #include "client/h1.h"
 #include "client/live.h"
 #include "client/tokenizer.h"
+#include "common/tokens.h"
 #include "common/clock.h"
 #include "common/cpus.h"
 #include "common/files.h"
@@ -21,6 +22,7 @@
 #include "run/progress.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"
+#include "run/virtual_client.h"
 
 #include <errno.h>
 #include <math.h>
@@ -64,8 +66,11 @@ static const char *replay_conflict(const run_opts *o) {
 
 int run_opts_validate(const run_opts *o, char *err, int errlen) {
     const char *why = NULL;
-    if (!o->url)
+    if (!o->url && !o->predict)
         why = "--url is required (e.g. --url http://127.0.0.1:8000)";
+    else if (o->predict && o->warmup > 0)
+        why = "--warmup: a prediction's engine starts empty and its warmup would not reach the "
+              "measured requests' engine: leave it out";
     else if (o->rate_plan && o->have_rate)
         why = "give --rate or --rate-plan, not both";
     else if (o->rate_plan && o->replay)
@@ -80,7 +85,7 @@ int run_opts_validate(const run_opts *o, char *err, int errlen) {
         why = "--duration needs a finite --rate";
     else if (o->fail_on_slo && !o->slo)
         why = "--fail-on-slo needs --slo";
-    else if (!strcmp(o->http_client, "builtin") && !h1_usable(o->url))
+    else if (!o->predict && !strcmp(o->http_client, "builtin") && !h1_usable(o->url))
         why = "--http-client builtin: needs a plain http:// URL without credentials and no "
               "http_proxy/all_proxy in the environment";
     if (why) {
@@ -331,10 +336,43 @@ static int preconnect_count(const run_opts *o, size_t n) {
     return (int)(want < (long)n ? want : (long)n);
 }
 
+/* The client's settings every target shares: the bodies, the cap, the
+ * timeout, the limits on an answer. */
+static loadgen_config client_config(const run_ctx *x) {
+    const run_opts *o = &x->o;
+    return (loadgen_config){.w = &x->w,
+                            .body = {.chat = !strcmp(o->api, "chat"),
+                                     .model = x->model,
+                                     .include_usage = 1,
+                                     .continuous_usage = x->cusage,
+                                     .ignore_eos = o->ignore_eos,
+                                     .max_tokens = (int)o->max_tokens,
+                                     .extra = x->extra_body},
+                            .concurrency = (int)o->concurrency,
+                            .preconnect = preconnect_count(o, x->n),
+                            .timeout_s = o->timeout_s,
+                            .max_event_bytes = (size_t)o->max_event_bytes,
+                            .max_chunks = (int)o->max_chunks};
+}
+
+/* `servelab predict`: no server to ask, nothing to sample; the model is
+ * the simulator's. */
+static void prepare_virtual_target(run_ctx *x) {
+    x->base = xstrdup("");
+    x->model = x->o.model ? x->o.model : x->o.predict->model;
+    x->cusage = !strcmp(x->o.cusage, "on") || !strcmp(x->o.cusage, "auto");
+    snprintf(x->gpu_why, sizeof x->gpu_why, "a prediction: no GPU");
+    x->lc = client_config(x);
+}
+
 /* What the server says about itself, the endpoints, the GPUs and the HTTP
  * client (client/h1.h says why there are two). */
 static void prepare_target(run_ctx *x) {
     const run_opts *o = &x->o;
+    if (o->predict) {
+        prepare_virtual_target(x);
+        return;
+    }
     x->base = base_url(o->url);
     probe_server(x->base, x->headers, o->insecure, &x->probe);
     x->probed = 1;
@@ -343,37 +381,24 @@ static void prepare_target(run_ctx *x) {
         warnx_("%s", why);
     x->model = o->model ? o->model : (x->probe.first_model[0] ? x->probe.first_model : NULL);
     x->cusage = !strcmp(o->cusage, "on") || (!strcmp(o->cusage, "auto") && x->probe.vllm_like);
-    int chat = !strcmp(o->api, "chat");
     snprintf(x->endpoint, sizeof x->endpoint, "%s/v1/%s", x->base,
-             chat ? "chat/completions" : "completions");
+             !strcmp(o->api, "chat") ? "chat/completions" : "completions");
     snprintf(x->metrics_url, sizeof x->metrics_url, "%s/metrics", x->base);
     x->gpu = o->no_sampling ? NULL : gpu_open(x->gpu_why, sizeof x->gpu_why);
     if (!x->gpu && !o->no_sampling && !o->quiet)
         fprintf(stderr, "servelab: note: no GPU sampled (%s)\n", x->gpu_why);
     x->client = strcmp(o->http_client, "libcurl") && h1_usable(x->endpoint) ? HTTP_CLIENT_BUILTIN
                                                                             : HTTP_CLIENT_LIBCURL;
-    x->lc = (loadgen_config){.endpoint = x->endpoint,
-                             .headers = x->headers,
-                             .w = &x->w,
-                             .body = {.chat = chat,
-                                      .model = x->model,
-                                      .include_usage = 1,
-                                      .continuous_usage = x->cusage,
-                                      .ignore_eos = o->ignore_eos,
-                                      .max_tokens = (int)o->max_tokens,
-                                      .extra = x->extra_body},
-                             .concurrency = (int)o->concurrency,
-                             .preconnect = preconnect_count(o, x->n),
-                             .timeout_s = o->timeout_s,
-                             .insecure = o->insecure,
-                             .client = x->client,
-                             .max_event_bytes = (size_t)o->max_event_bytes,
-                             .max_chunks = (int)o->max_chunks,
-                             .metrics_url = o->no_sampling ? NULL : x->metrics_url,
-                             .metrics_headers = x->headers,
-                             .sample_interval_s = o->metrics_interval_s,
-                             .gpu = x->gpu,
-                             .server_pid = o->no_sampling ? 0 : o->server_pid};
+    x->lc = client_config(x);
+    x->lc.endpoint = x->endpoint;
+    x->lc.headers = x->headers;
+    x->lc.insecure = o->insecure;
+    x->lc.client = x->client;
+    x->lc.metrics_url = o->no_sampling ? NULL : x->metrics_url;
+    x->lc.metrics_headers = x->headers;
+    x->lc.sample_interval_s = o->metrics_interval_s;
+    x->lc.gpu = x->gpu;
+    x->lc.server_pid = o->no_sampling ? 0 : o->server_pid;
 }
 
 /* Whether servelab builds text of its own words for this run (words.h). */
@@ -381,6 +406,14 @@ static int builds_words(const run_ctx *x) {
     const run_opts *o = &x->o;
     return ((x->w.random_in || x->w.replay) && !strcmp(o->api, "chat")) || o->prefix_tokens > 0 ||
            (workload_multi_turn(&x->w) && !x->w.conv.all_turns);
+}
+
+/* The simulator's /tokenize, for a prediction: common/tokens.h's rule. */
+static int count_by_rule(void *arg, const char *text, int *count) {
+    (void)arg;
+    size_t n = count_text_tokens(text, strlen(text));
+    *count = n ? (int)n : 1; /* an empty text is its BOS token */
+    return 0;
 }
 
 /* --tokenize auto: the words the server counts one token each, when the
@@ -391,7 +424,9 @@ static void prepare_words(run_ctx *x) {
         return;
     server_tokenizer t = {x->base, x->headers, x->o.insecure, x->model};
     x->kept_words = xmalloc((size_t)n_common_words * sizeof *x->kept_words);
-    int k = tokenizer_keep_words(&t, common_words, n_common_words, x->kept_words);
+    int k = x->o.predict ? tokenizer_keep_words_by(count_by_rule, NULL, common_words,
+                                                   n_common_words, x->kept_words)
+                         : tokenizer_keep_words(&t, common_words, n_common_words, x->kept_words);
     const char *why = k < 0                 ? "the server has no /tokenize that answers"
                       : k < TOKENIZER_WORDS ? "too few common words are one token on the server"
                                             : NULL;
@@ -449,11 +484,12 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (prepare_schedule(x, rr))
         return -1;
     fd_demand fds = {(int)x->o.concurrency, x->o.threads, x->due, x->n, x->o.timeout_s};
-    if (fd_budget_check(&fds, err, sizeof err))
+    if (!x->o.predict && fd_budget_check(&fds, err, sizeof err))
         return fail(rr, "%s", err);
     /* every connection the run may hold, before any thread exists (util.h) */
-    fd_table_reserve(
-        256 + (long)(x->o.concurrency > 0 ? x->o.concurrency * x->o.threads : (int64_t)x->n));
+    if (!x->o.predict)
+        fd_table_reserve(
+            256 + (long)(x->o.concurrency > 0 ? x->o.concurrency * x->o.threads : (int64_t)x->n));
     if (prepare_headers(x, rr) || prepare_out(x, rr))
         return -1;
     if (x->o.metrics_listen && !(x->ml = metrics_listen_open(x->o.metrics_listen, err, sizeof err)))
@@ -515,7 +551,8 @@ static int measure(run_ctx *x, run_result *rr) {
                    "go late, and their lag_ms says by how much",
                    (mono_us() - x->lc.t0_us) / 1e6);
     }
-    if (x->o.watch && x->o.threads <= 1) { /* not for the warmup, which copied lc before */
+    if (x->o.watch &&
+        (x->o.threads <= 1 || x->o.predict)) { /* not for the warmup, which copied lc before */
         x->lc.watch = x->o.watch->fn;
         x->lc.watch_arg = x->o.watch->arg;
     }
@@ -530,8 +567,9 @@ static int measure(run_ctx *x, run_result *rr) {
                         .to = stderr};
     progress *pg = progress_start(x->live, &po);
     double cpu0 = process_cpu_s();
-    int rc = x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
-                               : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
+    int rc = x->o.predict ? virtual_client_run(&x->lc, x->o.predict, &x->res, err, sizeof err)
+             : x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
+                                 : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
     progress_stop(pg);
     metrics_listen_close(x->ml);
     x->ml = NULL;
@@ -594,4 +632,42 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     release(x);
     free(x);
     return rr->code;
+}
+
+int run_predict_rows(const run_opts *opts, run_rows *rows, char *err, int errlen) {
+    memset(rows, 0, sizeof *rows);
+    run_ctx *x = xcalloc(1, sizeof *x);
+    run_result rr;
+    memset(&rr, 0, sizeof rr);
+    x->o = *opts;
+    x->lock_fd = -1;
+    int code = 0;
+    if (run_opts_validate(&x->o, rr.error, sizeof rr.error) || prepare_schedule(x, &rr) ||
+        prepare_headers(x, &rr))
+        code = 2;
+    if (!code) {
+        prepare_target(x);
+        prepare_words(x);
+        x->lc.due_us = x->due;
+        x->lc.n = x->n;
+        plan_turns(x);
+        if (x->o.watch) {
+            x->lc.watch = x->o.watch->fn;
+            x->lc.watch_arg = x->o.watch->arg;
+        }
+        if (virtual_client_run(&x->lc, x->o.predict, &x->res, rr.error, sizeof rr.error))
+            code = 1;
+        else {
+            *rows = x->res.rows; /* the caller's now */
+            memset(&x->res.rows, 0, sizeof x->res.rows);
+            x->have_res = 1;
+            if (x->res.interrupted)
+                code = 128 + stop_signal();
+        }
+    }
+    if (code)
+        snprintf(err, errlen, "%s", rr.error);
+    release(x);
+    free(x);
+    return code;
 }

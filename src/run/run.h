@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct loadgen_result;
+struct virtual_target;
 
 /* A watch on the measured run (client/loadgen.h's loadgen_config.watch):
  * called every 10 ms with the rows so far; 1 stops the run, what is not
@@ -93,7 +94,10 @@ typedef struct run_opts {
     const char *progress_label; /* a sweep's "run 2/5 NAME, repetition 1/2"; NULL: none */
     int print_summary;          /* the table on stdout */
     const run_watch *watch;     /* NULL: none (servelab capacity sets one) */
-    int quiet_client;           /* no warning about the client's own delay: the caller tells it */
+    /* `servelab predict`: the schedule goes to the simulator's engine in
+     * virtual time (run/virtual_client.h), not to a server; url unused */
+    const struct virtual_target *predict;
+    int quiet_client; /* no warning about the client's own delay: the caller tells it */
     /* set by run_execute: what --metrics-interval came to for this schedule */
     double metrics_interval_s;
 } run_opts;
@@ -138,6 +142,12 @@ int run_opts_validate(const run_opts *o, char *err, int errlen);
  * (stolen) goes into meta.json as is; `extra_meta` (stolen, may be NULL) is
  * merged into meta.json. */
 int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run_result *res);
+/* A prediction's rows in memory, and no files: the schedule of `opts`
+ * (whose predict is set) sent to the engine in virtual time. 0; 2 when the
+ * input was bad (err says what); 1 when it could not run; 128 + the
+ * signal when a stop signal ended it. The caller rows_free()s *rows. */
+struct run_rows;
+int run_predict_rows(const run_opts *opts, struct run_rows *rows, char *err, int errlen);
 /* The files a run writes in its directory, NULL-ended. A run refuses a
  * directory that holds any of them (unless --force), so two runs' rows are
  * never mixed. */

@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"
+#include "run/virtual_client.h"
 
 #include <errno.h>
 #include <math.h>
@@ -204,6 +205,21 @@ static json_t *stages_of_run(const run_ctx *x) {
     return j;
 }
 
+/* A prediction's server: the simulator's engine in virtual time, and its
+ * every parameter, so that the rows can be made again. */
+static json_t *predicted_json(const virtual_target *t) {
+    const engine_params *e = &t->engine;
+    return json_pack(
+        "{s:b,s:s,s:s,s:s?,s:I,s:{s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:I,s:b,s:i}}", "predicted",
+        1, "kind", "servelab predict", "model", t->model, "profile", t->profile, "seed",
+        (json_int_t)t->seed, "engine", "max_num_seqs", e->max_num_seqs, "kv_blocks", e->kv_blocks,
+        "block_size", e->block_size, "max_model_len", e->max_model_len, "max_num_batched_tokens",
+        e->max_batched_tokens, "decode_base_ms", e->decode_base_ms, "decode_per_seq_ms",
+        e->decode_per_seq_ms, "prefill_per_token_ms", e->prefill_per_token_ms, "jitter", e->jitter,
+        "seed", (json_int_t)e->seed, "prefix_caching", e->enable_prefix_caching, "eos_min_frac_pct",
+        t->eos_min_frac_pct);
+}
+
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     const run_opts *o = &x->o;
     const loadgen_result *res = &x->res;
@@ -225,8 +241,9 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
                         json_pack("{s:f,s:i,s:i}", "interval_s", o->metrics_interval_s,
                                   "metrics_samples", res->metrics_samples, "gpu_samples",
                                   res->gpu_samples));
-    json_object_set_new(meta, "server", probe_json(&x->probe));
-    json_object_set_new(meta, "fixture", json_boolean(x->probe.is_sim));
+    json_object_set_new(meta, "server",
+                        o->predict ? predicted_json(o->predict) : probe_json(&x->probe));
+    json_object_set_new(meta, "fixture", json_boolean(o->predict || x->probe.is_sim));
     json_object_set_new(meta, "token_counting",
                         json_pack("{s:s,s:I,s:I}", "method", token_counting(res),
                                   "requests_from_usage", (json_int_t)res->usage_counted,

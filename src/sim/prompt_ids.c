@@ -26,14 +26,18 @@ static void push(prompt_ids *p, int64_t id) {
     p->id[p->n++] = id;
 }
 
+/* The text's ids, in one walk: a text of len bytes has at most len tokens. */
 static void push_text(prompt_ids *p, const char *text, size_t len) {
-    size_t n = count_text_tokens(text, len);
-    if (n == 0)
+    if (len == 0)
         return;
-    int32_t *ids = xmalloc(n * sizeof *ids);
-    tokenize_text(text, len, ids, n);
+    int32_t *ids = xmalloc(len * sizeof *ids);
+    size_t n = tokenize_text(text, len, ids, len);
+    if ((size_t)(p->cap - p->n) < n) {
+        p->cap = p->n + (int)n + 256;
+        p->id = xrealloc(p->id, (size_t)p->cap * sizeof *p->id);
+    }
     for (size_t i = 0; i < n; i++)
-        push(p, ids[i]);
+        p->id[p->n++] = ids[i];
     free(ids);
 }
 
@@ -138,6 +142,18 @@ int prompt_ids_of_chat(json_t *messages, prompt_ids *out, const char **msg) {
     return 0;
 }
 
+/* One block's hash over its ids and its parent's: a multiply-xorshift a
+ * 64-bit id and a final mix (equal hashes must mean equal prefixes; the
+ * values themselves are never shown). */
+static uint64_t block_hash(const int64_t *id, int n, uint64_t parent) {
+    uint64_t x = parent;
+    for (int i = 0; i < n; i++) {
+        x = (x ^ (uint64_t)id[i]) * 0x9e3779b97f4a7c15ULL;
+        x ^= x >> 29;
+    }
+    return mix64(x);
+}
+
 uint64_t *prompt_block_hashes(const prompt_ids *p, int block_size, uint64_t salt, int *n_blocks) {
     *n_blocks = block_size > 0 ? p->n / block_size : 0;
     if (*n_blocks == 0)
@@ -145,8 +161,7 @@ uint64_t *prompt_block_hashes(const prompt_ids *p, int block_size, uint64_t salt
     uint64_t *h = xmalloc((size_t)*n_blocks * sizeof *h);
     uint64_t parent = mix64(0x9e3779b97f4a7c15ULL ^ salt); /* the root: no block before */
     for (int b = 0; b < *n_blocks; b++) {
-        parent =
-            hash_bytes(p->id + (size_t)b * block_size, (size_t)block_size * sizeof *p->id, parent);
+        parent = block_hash(p->id + (size_t)b * block_size, block_size, parent);
         h[b] = parent;
     }
     return h;

@@ -136,18 +136,23 @@ int request_parse(const char *text, size_t n, int chat, const char *model, int m
     int rc;
     if (!body || !json_is_object(body))
         rc = refuse(err, 400, "invalid JSON body: %s", body ? "not an object" : jerr.text);
-    else if (check_model(body, model, err) || read_prompt(body, ask, err) ||
-             read_cache_salt(body, ask, err) || read_lengths(body, ask, err) ||
-             check_context(ask, max_model_len, err))
-        rc = -1;
-    else {
-        read_stream_options(body, ask);
-        rc = 0;
-    }
+    else
+        rc = request_parse_object(body, chat, model, max_model_len, ask, err);
     json_decref(body);
-    if (rc)
-        request_ask_free(ask);
     return rc;
+}
+
+int request_parse_object(json_t *body, int chat, const char *model, int max_model_len,
+                         completion_ask *ask, request_error *err) {
+    *ask = (completion_ask){.chat = chat};
+    if (check_model(body, model, err) || read_prompt(body, ask, err) ||
+        read_cache_salt(body, ask, err) || read_lengths(body, ask, err) ||
+        check_context(ask, max_model_len, err)) {
+        request_ask_free(ask);
+        return -1;
+    }
+    read_stream_options(body, ask);
+    return 0;
 }
 
 void request_ask_free(completion_ask *ask) {

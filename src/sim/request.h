@@ -43,6 +43,9 @@ typedef struct request_error {
  * request_ask_free), or -1 with `err` (nothing to free). */
 int request_parse(const char *body, size_t n, int chat, const char *model, int max_model_len,
                   completion_ask *ask, request_error *err);
+/* The same for a body already read into an object (servelab predict's). */
+int request_parse_object(json_t *body, int chat, const char *model, int max_model_len,
+                         completion_ask *ask, request_error *err);
 void request_ask_free(completion_ask *ask);
 
 /* The sequence's prompt and output length: exactly max_tokens with

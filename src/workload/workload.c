@@ -535,7 +535,28 @@ json_t *workload_extra_body(const char *text, char *why, size_t whylen) {
     return v;
 }
 
+static json_t *body_object(const workload *w, size_t req, const body_opts *o);
+
+json_t *workload_body_object(const workload *w, size_t req, const body_opts *o) {
+    if (w->replay)
+        return NULL;
+    return body_object(w, req, o);
+}
+
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len) {
+    json_t *body = body_object(w, req, o);
+    char *s = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (w->replay)
+        s = with_replay_prompt(w, req, o->chat, s);
+    if (len)
+        *len = strlen(s);
+    return s;
+}
+
+/* The body as an object; a replay's prompt is left out (workload_body
+ * puts its text in once the rest is dumped). */
+static json_t *body_object(const workload *w, size_t req, const body_opts *o) {
     json_t *body = json_object();
     if (o->model)
         json_object_set_new(body, "model", json_string(o->model));
@@ -567,13 +588,7 @@ char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *l
             json_object_set_new(so, "continuous_usage_stats", json_true());
         json_object_set_new(body, "stream_options", so);
     }
-    char *s = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    if (w->replay)
-        s = with_replay_prompt(w, req, o->chat, s);
-    if (len)
-        *len = strlen(s);
-    return s;
+    return body;
 }
 
 void workload_free(workload *w) {

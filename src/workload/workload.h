@@ -97,6 +97,10 @@ int workload_turn_tokens(const workload *w, size_t req);
 char *workload_messages_text(json_t *msgs);
 /* The request's JSON body (malloc'd, NUL-terminated). */
 char *workload_body(const workload *w, size_t req, const body_opts *o, size_t *len);
+/* The same body as an object (the caller's), for a reader in the same
+ * process that need not parse its text (servelab predict); NULL for a
+ * replay, whose prompt only goes into the text. */
+json_t *workload_body_object(const workload *w, size_t req, const body_opts *o);
 void workload_free(workload *w);
 
 #endif

@@ -1,0 +1,278 @@
+/* longrun: bracket and bisect over long virtual runs (see longrun.h). A
+ * run that can no longer pass (more requests missed than the goal allows
+ * of all it counts) is stopped there through the run's watch: half of a
+ * bisection's loads are over the answer, and their runs would otherwise
+ * take the longest. */
+#include "capacity/longrun.h"
+#include "capacity/slo_check.h"
+#include "client/loadgen.h"
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/stop.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_RATE 1e6
+#define MAX_USERS 100000
+#define WARMUP_SHARE 0.05 /* of the schedule's span, not counted */
+
+/* The watch: stop once the misses among the counted requests exceed what
+ * the goal allows of every request the run will count. */
+typedef struct lost_watch {
+    const slo_spec *slo;
+    double goal;
+    double counted_planned; /* the requests past the warm-up */
+    double warm_ms;         /* the warm-up's end on the schedule; by concurrency: none */
+    size_t seen, misses;
+    int stopped;
+} lost_watch;
+
+static int counted(const lost_watch *w, const req_rec *r) {
+    return !(r->scheduled_ms < w->warm_ms);
+}
+
+static int watch_fn(void *arg, const struct loadgen_result *so_far, int in_flight, int64_t now) {
+    (void)in_flight;
+    (void)now;
+    lost_watch *w = arg;
+    for (; w->seen < so_far->rows.n; w->seen++) {
+        const req_rec *r = &so_far->rows.r[w->seen];
+        if (counted(w, r) && slo_misses(r, w->slo))
+            w->misses++;
+    }
+    if ((double)w->misses > (1 - w->goal) * w->counted_planned) {
+        w->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* One virtual run at `load`: its level. 0, or the run's code. */
+static int run_level(const longrun_opts *o, const slo_spec *slo, double load, longrun_level *l,
+                     char *err, int errlen) {
+    run_opts ro = *o->run;
+    ro.predict = o->target;
+    ro.out = NULL;
+    ro.quiet = 1;
+    ro.requests = o->requests;
+    ro.have_requests = 1;
+    ro.have_duration = 0;
+    ro.rate_plan = NULL;
+    if (o->by_concurrency) {
+        ro.rate = INFINITY;
+        ro.concurrency = (int64_t)load;
+    } else {
+        ro.rate = load;
+        ro.concurrency = 0;
+    }
+    /* the span of a rate-r schedule of n requests is about (n - 1) / r */
+    double warm_ms =
+        o->by_concurrency ? -INFINITY : WARMUP_SHARE * (double)(o->requests - 1) / load * 1000.0;
+    lost_watch w = {.slo = slo,
+                    .goal = o->goal,
+                    .counted_planned =
+                        (double)o->requests * (o->by_concurrency ? 1 : 1 - WARMUP_SHARE),
+                    .warm_ms = warm_ms};
+    run_watch rw = {.fn = watch_fn, .arg = &w};
+    ro.watch = &rw;
+    memset(l, 0, sizeof *l);
+    l->load = load;
+    double t0 = mono_us() / 1e6;
+    run_rows rows;
+    int code = run_predict_rows(&ro, &rows, err, errlen);
+    l->wall_s = mono_us() / 1e6 - t0;
+    if (code)
+        return code;
+    for (size_t i = 0; i < rows.n; i++) {
+        const req_rec *r = &rows.r[i];
+        if (!counted(&w, r))
+            continue;
+        l->counted++;
+        int m = slo_misses(r, slo);
+        if (!m)
+            l->met++;
+        if (r->error != ERR_NONE && r->error != ERR_CANCELLED)
+            l->failed++;
+        for (int b = 0; b < 3; b++)
+            l->missed[b] += (m >> b) & 1;
+    }
+    l->stopped = w.stopped;
+    rows_free(&rows);
+    return 0;
+}
+
+static int level_passed(const longrun_opts *o, const longrun_level *l) {
+    return !l->stopped && l->counted > 0 && (double)l->met >= o->goal * (double)l->counted;
+}
+
+static void say(const longrun_opts *o, const longrun_level *l, int passed) {
+    if (o->quiet)
+        return;
+    fprintf(stderr, "predict: %g %s: %ld of %ld met (%.4f) %s%s (%.1f s)\n", l->load,
+            o->by_concurrency ? "users" : "req/s", l->met, l->counted,
+            l->counted ? (double)l->met / (double)l->counted : 0.0, passed ? "passed" : "failed",
+            l->stopped ? ", stopped once it could not pass" : "", l->wall_s);
+}
+
+static int binding_of(const longrun_result *r) {
+    long by[3] = {0};
+    for (int i = 0; i < r->n_levels; i++)
+        if (r->levels[i].load == r->fail_load)
+            for (int b = 0; b < 3; b++)
+                by[b] += r->levels[i].missed[b];
+    double bounds[3] = {r->slo.ttft_ms, r->slo.tpot_ms, r->slo.e2e_ms};
+    int best = -1;
+    for (int b = 0; b < 3; b++)
+        if (bounds[b] > 0 && (best < 0 || by[b] > by[best]))
+            best = b;
+    return best < 0 ? 0 : best;
+}
+
+static void sentence(const longrun_opts *o, longrun_result *r) {
+    char bound[64], unit[16];
+    slo_bound_text(&r->slo, r->binding, bound, sizeof bound);
+    snprintf(unit, sizeof unit, "%s", o->by_concurrency ? "users" : "req/s");
+    double miss = 100 * (1 - o->goal);
+    if (r->status == LONGRUN_FOUND)
+        snprintf(r->sentence, sizeof r->sentence,
+                 "long-run capacity: %.4g %s (it fails at %.4g): above it more than %.3g%% of "
+                 "requests miss %s (%d virtual runs of %ld requests, %.1f s)",
+                 r->max_load, unit, r->fail_load, miss, bound, r->n_levels, o->requests, r->wall_s);
+    else if (r->status == LONGRUN_NOT_REACHED)
+        snprintf(r->sentence, sizeof r->sentence,
+                 "long-run capacity not reached: %.4g %s, the most tried, still met the SLO for "
+                 "%.4g%% of requests",
+                 r->max_load, unit, 100 * o->goal);
+    else
+        snprintf(r->sentence, sizeof r->sentence,
+                 "already missed at the lowest load: at %.4g %s more than %.3g%% of requests "
+                 "miss %s",
+                 r->levels[0].load, unit, miss, bound);
+}
+
+static int try_load(const longrun_opts *o, longrun_result *r, double load, int *passed, char *err,
+                    int errlen) {
+    if (r->n_levels == LONGRUN_MAX_LEVELS)
+        return -1;
+    longrun_level *l = &r->levels[r->n_levels];
+    int code = run_level(o, &r->slo, load, l, err, errlen);
+    if (code)
+        return code;
+    r->n_levels++;
+    *passed = level_passed(o, l);
+    say(o, l, *passed);
+    return 0;
+}
+
+static int narrow(const longrun_opts *o, double lo, double hi) {
+    if (o->by_concurrency)
+        return hi - lo <= 1;
+    return (hi - lo) / lo < o->precision;
+}
+
+int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen) {
+    memset(r, 0, sizeof *r);
+    r->max_load = r->fail_load = NAN;
+    if (!o->run->slo) {
+        snprintf(err, errlen, "--capacity needs --slo (e.g. --slo ttft=750ms)");
+        return 2;
+    }
+    if (slo_parse(o->run->slo, &r->slo, err, errlen))
+        return 2;
+    double t0 = mono_us() / 1e6, ceiling = o->by_concurrency ? MAX_USERS : MAX_RATE;
+    /* a schedule lasts at most a week (workload/arrivals.h): start where n fit in 6 days */
+    double least = o->by_concurrency ? 1 : (double)o->requests / (6 * 86400.0);
+    double lo = NAN, hi = NAN, v = o->start > 0 ? o->start : least > 1 ? least : 1;
+    int passed, code = 0;
+    while (isnan(hi) && v <= ceiling) { /* bracket */
+        if ((code = try_load(o, r, v, &passed, err, errlen)))
+            break;
+        if (!passed)
+            hi = v;
+        else
+            lo = v;
+        v *= 2;
+    }
+    while (!code && !isnan(lo) && !isnan(hi) && !narrow(o, lo, hi)) { /* bisect */
+        double mid = o->by_concurrency ? floor((lo + hi) / 2) : (lo + hi) / 2;
+        if ((code = try_load(o, r, mid, &passed, err, errlen)))
+            break;
+        if (passed)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    r->wall_s = mono_us() / 1e6 - t0;
+    if (code > 0)
+        return code;
+    if (code < 0) {
+        snprintf(err, errlen, "--capacity: more than %d loads tried", LONGRUN_MAX_LEVELS);
+        return 1;
+    }
+    r->max_load = lo;
+    r->fail_load = hi;
+    r->status = isnan(lo)   ? LONGRUN_MISSED_AT_LOWEST
+                : isnan(hi) ? LONGRUN_NOT_REACHED
+                            : LONGRUN_FOUND;
+    r->binding = binding_of(r);
+    sentence(o, r);
+    return 0;
+}
+
+static json_t *num_or_null(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,
+                  char *err, int errlen) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/capacity.json", dir);
+    if (mkdir_p(dir)) {
+        snprintf(err, errlen, "--out %s: cannot create: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!force && access(path, F_OK) == 0) {
+        snprintf(err, errlen, "--out %s already holds capacity.json: add --force to replace it",
+                 dir);
+        return -1;
+    }
+    json_t *levels = json_array();
+    for (int i = 0; i < r->n_levels; i++) {
+        const longrun_level *l = &r->levels[i];
+        json_array_append_new(
+            levels, json_pack("{s:f,s:I,s:I,s:f,s:I,s:b,s:b,s:f}", "load", l->load, "counted",
+                              (json_int_t)l->counted, "met", (json_int_t)l->met, "met_share",
+                              l->counted ? (double)l->met / (double)l->counted : 0.0, "failed",
+                              (json_int_t)l->failed, "stopped", l->stopped, "passed",
+                              level_passed(o, l), "wall_s", l->wall_s));
+    }
+    int rate = !o->by_concurrency;
+    json_t *j =
+        json_pack("{s:b,s:s,s:f,s:{s:o,s:o,s:o},s:s,s:o,s:o,s:o,s:o,s:s,s:I,s:f,s:f,s:s,s:o}",
+                  "predicted", 1, "by", rate ? "rate" : "concurrency", "goal", o->goal, "slo",
+                  "ttft_ms", r->slo.ttft_ms > 0 ? json_real(r->slo.ttft_ms) : json_null(),
+                  "tpot_ms", r->slo.tpot_ms > 0 ? json_real(r->slo.tpot_ms) : json_null(), "e2e_ms",
+                  r->slo.e2e_ms > 0 ? json_real(r->slo.e2e_ms) : json_null(), "status",
+                  r->status == LONGRUN_FOUND         ? "found"
+                  : r->status == LONGRUN_NOT_REACHED ? "not_reached"
+                                                     : "missed_at_lowest",
+                  "max_rate_rps", num_or_null(rate ? r->max_load : NAN), "fail_rate_rps",
+                  num_or_null(rate ? r->fail_load : NAN), "max_concurrency",
+                  num_or_null(rate ? NAN : r->max_load), "fail_concurrency",
+                  num_or_null(rate ? NAN : r->fail_load), "binding", slo_bound_name(r->binding),
+                  "requests_a_run", (json_int_t)o->requests, "precision", o->precision, "wall_s",
+                  r->wall_s, "sentence", r->sentence, "levels", levels);
+    int rc = write_json_atomic(dir, "capacity.json", j);
+    json_decref(j);
+    if (rc) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* longrun: the long-run capacity of an engine, found in virtual time
+ * (`servelab predict --capacity`): the highest offered rate (or the most
+ * closed-loop users) at which at least `goal` of the requests of a long
+ * run meet the SLO. Each load is one virtual run of `requests` requests
+ * (run_predict_rows) with the same seed, so that the loads differ by the
+ * load alone (the schedule at rate r is the one at rate 1, scaled; the
+ * answers are the same); its first 5% of the schedule's span, the engine
+ * filling from empty, is not counted. It doubles the load until a run
+ * fails, then bisects to `precision`. Being an exact engine and not a
+ * measurement, it is the truth servelab capacity's answers are checked
+ * against (docs/predict.md). */
+#ifndef SERVELAB_LONGRUN_H
+#define SERVELAB_LONGRUN_H
+
+#include "analysis/summary.h"
+#include "run/run.h"
+#include "run/virtual_client.h"
+
+#define LONGRUN_MAX_LEVELS 96
+
+typedef struct longrun_opts {
+    const run_opts *run; /* the workload, arrival, seed and --slo; its rate is the search's */
+    const virtual_target *target;
+    int by_concurrency;
+    double goal, precision;
+    long requests;
+    double start; /* the first load; 0: 1 */
+    int quiet;
+} longrun_opts;
+
+typedef struct longrun_level {
+    double load;
+    long counted, met; /* the requests counted (after the warm-up) and those that met */
+    long missed[3];    /* of them, missed ttft, tpot, e2e */
+    long failed;       /* of them, failed (never a latency) */
+    int stopped;       /* the run was stopped once it could no longer pass */
+    double wall_s;
+} longrun_level;
+
+enum { LONGRUN_FOUND, LONGRUN_NOT_REACHED, LONGRUN_MISSED_AT_LOWEST };
+
+typedef struct longrun_result {
+    int status;
+    double max_load;  /* the highest load that passed (NAN: none) */
+    double fail_load; /* the lowest that failed above it (NAN: none) */
+    slo_spec slo;
+    int binding; /* 0 ttft, 1 tpot, 2 e2e */
+    longrun_level levels[LONGRUN_MAX_LEVELS];
+    int n_levels;
+    double wall_s;
+    char sentence[640];
+} longrun_result;
+
+/* 0 with r filled; 2 on bad input (err says what); 1 when a run could not
+ * be made; 128 + signal when stopped. */
+int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen);
+/* DIR/capacity.json (capacity.json's keys, with "predicted": true and every
+ * level); an existing one only with force. 0, or -1 with err. */
+int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,
+                  char *err, int errlen);
+
+#endif
