@@ -109,12 +109,12 @@ TEST(capacity_growth_test) {
         s[i] = 8 + (float)((x >> 16) % 7) - 3;
     }
     CHECK(!saturation_growing(s, N, 400, 20));
-    for (int i = 0; i < N; i++) /* 8 + 6 a second at 20 req/s: unbounded */
-        s[i] = 8 + 6 * (float)i / 100;
+    for (int i = 0; i < N; i++) /* 8 + 12 a second at 20 req/s: unbounded */
+        s[i] = 8 + 12 * (float)i / 100;
     CHECK(saturation_growing(s, N, 400, 20));
     CHECK(!saturation_growing(s, 250, 400, 20)); /* too little seen yet */
-    for (int i = 0; i < N; i++) /* 8 + 3 a second at 20 req/s: filling slowly, let be */
-        s[i] = 8 + 3 * (float)i / 100;
+    for (int i = 0; i < N; i++) /* 8 + 6 a second at 20 req/s: left to the full probe's tests */
+        s[i] = 8 + 6 * (float)i / 100;
     CHECK(!saturation_growing(s, N, 400, 20));
     for (int i = 0; i < N; i++) /* a ramp over 6 s to 30, then flat: stable */
         s[i] = i < 600 ? 30.0f * (float)i / 600 : 30;

@@ -7,7 +7,9 @@
 #include "capacity/saturation.h"
 #include "capacity/slo_check.h"
 #include "common/clock.h"
+#include "common/csv.h"
 #include "common/files.h"
+#include "common/util.h"
 #include "report/load.h"
 #include "sweep/sim_proc.h"
 
@@ -17,9 +19,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most common failure in the probe's errors.csv, in the server's (or
+ * the system's) words: "connect: Connection refused", "http 500: ...".
+ * Nothing when it has none. */
+static void read_error_words(const char *dir, probe *p) {
+    if (strlen(dir) > 4200)
+        return;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/errors.csv", dir);
+    csv_file f;
+    if (csv_open(&f, path))
+        return;
+    csv_row row;
+    double best = 0;
+    int first = 1;
+    while (csv_next(&f, &row)) {
+        if (first || row.n < 5 || row.error) { /* the header, or not a row of ours */
+            first = 0;
+            continue;
+        }
+        double count = 0, status_v = 0;
+        csv_number(&row, 2, &count);
+        csv_number(&row, 1, &status_v);
+        if (!(count > best) || !strncmp(row.f[0], "cancelled", row.len[0]))
+            continue;
+        best = count;
+        size_t body = row.len[4];
+        const char *nl = memchr(row.f[4], '\n', body);
+        if (nl)
+            body = (size_t)(nl - row.f[4]);
+        int status = isnan(status_v) ? 0 : (int)status_v;
+        char st[16] = "";
+        if (status > 0)
+            snprintf(st, sizeof st, " %d", status);
+        snprintf(p->error_words, sizeof p->error_words, "%.*s%s%s%.*s", (int)row.len[0], row.f[0],
+                 st, body ? ": " : "", (int)(body > 120 ? 120 : body), row.f[4]);
+    }
+    csv_close(&f);
+}
+
+static int cmp_event(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    double ax = fabs(x), ay = fabs(y);
+    if (ax != ay)
+        return ax < ay ? -1 : 1;
+    return (x < 0) - (y < 0); /* an end (negative) before a start at the same instant */
+}
+
+/* The most requests in flight at once: sends (+t) and ends (-t) in time order. */
+static long peak_in_flight(const run_rows *rows) {
+    double *ev = xmalloc((2 * rows->n + 1) * sizeof *ev);
+    size_t k = 0;
+    for (size_t i = 0; i < rows->n; i++)
+        if (!isnan(rows->r[i].sent_ms) && !isnan(rows->r[i].end_ms)) {
+            ev[k++] = rows->r[i].sent_ms + 1e-9; /* never -0 */
+            ev[k++] = -(rows->r[i].end_ms + 1e-9);
+        }
+    qsort(ev, k, sizeof *ev, cmp_event);
+    long now = 0, most = 0;
+    for (size_t i = 0; i < k; i++) {
+        now += ev[i] > 0 ? 1 : -1;
+        most = now > most ? now : most;
+    }
+    free(ev);
+    return most;
+}
+
 /* The rows judged: met, missed by bound, cancelled; and the figures at
  * this load. */
-static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, int errlen) {
+static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms, probe *p,
+                 char *err, int errlen) {
     run_rows rows = {0};
     run_files files;
     if (load_run(dir, 0, &rows, &files, err, errlen)) {
@@ -29,6 +98,7 @@ static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, in
         return -1;
     }
     double busy_ms = 0;
+    long ok = 0;
     for (size_t i = 0; i < rows.n; i++) {
         const req_rec *r = &rows.r[i];
         int m = slo_misses(r, &ps->slo);
@@ -36,18 +106,38 @@ static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, in
             p->met++;
         else if (r->error == ERR_CANCELLED && p->stopped)
             p->unfinished++;
+        if (r->error != ERR_NONE)
+            p->failed[r->error]++;
         for (int b = 0; b < 3; b++)
             p->missed[b] += (m >> b) & 1;
         if (!isnan(r->sent_ms) && !isnan(r->end_ms))
             busy_ms += r->end_ms - r->sent_ms;
+        if (r->error == ERR_NONE) {
+            p->ttft_mean_ms += r->first_ms - r->sent_ms;
+            p->e2e_mean_ms += r->end_ms - r->sent_ms;
+            ok++;
+        }
     }
+    p->ttft_mean_ms = ok ? p->ttft_mean_ms / ok : NAN;
+    p->e2e_mean_ms = ok ? p->e2e_mean_ms / ok : NAN;
     summary_params sp = {.offered_rps = p->rate_rps, .slo = ps->slo, .client_cpu_s = -1};
     run_summary s;
     summarize(&rows, &sp, &s);
     p->requests = (long)rows.n;
+    p->duration_s = s.duration_s;
+    double last_due = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        if (rows.r[i].scheduled_ms > last_due)
+            last_due = rows.r[i].scheduled_ms;
+    p->steady = steady_of(rows.r, rows.n, last_due);
+    p->not_steady = ps->keep_up_fails && !p->stopped && !ps->by_concurrency && !p->max_users &&
+                    steady_growing(&p->steady, ps->wait_budget_ms, ps->horizon_s);
+    if (p->max_users)
+        p->tp = throughput_of(rows.r, rows.n, p->max_users, unloaded_ttft_ms);
     p->goodput_rps = s.goodput_rps;
     p->output_tokens_per_s = s.output_tokens_per_s;
     p->in_flight = s.duration_s > 0 ? busy_ms / 1000.0 / s.duration_s : NAN;
+    p->peak_in_flight = peak_in_flight(&rows);
     for (int c = 0; c < rows.n_classes; c++)
         free((char *)rows.classes[c]); /* the loader's copies of the class names */
     rows_free(&rows);
@@ -57,8 +147,8 @@ static int judge(const probe_setup *ps, const char *dir, probe *p, char *err, in
 
 /* The run's options for this probe: the user's, with the load, the count,
  * the seed and the directory the search sets. */
-static void probe_options(const probe_setup *ps, double value, long n, int64_t seed,
-                          const char *url, const char *dir, run_opts *ro) {
+static void probe_options(const probe_setup *ps, const probe_spec *sp, const char *url,
+                          const char *dir, run_opts *ro) {
     *ro = *ps->base;
     ro->url = url;
     ro->out = dir;
@@ -66,23 +156,25 @@ static void probe_options(const probe_setup *ps, double value, long n, int64_t s
     ro->quiet_client = 1; /* the search says it once, of all its probes */
     ro->print_summary = 0;
     ro->force = 0;
-    ro->requests = n;
+    ro->requests = sp->requests;
     ro->have_requests = 1;
     ro->have_duration = 0;
     ro->duration_s = 0;
-    ro->seed = seed;
+    ro->seed = sp->seed;
     ro->fail_on_slo = 0;
-    if (ps->by_concurrency) {
+    if (ps->by_concurrency || sp->max_users) {
         ro->rate = INFINITY;
-        ro->concurrency = (int64_t)value;
+        ro->concurrency = sp->max_users ? sp->max_users : (int64_t)sp->value;
     } else {
-        ro->rate = value;
+        ro->rate = sp->value;
         ro->concurrency = 0;
     }
 }
 
-static void name_dir(const probe_setup *ps, int number, double value, probe *p) {
-    if (ps->by_concurrency)
+static void name_dir(const probe_setup *ps, int number, double value, long users, probe *p) {
+    if (users)
+        snprintf(p->dir, sizeof p->dir, "probe-%02d-max-c%ld", number, users);
+    else if (ps->by_concurrency)
         snprintf(p->dir, sizeof p->dir, "probe-%02d-c%ld", number, (long)value);
     else
         snprintf(p->dir, sizeof p->dir, "probe-%02d-%.4grps", number, value);
@@ -96,16 +188,19 @@ static void verdict(const probe_setup *ps, probe *p) {
     wilson_interval((double)(p->met + p->unfinished), n, BINOMIAL_Z95, &lo2, &hi2);
     p->ci_low = lo;
     p->ci_high = hi2;
-    p->passed = !p->stopped && p->requests > 0 && (double)p->met >= ps->goal * n;
+    p->passed = !p->stopped && !p->not_steady && p->requests > 0 && (double)p->met >= ps->goal * n;
 }
 
-int probe_run(const probe_setup *ps, int number, double value, long n, int64_t seed, probe *p,
-              char *err, int errlen) {
+int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, int errlen) {
     memset(p, 0, sizeof *p);
-    name_dir(ps, number, value, p);
-    p->rate_rps = ps->by_concurrency ? INFINITY : value;
-    p->concurrency = ps->by_concurrency ? (long)value : 0;
-    p->seed = seed;
+    int number = sp->number;
+    double value = sp->value;
+    long n = sp->requests;
+    name_dir(ps, number, value, sp->max_users, p);
+    p->rate_rps = ps->by_concurrency || sp->max_users ? INFINITY : value;
+    p->concurrency = sp->max_users ? sp->max_users : ps->by_concurrency ? (long)value : 0;
+    p->max_users = sp->max_users;
+    p->seed = sp->seed;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/%s", ps->out, p->dir);
     if (mkdir_p(dir)) {
@@ -115,7 +210,7 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
     double t0 = mono_us() / 1e6;
     server_proc sim = {0};
     const char *url = ps->base->url;
-    if (ps->sim_args) {
+    if (ps->sim_args && !ps->vt) {
         if (sim_proc_start(&sim, ps->self, ps->sim_args, dir, "", err, errlen)) {
             server_proc_stop(&sim, 0);
             return 1;
@@ -127,18 +222,22 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
                       .planned = (size_t)n,
                       .arrivals_us =
                           ps->by_concurrency ? 0 : (int64_t)((double)(n - 1) / value * 1e6),
-                      .watch_growth = !ps->by_concurrency};
+                      .watch_growth = !ps->by_concurrency,
+                      /* near its limit a queue fills from empty for much longer than a
+                       * request's latency: the first quarter of the arrivals is its fill */
+                      .min_ramp_ms = ps->by_concurrency ? 0 : (double)(n - 1) / value * 250};
     saturation_init(&sat);
     run_opts ro;
-    probe_options(ps, value, n, seed, url, dir, &ro);
-    ro.watch = &sat.watch;
-    if (ps->sim_args)
+    probe_options(ps, sp, url, dir, &ro);
+    ro.watch = sp->max_users ? NULL : &sat.watch; /* the throughput probe is meant to fall behind */
+    ro.predict = ps->vt;
+    if (ps->sim_args && !ps->vt)
         ro.server_pid = (int)sim.pid; /* its process tree into server_proc.csv */
     json_t *extra = json_pack("{s:{s:i,s:f,s:b}}", "capacity_probe", "number", number, "value",
                               value, "by_concurrency", ps->by_concurrency);
     run_result rr;
     int code = run_execute(&ro, json_deep_copy(ps->command_line), extra, &rr);
-    if (ps->sim_args)
+    if (ps->sim_args && !ps->vt)
         server_proc_stop(&sim, 5);
     p->wall_s = mono_us() / 1e6 - t0;
     p->stopped = sat.stopped;
@@ -151,8 +250,9 @@ int probe_run(const probe_setup *ps, int number, double value, long n, int64_t s
     }
     if (rr.interrupted)
         return code;
-    if (judge(ps, dir, p, err, errlen))
+    if (judge(ps, dir, sp->unloaded_ttft_ms, p, err, errlen))
         return 1;
     verdict(ps, p);
+    read_error_words(dir, p);
     return 0;
 }

@@ -8,7 +8,10 @@
 #define SERVELAB_PROBE_CAP_H
 
 #include "analysis/summary.h"
+#include "capacity/steady.h"
+#include "capacity/throughput.h"
 #include "run/run.h"
+#include "run/virtual_client.h"
 
 #include <stdint.h>
 
@@ -16,12 +19,17 @@
  * arrival, ...), the target, the SLO and the goal. */
 typedef struct probe_setup {
     const run_opts *base;
-    const char *sim_args; /* NULL: base->url */
-    const char *self;     /* this binary, for the simulator */
-    const char *out;      /* the search's directory */
+    const char *sim_args;     /* NULL: base->url */
+    const char *self;         /* this binary, for the simulator */
+    const char *out;          /* the search's directory */
+    const virtual_target *vt; /* the engine in virtual time in place of sim_args; NULL: none */
     int by_concurrency;
     slo_spec slo;
     double goal;
+    /* the keep-up test (steady.h): growing when even the low end of the
+     * wait's drift would add more than budget_ms over horizon_s */
+    double wait_budget_ms, horizon_s;
+    int keep_up_fails;    /* the SLO bounds no wait (TPOT alone): a growing wait fails the probe */
     json_t *command_line; /* copied into each probe's meta.json */
 } probe_setup;
 
@@ -30,24 +38,45 @@ typedef struct probe {
     double rate_rps;  /* offered; INFINITY by concurrency */
     long concurrency; /* users; 0 by rate */
     int64_t seed;
-    long requests;   /* scheduled */
-    long met;        /* met the SLO */
-    long unfinished; /* cancelled when the probe was stopped early */
-    long missed[3];  /* requests that missed ttft, tpot, e2e */
-    int stopped;     /* saturation.h: SAT_NONE, SAT_CERTAIN, SAT_GROWING */
-    char why[160];   /* why it stopped early */
+    long requests;          /* scheduled */
+    long met;               /* met the SLO */
+    long unfinished;        /* cancelled when the probe was stopped early */
+    long missed[3];         /* requests that missed ttft, tpot, e2e */
+    long failed[ERR_COUNT]; /* requests that failed, by error class (cancelled: cut short) */
+    int stopped;            /* saturation.h: SAT_NONE, SAT_CERTAIN, SAT_GROWING */
+    int confirm;            /* the search's confirmation run */
+    long max_users;    /* > 0: the throughput probe, closed loop with this many (throughput.h) */
+    throughput_fit tp; /* its fit */
+    steady_fit steady; /* the wait's drift over its second half (steady.h) */
+    int not_steady;    /* the keep-up test failed: the wait kept growing */
+    double duration_s; /* the run's, t=0 to its last end */
+    double ttft_mean_ms, e2e_mean_ms; /* of the requests that succeeded (NAN: none) */
+    char why[160];                    /* why it stopped early */
+    char error_words[200]; /* its most common failure, "connect: Connection refused"; "" none */
     double wall_s;
     double goodput_rps, output_tokens_per_s, in_flight; /* in flight: the time average */
+    long peak_in_flight;                                /* and the most at once */
     double ci_low, ci_high; /* Wilson 95% of the share met (unfinished as missed / as met) */
-    int passed;             /* met/requests >= goal, and not stopped */
+    int passed;             /* met/requests >= goal, not stopped, and steady */
     int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
 } probe;
 
-/* Runs probe number `number` at `value` (a rate, or users) with n requests
- * and the seed. 0; 2 when the input was bad (before any traffic: err says
- * why); 1 when it could not run (a simulator that did not start, a failed
- * write: err says why); 128 + signal when a stop signal ended it. */
-int probe_run(const probe_setup *ps, int number, double value, long n, int64_t seed, probe *p,
-              char *err, int errlen);
+/* One probe to run: its number, its load (a rate, or users) with n
+ * requests and the seed; or, with max_users > 0, the throughput probe:
+ * closed loop with that many users, not watched, its fit against the
+ * unloaded TTFT. */
+typedef struct probe_spec {
+    int number;
+    double value;
+    long requests;
+    int64_t seed;
+    long max_users;
+    double unloaded_ttft_ms;
+} probe_spec;
+
+/* Runs it. 0; 2 when the input was bad (before any traffic: err says why);
+ * 1 when it could not run (a simulator that did not start, a failed write:
+ * err says why); 128 + signal when a stop signal ended it. */
+int probe_run(const probe_setup *ps, const probe_spec *spec, probe *p, char *err, int errlen);
 
 #endif

@@ -22,12 +22,13 @@
 #define TICK_MS 10.0
 #define MIN_RAMP_MS 1000.0
 #define MIN_WATCHED_MS 3000.0
-#define GROWTH_SHARE 0.25 /* it grows by a quarter of what arrives, or more */
+#define GROWTH_SHARE 0.5 /* it grows by half of what arrives, or more */
 
 int saturation_growing(const float *in_flight, size_t n, double e2e_ms, double rate) {
     double ramp = 2 * e2e_ms > MIN_RAMP_MS ? 2 * e2e_ms : MIN_RAMP_MS;
     size_t from = (size_t)(ramp / TICK_MS);
-    if (n <= from || (double)(n - from) * TICK_MS < MIN_WATCHED_MS)
+    /* as long past the ramp as the ramp itself, and 3 s at least */
+    if (n <= from || (double)(n - from) * TICK_MS < (ramp > MIN_WATCHED_MS ? ramp : MIN_WATCHED_MS))
         return 0;
     double mean[4] = {0};
     size_t len = (n - from) / 4;
@@ -92,6 +93,8 @@ static int watch(void *arg, const struct loadgen_result *so_far, int in_flight, 
     if (s->n_samples % 50) /* the test every half second is enough */
         return 0;
     double e2e = s->e2e_n ? s->e2e_sum_ms / (double)s->e2e_n : 0;
+    if (e2e < s->min_ramp_ms / 2) /* the ramp is twice it */
+        e2e = s->min_ramp_ms / 2;
     double rate = s->arrivals_us > 0 ? (double)(s->planned - 1) / (s->arrivals_us / 1e6) : 0;
     if (!saturation_growing(s->in_flight, s->n_samples, e2e, rate))
         return 0;

@@ -26,6 +26,7 @@ typedef struct saturation {
     size_t planned;      /* requests in the probe's schedule */
     int64_t arrivals_us; /* when its last request is due (about) */
     int watch_growth;    /* 0: the certain test only (closed loop) */
+    double min_ramp_ms;  /* the growth test looks no earlier than this (the queue's fill) */
     /* what it found */
     int stopped; /* 0, SAT_CERTAIN or SAT_GROWING */
     char why[160];

@@ -25,8 +25,15 @@
 #include <unistd.h>
 
 #define MAX_RUNS_A_LEVEL 5 /* a boundary load is run at most this often */
-#define MIN_RUNS_AT_END 2  /* an end of the interval: at least this many runs (seeds) */
-#define BRACKET_S 5.0      /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
+#define LEN_FACTOR 2.0     /* a full probe: 2 x wait budget / precision of arrivals, + the ramp */
+#define CONFIRM_FACTOR 4   /* the confirmation run: this many full probes' requests */
+#define MAX_CONFIRMS 3     /* confirmation runs at most (each failure sends the search below) */
+#define PLANNED_FULL 8     /* full probes a search is planned to need, for --max-time */
+#define IMPLICIT_BUDGET 10 /* no TTFT or E2E bound: a wait 10 x the first probe's TTFT */
+#define THROUGHPUT_S 10.0  /* the throughput probe: about this long saturated */
+#define MAX_TP_USERS 20000
+#define MIN_RUNS_AT_END 2 /* an end of the interval: at least this many runs (seeds) */
+#define BRACKET_S 5.0     /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
 #define MAX_RATE 1e6
 #define MAX_USERS 100000
 
@@ -36,8 +43,16 @@ typedef struct search {
     const char *out;
     probe *probes;
     int n, cap;
-    long full_n;       /* requests of a full probe */
-    int fixed_n;       /* --requests given: every probe has it */
+    long goal_n;      /* the fewest requests of a full probe (binomial.h) */
+    int fixed_n;      /* --requests given: every probe has it */
+    double budget_ms; /* the wait an overload must push past: the TTFT or E2E bound */
+    double need_s;    /* the arrivals a full probe needs (LEN_FACTOR x budget / precision + ramp) */
+    double full_s;    /* what it gets: need_s, or less when --max-time cannot hold it */
+    int upper_bound;  /* full_s < need_s: the answer is an upper bound */
+    int confirmed;    /* the last confirmation run passed */
+    int n_confirms;   /* confirmation runs so far */
+    int confirm_at;   /* the last one's probe index; -1: none */
+    int tp_at;        /* the throughput probe's index (throughput.h); -1: none */
     double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
     int stopped_by_time;
     int lock_fd;
@@ -49,12 +64,24 @@ typedef struct level {
     double finished;          /* the requests not cut short: the point verdict's */
     double deff;              /* design effect of the runs' spread (binomial.h), >= 1 */
     int growing, runs;
+    int confirm_failed; /* a confirmation run here failed: the level fails (its point verdict) */
+    int drifting;       /* a run's wait still grew in its second half (steady.h): no clear pass */
 } level;
 
 #define SPREAD_RUNS 32 /* the runs of a level whose spread is measured */
 
-/* The loads this close (relative) lend each other their spread. */
-#define SPREAD_NEIGHBOURS 0.10
+/* The loads this close (relative), one step of a bisection at the
+ * precision, lend each other their spread. */
+#define SPREAD_NEIGHBOURS(s) ((s)->o->precision * 1.01)
+
+/* Probe i's load: its rate or users; NAN for the throughput probe, which is
+ * no load of the search. */
+static double value_of(const search *s, int i) {
+    const probe *p = &s->probes[i];
+    if (p->max_users)
+        return NAN;
+    return s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
+}
 
 /* A level's counts and the design effect of its own runs' spread. */
 static level own_level(const search *s, double v) {
@@ -62,14 +89,18 @@ static level own_level(const search *s, double v) {
     double met[SPREAD_RUNS], fin[SPREAD_RUNS];
     for (int i = 0; i < s->n; i++) {
         const probe *p = &s->probes[i];
-        double pv = s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
+        double pv = p->max_users           ? NAN
+                    : s->ps.by_concurrency ? (double)p->concurrency
+                                           : p->rate_rps;
         if (pv != v)
             continue;
         l.met_lo += (double)p->met;
         l.met_hi += (double)(p->met + p->unfinished);
         l.n += (double)p->requests;
         l.finished += (double)(p->requests - p->unfinished);
-        l.growing |= p->stopped == SAT_GROWING;
+        l.growing |= p->stopped == SAT_GROWING || p->not_steady;
+        l.confirm_failed |= p->confirm && !p->passed;
+        l.drifting |= !p->stopped && p->steady.slope_low > 0;
         if (l.runs < SPREAD_RUNS) {
             met[l.runs] = (double)p->met;
             fin[l.runs] = (double)(p->requests - p->unfinished);
@@ -88,8 +119,8 @@ static level own_level(const search *s, double v) {
 static level level_of(const search *s, double v) {
     level l = own_level(s, v);
     for (int i = 0; i < s->n; i++) {
-        double u = s->ps.by_concurrency ? (double)s->probes[i].concurrency : s->probes[i].rate_rps;
-        if (u == v || fabs(u - v) > SPREAD_NEIGHBOURS * v)
+        double u = value_of(s, i);
+        if (isnan(u) || u == v || fabs(u - v) > SPREAD_NEIGHBOURS(s) * v)
             continue;
         level near = own_level(s, u);
         if (near.deff > l.deff)
@@ -102,12 +133,16 @@ static level level_of(const search *s, double v) {
  * stopped probe's cut-short requests are neither, so they do not make its
  * repetitions look better or worse). */
 static int level_passed(const search *s, const level *l) {
-    return !l->growing && l->finished > 0 && l->met_lo >= s->o->goal * l->finished;
+    return !l->growing && !l->confirm_failed && l->finished > 0 &&
+           l->met_lo >= s->o->goal * l->finished;
 }
 
+/* A clear pass also needs every run's wait to have stopped growing: a
+ * queue still filling from empty near the limit meets the SLO until it is
+ * full. */
 static int clear_pass(const search *s, const level *l) {
     double lo, hi;
-    if (l->growing || l->n <= 0)
+    if (l->growing || l->confirm_failed || l->drifting || l->n <= 0)
         return 0;
     wilson_interval(l->met_lo / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
     return lo >= s->o->goal;
@@ -131,8 +166,19 @@ static int end_fail(const search *s, const level *l) {
     return l->growing || (clear_fail(s, l) && l->runs >= MIN_RUNS_AT_END);
 }
 
-static double value_of(const search *s, int i) {
-    return s->ps.by_concurrency ? (double)s->probes[i].concurrency : s->probes[i].rate_rps;
+/* Random arrivals at or above what the server completes build a queue
+ * with no bound: the lower end of the throughput probe's interval, when it
+ * was saturated and is precise to a quarter of the precision, fails every
+ * load from it on (docs/capacity.md). 1 with *bound, or 0. */
+static int capacity_bound(const search *s, double *bound) {
+    if (s->tp_at < 0 || !strcmp(s->o->run.arrival, "constant"))
+        return 0;
+    const throughput_fit *t = &s->probes[s->tp_at].tp;
+    if (!t->saturated || !(t->low_rps > 0) ||
+        (t->high_rps - t->low_rps) / 2 > s->o->precision / 4 * t->rate_rps)
+        return 0;
+    *bound = t->low_rps;
+    return 1;
 }
 
 /* lo and hi from every level probed so far. */
@@ -140,12 +186,19 @@ static void derive(search *s) {
     s->lo = s->hi = NAN;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
+        if (isnan(v))
+            continue; /* the throughput probe is no load of the search */
         level l = level_of(s, v);
         if (!level_passed(s, &l) && !(v >= s->hi))
             s->hi = v;
     }
+    double bound;
+    if (capacity_bound(s, &bound) && !(bound >= s->hi))
+        s->hi = bound;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
+        if (isnan(v))
+            continue; /* the throughput probe is no load of the search */
         level l = level_of(s, v);
         if (level_passed(s, &l) && !(v <= s->lo) && !(v >= s->hi))
             s->lo = v;
@@ -159,12 +212,17 @@ static int interval(const search *s, double *ci_low, double *ci_high) {
     *ci_low = *ci_high = NAN;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
+        if (isnan(v))
+            continue; /* the throughput probe is no load of the search */
         level l = level_of(s, v);
         if (v <= s->lo && end_pass(s, &l) && !(v <= *ci_low))
             *ci_low = v;
         if (v > s->lo && end_fail(s, &l) && !(v >= *ci_high))
             *ci_high = v;
     }
+    double bound;
+    if (capacity_bound(s, &bound) && bound > s->lo && !(bound >= *ci_high))
+        *ci_high = bound; /* every load from it on fails, clearly */
     int unclear = isnan(*ci_low) + isnan(*ci_high);
     if (isnan(*ci_low))
         *ci_low = s->lo;
@@ -217,6 +275,18 @@ static void fill_answer(const search *s, capacity_answer *a) {
                 a->best = i;
     }
     a->binding = capacity_answer_binding(a);
+    a->confirm_probe = -1;
+    for (int i = 0; i < s->n; i++)
+        if (s->probes[i].confirm && value_of(s, i) == s->lo)
+            a->confirm_probe = i;
+    a->confirm_asked = s->o->confirm;
+    a->upper_bound = s->upper_bound;
+    a->budget_ms = s->budget_ms;
+    a->need_s = s->need_s;
+    a->full_s = s->full_s;
+    a->precision = s->o->precision;
+    a->tp_probe = s->tp_at;
+    a->tp_used = capacity_bound(s, &a->tp_bound);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -229,7 +299,7 @@ static double *loads(const search *s, int *k) {
     double *v = xmalloc((size_t)(s->n ? s->n : 1) * sizeof *v);
     *k = 0;
     for (int i = 0; i < s->n; i++) {
-        int seen = 0;
+        int seen = isnan(value_of(s, i));
         for (int j = 0; j < *k && !seen; j++)
             seen = v[j] == value_of(s, i);
         if (!seen)
@@ -284,29 +354,137 @@ static void say_probe(const search *s, const probe *p, double v) {
     fprintf(stderr, " (%.1f s)\n", p->wall_s);
 }
 
-/* One more probe at v (a full one, or a short one while bracketing).
- * 0, or the probe's code (probe.h) with err. */
-static int probe_at(search *s, double v, int bracketing, char *err, int errlen) {
-    long n = s->full_n;
-    if (bracketing && !s->fixed_n) {
+enum { PROBE_FULL, PROBE_BRACKET, PROBE_CONFIRM };
+
+/* The requests of a probe at v: a full probe's arrivals last full_s (at
+ * least goal_n requests), a bracketing one about BRACKET_S, the
+ * confirmation CONFIRM_FACTOR full probes. */
+static long probe_requests(const search *s, double v, int kind) {
+    long full = s->goal_n;
+    if (s->fixed_n)
+        full = (long)s->o->run.requests;
+    else if (!s->ps.by_concurrency && s->full_s > 0 && ceil(v * s->full_s) > (double)full)
+        full = (long)fmin(ceil(v * s->full_s), 1e8);
+    if (kind == PROBE_CONFIRM)
+        return CONFIRM_FACTOR * full;
+    if (kind == PROBE_BRACKET && !s->fixed_n) {
         long short_n = (long)ceil(BRACKET_S * v);
-        n = short_n < 10 ? 10 : short_n < n ? short_n : n;
+        return short_n < 10 ? 10 : short_n < full ? short_n : full;
     }
+    return full;
+}
+
+/* Once the first probe has run: the wait an overload must push past, and
+ * how long a full probe's arrivals must last for an overload of the
+ * precision to push past it, within --max-time. */
+static void plan_lengths(search *s) {
+    const probe *first = &s->probes[0];
+    const slo_spec *slo = &s->ps.slo;
+    double b = slo->ttft_ms > 0 ? slo->ttft_ms : 0;
+    if (slo->e2e_ms > 0 && (b == 0 || slo->e2e_ms < b))
+        b = slo->e2e_ms;
+    if (b == 0) /* a TPOT bound alone: a wait ten times the first probe's */
+        b = fmax(1000, IMPLICIT_BUDGET * (isnan(first->ttft_mean_ms) ? 0 : first->ttft_mean_ms));
+    s->budget_ms = b;
+    double ramp = fmax(1, isnan(first->e2e_mean_ms) ? 1 : 2 * first->e2e_mean_ms / 1000);
+    s->need_s = LEN_FACTOR * b / 1000 / s->o->precision + ramp;
+    double left = s->o->max_time_s - elapsed(s);
+    s->full_s = s->need_s;
+    if (s->need_s * (PLANNED_FULL + CONFIRM_FACTOR) > left) {
+        s->full_s = fmax(left, 0) / (PLANNED_FULL + CONFIRM_FACTOR);
+        s->upper_bound = !s->ps.by_concurrency && !s->fixed_n;
+    }
+    s->ps.wait_budget_ms = b;
+    s->ps.horizon_s = CONFIRM_FACTOR * s->need_s;
+    s->ps.keep_up_fails = !(slo->ttft_ms > 0 || slo->e2e_ms > 0);
+}
+
+/* One more probe at v of the kind. 0, or the probe's code (probe.h) with
+ * err. */
+static int probe_at(search *s, double v, int kind, char *err, int errlen) {
+    long n = probe_requests(s, v, kind);
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 16;
         s->probes = xrealloc(s->probes, (size_t)s->cap * sizeof *s->probes);
     }
     probe *p = &s->probes[s->n];
-    int64_t seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n); /* each its own */
-    int code = probe_run(&s->ps, s->n + 1, v, n, seed, p, err, errlen);
+    probe_spec sp = {.number = s->n + 1,
+                     .value = v,
+                     .requests = n,
+                     .seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n)}; /* its own */
+    int code = probe_run(&s->ps, &sp, p, err, errlen);
     s->last_code = code;
     if (code)
         return code;
+    if (kind == PROBE_CONFIRM) {
+        p->confirm = 1;
+        s->confirm_at = s->n;
+        s->n_confirms++;
+    }
     s->n++;
+    if (s->n == 1)
+        plan_lengths(s);
     say_probe(s, p, v);
     write_answer(s);
     derive(s);
     return 0;
+}
+
+/* Once a load has passed and one above it failed: the throughput probe,
+ * closed loop with twice the most requests the failing load had in flight
+ * (at least twice what the passing one had, by Little's law), for about
+ * THROUGHPUT_S of completions at the failing rate (or 3 x the users). */
+static int throughput_probe(search *s, char *err, int errlen) {
+    const probe *passing = NULL, *failing = NULL;
+    for (int i = 0; i < s->n; i++) {
+        if (value_of(s, i) == s->lo && !passing)
+            passing = &s->probes[i];
+        if (value_of(s, i) == s->hi && !failing)
+            failing = &s->probes[i];
+    }
+    double e2e_s = passing && !isnan(passing->e2e_mean_ms) ? passing->e2e_mean_ms / 1000 : 1;
+    double users =
+        fmax(2.0 * (failing ? (double)failing->peak_in_flight : 0), 2 * ceil(s->lo * e2e_s));
+    users = fmin(fmax(users, 4), MAX_TP_USERS);
+    double span = fmax(THROUGHPUT_S, 10 * e2e_s);
+    long n = (long)(users + fmax(3 * users, ceil(s->hi * span)));
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->probes = xrealloc(s->probes, (size_t)s->cap * sizeof *s->probes);
+    }
+    probe_spec sp = {.number = s->n + 1,
+                     .value = s->hi,
+                     .requests = n,
+                     .seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n),
+                     .max_users = (long)users,
+                     .unloaded_ttft_ms = s->probes[0].ttft_mean_ms};
+    probe *p = &s->probes[s->n];
+    int code = probe_run(&s->ps, &sp, p, err, errlen);
+    s->last_code = code;
+    if (code)
+        return -1;
+    s->tp_at = s->n++;
+    if (!s->o->run.quiet)
+        fprintf(stderr,
+                "capacity: probe %d, throughput with %ld users: %.4g req/s (95%% CI %.4g-%.4g)"
+                "%s (%.1f s)\n",
+                s->n, p->max_users, p->tp.rate_rps, p->tp.low_rps, p->tp.high_rps,
+                p->tp.saturated ? "" : ", not saturated: not used", p->wall_s);
+    write_answer(s);
+    derive(s);
+    return 1;
+}
+
+/* The search has found its answer: run it once more for CONFIRM_FACTOR
+ * full probes' worth of requests, unless the last confirmation was of this
+ * answer already. 1 after a run (the next step judges what it changed),
+ * 0 when there is nothing to confirm, or a probe's code. */
+static int confirm_answer(search *s, char *err, int errlen) {
+    if (!s->o->confirm || isnan(s->lo) || isnan(s->hi) || s->n_confirms >= MAX_CONFIRMS)
+        return 0;
+    if (s->confirm_at >= 0 && value_of(s, s->confirm_at) == s->lo)
+        return 0; /* confirmed (a failed one would have moved lo) */
+    return probe_at(s, s->lo, PROBE_CONFIRM, err, errlen) ? -1 : 1;
 }
 
 /* The load to repeat so that an end of the interval is clear: walking
@@ -315,6 +493,9 @@ static int probe_at(search *s, double v, int bracketing, char *err, int errlen) 
  * that may still be run again. 1 with *v, or 0: nothing to repeat. */
 static int confirm_end(const search *s, int upper, double *v) {
     int k, found = 0;
+    double bound;
+    if (upper && capacity_bound(s, &bound) && bound == s->hi)
+        return 0; /* the upper end is the server's throughput: clear */
     double *all = loads(s, &k);
     for (int j = 0; j < k && !found; j++) {
         double x = upper ? all[j] : all[k - 1 - j];
@@ -325,6 +506,8 @@ static int confirm_end(const search *s, int upper, double *v) {
             continue;
         if (upper ? end_fail(s, &l) : end_pass(s, &l))
             break;
+        if (!upper && l.drifting)
+            continue; /* no repetition makes it clear: the next load down */
         if (l.runs < MAX_RUNS_A_LEVEL) {
             *v = x;
             found = 1;
@@ -350,8 +533,11 @@ static int step(search *s, char *err, int errlen) {
         double v = isnan(s->lo) ? start : 2 * s->lo;
         if (v > ceiling)
             return 0;
-        return probe_at(s, v, 1, err, errlen) ? -1 : 1;
+        return probe_at(s, v, PROBE_BRACKET, err, errlen) ? -1 : 1;
     }
+    if (!isnan(s->lo) && s->tp_at < 0 && !s->ps.by_concurrency &&
+        strcmp(s->o->run.arrival, "constant"))
+        return throughput_probe(s, err, errlen);
     level h = level_of(s, s->hi);
     double v;
     if (isnan(s->lo) && !clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
@@ -361,8 +547,8 @@ static int step(search *s, char *err, int errlen) {
     else if (!narrow(s))
         v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2) : (s->lo + s->hi) / 2;
     else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
-        return 0;
-    return probe_at(s, v, 0, err, errlen) ? -1 : 1;
+        return confirm_answer(s, err, errlen);
+    return probe_at(s, v, PROBE_FULL, err, errlen) ? -1 : 1;
 }
 
 static int run_search(search *s, char *err, int errlen) {
@@ -449,7 +635,11 @@ int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, in
                          .command_line = command_line};
     slo_parse(o->run.slo, &s.ps.slo, err, errlen); /* checked by capacity_opts_validate */
     s.fixed_n = o->run.have_requests;
-    s.full_n = s.fixed_n ? (long)o->run.requests : requests_for_goal(o->goal);
+    s.goal_n = requests_for_goal(o->goal);
+    s.confirm_at = -1;
+    s.tp_at = -1;
+    s.ps.vt = o->vt;
+    s.ps.wait_budget_ms = INFINITY; /* no keep-up verdict before the lengths are planned */
     s.lo = s.hi = NAN;
     s.t0 = mono_us() / 1e6;
     int code = prepare_out(&s, err, errlen) ? 2 : 0;

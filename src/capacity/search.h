@@ -12,6 +12,7 @@
 #define SERVELAB_SEARCH_H
 
 #include "run/run.h"
+#include "run/virtual_client.h"
 
 typedef struct capacity_opts {
     run_opts run;   /* first: run's option rows apply to a capacity_opts as they are */
@@ -21,8 +22,12 @@ typedef struct capacity_opts {
     double start_rate;
     int64_t start_concurrency;
     double max_time_s;
-    const char *sim;  /* the simulator's arguments; NULL: run.url */
-    const char *self; /* this binary, for the simulator */
+    int confirm;              /* run the answer once more, longer, before saying it */
+    const char *confirm_text; /* --confirm on|off */
+    int virtual_time;         /* --virtual */
+    const virtual_target *vt; /* --virtual: the probes on the engine in virtual time */
+    const char *sim;          /* the simulator's arguments; NULL: run.url */
+    const char *self;         /* this binary, for the simulator */
 } capacity_opts;
 
 /* Checks what needs the whole set (an SLO, a target, the run's own checks);

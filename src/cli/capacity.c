@@ -8,11 +8,13 @@
 #include "capacity/search.h"
 #include "cli/commands.h"
 #include "common/util.h"
+#include "sim/sim_options.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wordexp.h>
 
 #define CAP(field) OPT_AT(capacity_opts, field)
 static const opt_def capacity_options[] = {
@@ -68,7 +70,7 @@ static const opt_def capacity_options[] = {
      .arg = "F",
      .min = 0.001,
      .max = 1,
-     .def = "0.05",
+     .def = "0.03",
      .help = "stop when the highest passing and lowest failing loads are this close (relative)"},
     {.name = "max-time",
      .type = OPT_SECONDS,
@@ -76,8 +78,8 @@ static const opt_def capacity_options[] = {
      .arg = "S",
      .min = 0,
      .above = 1,
-     .def = "10m",
-     .help = "start no probe after this long"},
+     .def = "60m",
+     .help = "start no probe after this long (probes are planned to fit in it)"},
     {.name = "requests",
      .type = OPT_INT,
      CAP(run.requests),
@@ -100,6 +102,16 @@ static const opt_def capacity_options[] = {
      .type = OPT_FLAG,
      CAP(run.force),
      .help = "replace the search an earlier one left in --out"},
+    {.name = "confirm",
+     .type = OPT_CHOICE,
+     CAP(confirm_text),
+     .choices = "on|off",
+     .def = "on",
+     .help = "run the answer once more, 4 full probes long, before saying it"},
+    {.name = "virtual",
+     .type = OPT_FLAG,
+     CAP(virtual_time),
+     .help = "with --sim: probes on the simulator's engine in virtual time (a rehearsal)"},
     {.name = "quiet", .type = OPT_FLAG, CAP(run.quiet), .help = "no progress on stderr"},
     {0}};
 
@@ -139,6 +151,49 @@ static opt_def *full_table(void) {
     return t;
 }
 
+/* --virtual: the simulator's arguments read as `servelab sim` reads them,
+ * into the engine a virtual probe runs on. `we` keeps the words the
+ * options point into. 0, or -1 with err. */
+static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virtual_target *vt,
+                             char *err, int errlen) {
+    if (wordexp(args, we, WRDE_NOCMD | WRDE_UNDEF)) {
+        snprintf(err, errlen, "--sim \"%s\": cannot split into words", args);
+        return -1;
+    }
+    char **argv = xcalloc(we->we_wordc + 2, sizeof *argv);
+    argv[0] = "sim";
+    for (size_t i = 0; i < we->we_wordc; i++)
+        argv[i + 1] = we->we_wordv[i];
+    opt_args a;
+    char why[512];
+    int rc = opt_scan(sim_options, (int)we->we_wordc + 1, argv, &a, why, sizeof why);
+    free(argv);
+    if (rc) {
+        snprintf(err, errlen, "--sim: %s", why);
+        return -1;
+    }
+    const char *profile = opt_value(&a, "profile");
+    if (sim_opts_init(so, profile ? profile : "tiny")) {
+        snprintf(err, errlen, "--sim: unknown profile '%s'", profile);
+        rc = -1;
+    } else if (a.n_positional) {
+        snprintf(err, errlen, "--sim: unexpected '%s'", a.positional[0]);
+        rc = -1;
+    } else if (opt_apply(&a, so, why, sizeof why) || sim_opts_finish(so, why, sizeof why)) {
+        snprintf(err, errlen, "--sim: %s", why);
+        rc = -1;
+    }
+    opt_args_free(&a);
+    if (rc)
+        return -1;
+    *vt = (virtual_target){.engine = so->cfg.engine,
+                           .eos_min_frac_pct = so->cfg.eos_min_frac_pct,
+                           .seed = so->cfg.seed,
+                           .model = so->cfg.model,
+                           .profile = so->profile};
+    return 0;
+}
+
 static int capacity_main(int argc, char **argv) {
     capacity_opts o;
     memset(&o, 0, sizeof o);
@@ -154,16 +209,33 @@ static int capacity_main(int argc, char **argv) {
         return rc > 0 ? 0 : 2;
     }
     char err[1024];
+    o.confirm = !strcmp(o.confirm_text, "on");
     if (capacity_opts_validate(&o, err, sizeof err)) {
         free(table);
         return cli_fail(&cmd_capacity, "%s", err);
     }
+    wordexp_t we = {0};
+    sim_opts so;
+    virtual_target vt;
+    if (o.virtual_time && !o.sim) {
+        free(table);
+        return cli_fail(&cmd_capacity, "--virtual needs --sim ARGS (the engine to run on)");
+    }
+    if (o.virtual_time && virtual_target_of(o.sim, &we, &so, &vt, err, sizeof err)) {
+        wordfree(&we);
+        free(table);
+        return cli_fail(&cmd_capacity, "%s", err);
+    }
+    if (o.virtual_time)
+        o.vt = &vt;
     o.self = cli_self_path(argv[0]);
     int code = capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), err, sizeof err);
     if (code == 1 && err[0])
         fprintf(stderr, "servelab: capacity: %s\n", err);
     else if (code == 2)
         cli_fail(&cmd_capacity, "%s", err);
+    if (o.virtual_time)
+        wordfree(&we);
     free(table);
     return code;
 }

@@ -163,7 +163,7 @@ static void on_token(void *user, int64_t t_us, int generated, const char *finish
 static void send_flight(vc *g, vflight *f) {
     const loadgen_config *c = g->cfg;
     request_row *r = &f->row;
-    r->dispatched_us = r->sent_us = g->now;
+    r->sent_us = g->now;
     char id[32], msg[512];
     request_id_format(id, sizeof id, r->index);
     int status;
@@ -213,6 +213,7 @@ static void dispatch_queued(vc *g) {
 
 /* A request arrives: sent, or queued behind the cap. */
 static void arrive(vc *g, vflight *f) {
+    f->row.dispatched_us = g->now; /* taken in: what waits from here is the cap */
     if (!g->q_head && slot_free(g)) {
         send_flight(g, f);
         return;
