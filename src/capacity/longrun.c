@@ -60,7 +60,12 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
     ro.predict = o->target;
     ro.out = NULL;
     ro.quiet = 1;
-    ro.requests = o->requests;
+    /* a schedule lasts at most a week (workload/arrivals.h): a low rate gets
+     * the requests of 6 days */
+    long n = o->requests;
+    if (!o->by_concurrency && (double)n > load * 6 * 86400)
+        n = (long)fmax(100, floor(load * 6 * 86400));
+    ro.requests = n;
     ro.have_requests = 1;
     ro.have_duration = 0;
     ro.rate_plan = NULL;
@@ -72,12 +77,10 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
         ro.concurrency = 0;
     }
     /* the span of a rate-r schedule of n requests is about (n - 1) / r */
-    double warm_ms =
-        o->by_concurrency ? -INFINITY : WARMUP_SHARE * (double)(o->requests - 1) / load * 1000.0;
+    double warm_ms = o->by_concurrency ? -INFINITY : WARMUP_SHARE * (double)(n - 1) / load * 1000.0;
     lost_watch w = {.slo = slo,
                     .goal = o->goal,
-                    .counted_planned =
-                        (double)o->requests * (o->by_concurrency ? 1 : 1 - WARMUP_SHARE),
+                    .counted_planned = (double)n * (o->by_concurrency ? 1 : 1 - WARMUP_SHARE),
                     .warm_ms = warm_ms};
     run_watch rw = {.fn = watch_fn, .arg = &w};
     ro.watch = &rw;
@@ -186,11 +189,9 @@ int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int er
     if (slo_parse(o->run->slo, &r->slo, err, errlen))
         return 2;
     double t0 = mono_us() / 1e6, ceiling = o->by_concurrency ? MAX_USERS : MAX_RATE;
-    /* a schedule lasts at most a week (workload/arrivals.h): start where n fit in 6 days */
-    double least = o->by_concurrency ? 1 : (double)o->requests / (6 * 86400.0);
-    double lo = NAN, hi = NAN, v = o->start > 0 ? o->start : least > 1 ? least : 1;
+    double lo = NAN, hi = NAN, v = o->start > 0 ? o->start : 1, floor_load = 1e-3;
     int passed, code = 0;
-    while (isnan(hi) && v <= ceiling) { /* bracket */
+    while (isnan(hi) && v <= ceiling) { /* bracket: up while it passes */
         if ((code = try_load(o, r, v, &passed, err, errlen)))
             break;
         if (!passed)
@@ -198,6 +199,15 @@ int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int er
         else
             lo = v;
         v *= 2;
+    }
+    /* the first load failed: down while it fails */
+    for (v = hi / 2; !code && isnan(lo) && !o->by_concurrency && v >= floor_load; v /= 2) {
+        if ((code = try_load(o, r, v, &passed, err, errlen)))
+            break;
+        if (passed)
+            lo = v;
+        else
+            hi = v;
     }
     while (!code && !isnan(lo) && !isnan(hi) && !narrow(o, lo, hi)) { /* bisect */
         double mid = o->by_concurrency ? floor((lo + hi) / 2) : (lo + hi) / 2;

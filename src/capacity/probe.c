@@ -58,6 +58,52 @@ static void read_error_words(const char *dir, probe *p) {
     csv_close(&f);
 }
 
+/* How the misses fall over MISS_BATCHES slices of arrival time: the share
+ * of them in the slice that has most. Near a server's limit misses come in
+ * bursts, when a queue builds, and a run with one such burst among long
+ * quiet stretches says little of how often the long run has them. */
+#define MISS_BATCHES 8
+static double misses_in_one_slice(const req_rec *r, size_t n, double last_due,
+                                  const slo_spec *slo) {
+    long missed[MISS_BATCHES] = {0}, all = 0, most = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].error == ERR_CANCELLED || !slo_misses(&r[i], slo))
+            continue;
+        int b = last_due > 0 ? (int)(r[i].scheduled_ms / last_due * MISS_BATCHES) : 0;
+        b = b < 0 ? 0 : b >= MISS_BATCHES ? MISS_BATCHES - 1 : b;
+        missed[b]++;
+        all++;
+    }
+    for (int b = 0; b < MISS_BATCHES; b++)
+        most = missed[b] > most ? missed[b] : most;
+    return all ? (double)most / (double)all : 0;
+}
+
+/* The probe's batches for its level (search.c): a run that went the whole
+ * way in MISS_BATCHES slices of its arrival time, each its requests and
+ * misses; a run stopped as lost as one batch of every request it planned,
+ * the unfinished ones counted as met (the least it missed: it was stopped
+ * just after a burst of misses, and its finished requests alone would
+ * overstate them). */
+static void batch_counts(const req_rec *r, size_t n, double last_due, const slo_spec *slo,
+                         probe *p) {
+    memset(p->batch_n, 0, sizeof p->batch_n);
+    memset(p->batch_missed, 0, sizeof p->batch_missed);
+    if (p->stopped) {
+        p->n_batches = 1;
+        p->batch_n[0] = p->requests;
+        p->batch_missed[0] = p->requests - p->met - p->unfinished;
+        return;
+    }
+    p->n_batches = MISS_BATCHES;
+    for (size_t i = 0; i < n; i++) {
+        int b = last_due > 0 ? (int)(r[i].scheduled_ms / last_due * MISS_BATCHES) : 0;
+        b = b < 0 ? 0 : b >= MISS_BATCHES ? MISS_BATCHES - 1 : b;
+        p->batch_n[b]++;
+        p->batch_missed[b] += slo_misses(&r[i], slo) != 0;
+    }
+}
+
 static int cmp_event(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     double ax = fabs(x), ay = fabs(y);
@@ -130,6 +176,8 @@ static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms
         if (rows.r[i].scheduled_ms > last_due)
             last_due = rows.r[i].scheduled_ms;
     p->steady = steady_of(rows.r, rows.n, last_due);
+    p->miss_burst = misses_in_one_slice(rows.r, rows.n, last_due, &ps->slo);
+    batch_counts(rows.r, rows.n, last_due, &ps->slo, p);
     p->not_steady = ps->keep_up_fails && !p->stopped && !ps->by_concurrency && !p->max_users &&
                     steady_growing(&p->steady, ps->wait_budget_ms, ps->horizon_s);
     if (p->max_users)

@@ -49,7 +49,10 @@ typedef struct probe {
     throughput_fit tp; /* its fit */
     steady_fit steady; /* the wait's drift over its second half (steady.h) */
     int not_steady;    /* the keep-up test failed: the wait kept growing */
-    double duration_s; /* the run's, t=0 to its last end */
+    double miss_burst; /* the share of its misses in the eighth of its arrivals that has most */
+    int n_batches;     /* its batches for the search's levels: 8 slices of arrivals, or 1 */
+    long batch_n[8], batch_missed[8];
+    double duration_s;                /* the run's, t=0 to its last end */
     double ttft_mean_ms, e2e_mean_ms; /* of the requests that succeeded (NAN: none) */
     char why[160];                    /* why it stopped early */
     char error_words[200]; /* its most common failure, "connect: Connection refused"; "" none */

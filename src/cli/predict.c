@@ -26,6 +26,7 @@ typedef struct predict_opts {
     int64_t sim_seed;
     int chunks;
     int capacity;
+    const char *by;
     double goal, precision;
     int64_t capacity_requests;
 } predict_opts;
@@ -48,6 +49,12 @@ static const opt_def predict_options[] = {
      PRED(capacity),
      .group = "long-run capacity",
      .help = "the highest rate whose long run meets --slo for --goal of requests"},
+    {.name = "by",
+     .type = OPT_CHOICE,
+     PRED(by),
+     .choices = "rate|concurrency",
+     .def = "rate",
+     .help = "with --capacity: offered open-loop rate, or closed-loop users"},
     {.name = "goal",
      .type = OPT_NUMBER,
      PRED(goal),
@@ -194,6 +201,7 @@ static void init_profile(predict_opts *o, const opt_def *table, int argc, char *
 static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
     longrun_opts lo = {.run = &o->run,
                        .target = vt,
+                       .by_concurrency = !strcmp(o->by, "concurrency"),
                        .goal = o->goal,
                        .precision = o->precision,
                        .requests = (long)o->capacity_requests,

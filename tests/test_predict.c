@@ -1,0 +1,178 @@
+/* test_predict: `servelab predict`, the simulator's engine in virtual
+ * time, against the engine run for real: a run against `servelab sim` and
+ * a prediction of the same schedule and seeds give the same rows (the same
+ * prompt and output tokens per request, TTFT and TPOT percentiles within a
+ * step's worth), and `predict --capacity` finds the long-run capacity of
+ * the M/D/8 queue that an exact event simulation puts at 15.6 req/s (TTFT
+ * <= 5 s) and 14.0 (TTFT <= 1 s). */
+#include "common/csv.h"
+#include "csv_util.h"
+#include "support.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 8 slots x 50 tokens x 10 ms: at most 16 requests/s */
+#define MD8_ENGINE                                                                                 \
+    "--profile tiny --max-num-seqs 8 --decode-base-ms 10 --decode-per-seq-ms 0 "                   \
+    "--prefill-per-token-ms 0"
+
+static json_t *load_json(const char *dir, const char *name) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    json_t *j = json_load_file(path, 0, NULL);
+    CHECK_MSG(j, "no %s", path);
+    return j;
+}
+
+static double figure(json_t *summary, const char *metric, const char *q) {
+    json_t *v = json_object_get(json_object_get(summary, metric), q);
+    CHECK_MSG(json_is_number(v), "summary.json has no %s.%s", metric, q);
+    return json_number_value(v);
+}
+
+/* The column `name` of requests.csv, by request id ("req-N" -> N). */
+static double *column_by_id(const char *dir, const char *name, int n) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/requests.csv", dir);
+    csv_file f;
+    CHECK_INT(csv_open(&f, path), 0);
+    csv_row row;
+    CHECK(csv_next(&f, &row));
+    int col = csv_column(&row, name), id = csv_column(&row, "request_id");
+    CHECK(col >= 0 && id >= 0);
+    double *v = calloc((size_t)n, sizeof *v);
+    for (int i = 0; i < n; i++)
+        v[i] = NAN;
+    while (csv_next(&f, &row)) {
+        int k = atoi(row.f[id] + 4);
+        CHECK(k >= 0 && k < n);
+        csv_number(&row, col, &v[k]);
+    }
+    csv_close(&f);
+    return v;
+}
+
+/* The same schedule, workload and simulator seed, sent once to a real
+ * simulator and once predicted: every request has the same prompt and
+ * output tokens (non-fixed lengths, drawn from the request id and the
+ * simulator's seed), and TTFT/TPOT/E2E percentiles agree within 2 ms and
+ * 2% (the real one adds the network and the event loop's timers; the
+ * engine has no jitter here). */
+TEST(predict_equals_a_run_against_sim) {
+    char *dir = temp_dir(), cmd[2048];
+    sim_proc sim = sim_start(MD8_ENGINE " --seed 5");
+    const char *work = "--prompts random:8:50 --max-tokens 50 --rate 12 --requests 300 --seed 3";
+    snprintf(cmd, sizeof cmd,
+             "run --url http://127.0.0.1:%d %s --out %s/run --quiet --no-sampling --cpus 0",
+             sim.port, work, dir);
+    int code = servelab_cmd(cmd, NULL);
+    sim_stop(&sim);
+    CHECK_INT(code, 0);
+    snprintf(cmd, sizeof cmd, "predict " MD8_ENGINE " --sim-seed 5 %s --out %s/pred --quiet", work,
+             dir);
+    servelab_ok(cmd);
+    char run[4200], pred[4200];
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(pred, sizeof pred, "%s/pred", dir);
+    json_t *a = load_json(run, "summary.json"), *b = load_json(pred, "summary.json");
+    const char *metrics[] = {"ttft_ms", "tpot_ms", "e2e_ms"}, *qs[] = {"p50", "p90", "p99"};
+    for (int m = 0; m < 3; m++)
+        for (int q = 0; q < 3; q++) {
+            double x = figure(a, metrics[m], qs[q]), y = figure(b, metrics[m], qs[q]);
+            CHECK_MSG(fabs(x - y) <= 2 + 0.02 * x, "%s %s: run %.3f, predicted %.3f", metrics[m],
+                      qs[q], x, y);
+        }
+    double *ra = column_by_id(run, "output_tokens", 300),
+           *pa = column_by_id(pred, "output_tokens", 300);
+    double *rp = column_by_id(run, "prompt_tokens", 300),
+           *pp = column_by_id(pred, "prompt_tokens", 300);
+    int lengths_vary = 0;
+    for (int i = 0; i < 300; i++) {
+        CHECK_MSG(ra[i] == pa[i] && rp[i] == pp[i], "req-%d: run %g/%g tokens, predicted %g/%g", i,
+                  rp[i], ra[i], pp[i], pa[i]);
+        lengths_vary |= ra[i] != ra[0];
+    }
+    CHECK(lengths_vary); /* drawn, not all max_tokens */
+    free(ra);
+    free(pa);
+    free(rp);
+    free(pp);
+    json_t *meta = load_json(pred, "meta.json");
+    json_t *server = json_object_get(meta, "server");
+    CHECK(json_is_true(json_object_get(server, "predicted")));
+    CHECK_INT(
+        json_integer_value(json_object_get(json_object_get(server, "engine"), "max_num_seqs")), 8);
+    json_decref(meta);
+    json_decref(a);
+    json_decref(b);
+    /* a prediction is a run the report reads and checks */
+    snprintf(cmd, sizeof cmd, "report %s/pred", dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd, "report %s/pred --check", dir);
+    servelab_ok(cmd);
+    free(dir);
+}
+
+/* Its files: requests.csv with run's columns (and no chunks.csv unless
+ * asked), an earlier prediction kept without --force, bad input exit 2. */
+TEST(predict_files_and_bad_input) {
+    char *dir = temp_dir(), cmd[2048], path[4200];
+    snprintf(cmd, sizeof cmd, "predict --rate 50 --requests 40 --out %s/p --quiet", dir);
+    servelab_ok(cmd);
+    snprintf(path, sizeof path, "%s/p/requests.csv", dir);
+    char *csv = read_file(path, NULL);
+    const char *head = "request_id,class,scheduled_ms,sent_ms,first_token_ms,";
+    CHECK(csv && !strncmp(csv, head, strlen(head)));
+    CHECK_INT(count_of(csv, "\n"), 41);
+    free(csv);
+    snprintf(path, sizeof path, "%s/p/chunks.csv", dir);
+    CHECK(!read_file(path, NULL));
+    CHECK_INT(servelab_cmd(cmd, NULL), 2); /* the same --out again */
+    snprintf(cmd, sizeof cmd, "predict --rate 50 --requests 40 --chunks --force --out %s/p --quiet",
+             dir);
+    servelab_ok(cmd);
+    snprintf(path, sizeof path, "%s/p/chunks.csv", dir);
+    csv = read_file(path, NULL);
+    CHECK(csv && count_of(csv, "\n") > 40);
+    free(csv);
+    CHECK_INT(servelab_cmd("predict --profile no-such --requests 5", NULL), 2);
+    CHECK_INT(servelab_cmd("predict --warmup 5 --requests 5", NULL), 2);
+    CHECK_INT(servelab_cmd("predict --url http://127.0.0.1:1 --requests 5", NULL), 2);
+    CHECK_INT(servelab_cmd("predict --capacity --requests 5", NULL), 2); /* no --slo */
+    CHECK_INT(servelab_cmd("predict --max-num-seqs 0 --requests 5", NULL), 2);
+    free(dir);
+}
+
+static double capacity_of(const char *slo, char *dir) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "predict --capacity " MD8_ENGINE
+             " --prompts random:8:50 --max-tokens 50 --ignore-eos --slo %s "
+             "--capacity-requests 200000 --out %s --quiet",
+             slo, dir);
+    servelab_ok(cmd);
+    json_t *j = load_json(dir, "capacity.json");
+    CHECK(json_is_true(json_object_get(j, "predicted")));
+    double v = json_number_value(json_object_get(j, "max_rate_rps"));
+    json_decref(j);
+    return v;
+}
+
+/* The M/D/8 queue (Poisson arrivals, 8 servers of 0.5 s): an exact event
+ * simulation of 400,000 arrivals puts the long-run capacity at about 15.6
+ * req/s for TTFT <= 5 s and 14.0 for TTFT <= 1 s. */
+TEST(predict_capacity_of_the_md8_queue) {
+    char *dir = temp_dir(), sub[4200];
+    snprintf(sub, sizeof sub, "%s/five", dir);
+    double five = capacity_of("ttft=5s", sub);
+    CHECK_MSG(five >= 15.3 && five <= 15.9, "TTFT <= 5 s: %.3f req/s", five);
+    snprintf(sub, sizeof sub, "%s/one", dir);
+    double one = capacity_of("ttft=1s", sub);
+    CHECK_MSG(one >= 13.6 && one <= 14.3, "TTFT <= 1 s: %.3f req/s", one);
+    free(dir);
+}
