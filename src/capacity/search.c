@@ -26,7 +26,7 @@
 
 #define MAX_RUNS_A_LEVEL 5 /* a boundary load is run at most this often */
 #define LEN_FACTOR 2.0     /* a full probe: 2 x wait budget / precision of arrivals, + the ramp */
-#define CONFIRM_FACTOR 4   /* the confirmation run: this many full probes' requests */
+#define CONFIRM_FACTOR 3   /* the confirmation run: this many full probes' requests */
 #define MAX_CONFIRMS 3     /* confirmation runs at most (each failure sends the search below) */
 #define PLANNED_FULL 8     /* full probes a search is planned to need, for --max-time */
 #define IMPLICIT_BUDGET 10 /* no TTFT or E2E bound: a wait 10 x the first probe's TTFT */
