@@ -206,6 +206,18 @@ static void derive(search *s) {
     }
 }
 
+/* x to 3 significant digits (4, 5 when that is not strictly between lo
+ * and hi): a load a user can read, 12 req/s rather than 11.9968. */
+static double round_between(double x, double lo, double hi) {
+    for (int digits = 3; digits <= 5; digits++) {
+        double scale = pow(10, digits - 1 - floor(log10(fabs(x))));
+        double r = round(x * scale) / scale;
+        if (r > lo && r < hi)
+            return r;
+    }
+    return x;
+}
+
 /* The interval's low end is a clear pass one precision step below the
  * answer or lower: the answer itself is a point verdict at the
  * bisection's resolution, and near the limit the misses come in bursts
@@ -214,7 +226,7 @@ static void derive(search *s) {
 static double low_end_cap(const search *s) {
     if (s->ps.by_concurrency)
         return s->lo - 1;
-    return s->lo / (1 + s->o->precision);
+    return round_between(s->lo / (1 + s->o->precision), 0, s->lo);
 }
 
 /* The interval's ends: the highest clear pass at or below the answer and
@@ -522,15 +534,18 @@ static int confirm_end(const search *s, int upper, double *v) {
         if (all[j] <= cap)
             below = all[j];
     double step = s->ps.by_concurrency ? cap - 1 : cap / (1 + s->o->precision);
-    if (!upper && cap >= 1 && (isnan(below) || below < step) && !s->ps.by_concurrency) {
+    if (!upper && cap >= 1 && (isnan(below) || below < step)) {
         free(all); /* a load there to clear, one step below the answer */
         *v = cap;
         return 1;
     }
+    int bounded = capacity_bound(s, &bound);
     for (int j = 0; j < k && !found; j++) {
         double x = upper ? all[j] : all[k - 1 - j];
         if (upper ? !(x > s->lo) : !(x <= cap))
             continue;
+        if (upper && bounded && x >= bound)
+            break; /* the throughput bound below it is a clear failure */
         level l = level_of(s, x);
         if (level_passed(s, &l) == upper) /* a failing load below lo, a passing one above */
             continue;
@@ -575,7 +590,8 @@ static int step(search *s, char *err, int errlen) {
     else if (isnan(s->lo))
         return 0;
     else if (!narrow(s))
-        v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2) : (s->lo + s->hi) / 2;
+        v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2)
+                                 : round_between((s->lo + s->hi) / 2, s->lo, s->hi);
     else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
         return confirm_answer(s, err, errlen);
     return probe_at(s, v, PROBE_FULL, err, errlen) ? -1 : 1;

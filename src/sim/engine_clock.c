@@ -61,10 +61,11 @@ static void on_step(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     sim_server *s = arg;
     eng_lock(s);
-    int64_t end = now_rel(s);
+    /* the step ends, and the next begins, when it was due to end (the
+     * engine's clock: admissions, finishes), unless the loop is far behind */
+    int64_t now = now_rel(s), end = now - s->step_end_us < STEP_LATE_US ? s->step_end_us : now;
     engine_step_end(s->eng, end);
-    /* the next step from when this one was due to end, unless far behind */
-    hold_or_begin(s, end - s->step_end_us < STEP_LATE_US ? s->step_end_us : end);
+    hold_or_begin(s, end);
     eng_unlock(s);
 }
 
