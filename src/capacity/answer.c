@@ -253,7 +253,7 @@ void capacity_answer_sentence(const capacity_answer *a, char *buf, size_t n) {
             snprintf(buf, n,
                      "users start waiting at %s or below (95%% CI %.3g-%.3g%s): above it more "
                      "than %s of requests %s; an upper bound: to show an overload of %.3g%% a "
-                     "probe needs %.0f s of arrivals and --max-time left room for %.0f s",
+                     "probe needs %.0f s of arrivals and its probes had %.0f s",
                      at, a->ci_low, a->ci_high, more, miss, bound, 100 * a->precision, a->need_s,
                      a->full_s);
         else

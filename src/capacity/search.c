@@ -308,6 +308,11 @@ static void fill_answer(const search *s, capacity_answer *a) {
     a->budget_ms = s->budget_ms;
     a->need_s = s->need_s;
     a->full_s = s->full_s;
+    if (s->fixed_n && !s->ps.by_concurrency && s->lo > 0) {
+        /* --requests sets the probes: as long as the precision needs? */
+        a->full_s = (double)s->o->run.requests / s->lo;
+        a->upper_bound = a->full_s < s->need_s;
+    }
     a->precision = s->o->precision;
     a->tp_probe = s->tp_at;
     a->tp_used = capacity_bound(s, &a->tp_bound);
