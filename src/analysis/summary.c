@@ -75,6 +75,9 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
 
     double sum_end = 0, sum_sched = 0;
     for (int j = 0; j < parts; j++) {
+        /* a run stopped before its last arrival offered only until then */
+        if (part_end[j] < part_sched[j])
+            part_sched[j] = part_end[j];
         sum_end += part_end[j];
         sum_sched += part_sched[j];
     }
@@ -267,8 +270,11 @@ void summary_print(FILE *f, const run_summary *s) {
         fprintf(f, "cost            $%.4f per million output tokens at $%.2f/hour\n",
                 s->cost_per_million_output_tokens, s->cost_per_hour);
     phases_print(f, &s->phases, &s->server_rep);
-    fprintf(f, "client          schedule lag p50 %.3f ms, p99 %.3f ms, max %.3f ms",
-            s->lag.n ? s->lag.p50 : 0, s->lag.n ? s->lag.p99 : 0, s->lag.n ? s->lag.max : 0);
+    if (s->lag.n)
+        fprintf(f, "client          schedule lag p50 %.3f ms, p99 %.3f ms, max %.3f ms", s->lag.p50,
+                s->lag.p99, s->lag.max);
+    else /* nothing was sent: there is no lag to give */
+        fprintf(f, "client          schedule lag -");
     if (s->client_cpu_s >= 0)
         fprintf(f, "; CPU %.2f s", s->client_cpu_s);
     fputc('\n', f);

@@ -5,9 +5,13 @@
  * here are the options, the help and the exit code. */
 #include "cli/commands.h"
 #include "report/report.h"
+#include "report/vllm_import.h"
+#include "run/run.h"
 #include "report/vllm_export.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 typedef struct report_cli {
     const char *out;
@@ -60,6 +64,21 @@ static int check(const char *out, const out_file *files, int n) {
     return 0;
 }
 
+/* A report's files never go into a run's or a campaign's own directory:
+ * its summary.json would replace the run's. 1 with why, or 0. */
+static int out_is_a_run(const char *out, char *err, size_t errlen) {
+    char names[256], path[4200];
+    snprintf(path, sizeof path, "%s/campaign.json", out);
+    if (run_dir_holds(out, names, sizeof names) > 0 || access(path, F_OK) == 0) {
+        snprintf(err, errlen,
+                 "--out %.600s is a run's directory (it holds %s): give the report one of its "
+                 "own (the default is RUN/report)",
+                 out, access(path, F_OK) == 0 ? "campaign.json" : names);
+        return 1;
+    }
+    return 0;
+}
+
 static int report_main(int argc, char **argv) {
     report_cli o = {0};
     opt_args args;
@@ -77,9 +96,19 @@ static int report_main(int argc, char **argv) {
         opt_args_free(&args);
         return cli_fail(&cmd_report, "%s", err);
     }
-    if (!o.out) {
-        snprintf(out_default, sizeof out_default, "%s/report", args.positional[0]);
+    if (!o.out) { /* beside a vLLM file given first, inside a directory */
+        const char *first = args.positional[0];
+        size_t len = strlen(first);
+        if (vllm_import_is_file(first))
+            snprintf(out_default, sizeof out_default, "%.*s-report",
+                     (int)(len > 5 && !strcmp(first + len - 5, ".json") ? len - 5 : len), first);
+        else
+            snprintf(out_default, sizeof out_default, "%s/report", first);
         o.out = out_default;
+    }
+    if (out_is_a_run(o.out, err, sizeof err)) {
+        opt_args_free(&args);
+        return cli_fail(&cmd_report, "%s", err);
     }
     report r;
     rc = report_build(args.positional, args.n_positional, &o.ro, &r, err, sizeof err);

@@ -9,6 +9,8 @@
 #include "run/run.h"
 
 #include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,8 +37,26 @@ static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, in
         snprintf(err, errlen, "--save-vllm-json %s: cannot write in %s", o->save_vllm_json, folder);
         return -1;
     }
-    if (stat(o->save_vllm_json, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "--save-vllm-json %s: not a file (a directory?)", o->save_vllm_json);
+    if (lstat(o->save_vllm_json, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--save-vllm-json %s: not a file (a directory, a link?)",
+                 o->save_vllm_json);
+        return -1;
+    }
+    /* never among a run's own files (its own --out's, or another run's) */
+    char names[256], real_folder[PATH_MAX], real_out[PATH_MAX];
+    int own = o->out && realpath(folder, real_folder) && realpath(o->out, real_out) &&
+              !strcmp(real_folder, real_out);
+    if (own || run_dir_holds(folder, names, sizeof names) > 0) {
+        snprintf(err, errlen,
+                 "--save-vllm-json %s: %s is a run's directory%s%s%s: write the file elsewhere",
+                 o->save_vllm_json, folder, own ? " (this run's --out)" : " (it holds ",
+                 own ? "" : names, own ? "" : ")");
+        return -1;
+    }
+    if (lstat(o->save_vllm_json, &st) == 0 && !o->force) {
+        snprintf(err, errlen,
+                 "--save-vllm-json %s: the file exists: add --force to replace it, or name another",
+                 o->save_vllm_json);
         return -1;
     }
     return 0;

@@ -123,8 +123,8 @@ static void finish_request(lg *g, inflight *f, int error) {
     request_row *r = &f->row;
     r->error = error;
     r->chunks = f->n_chunks;
-    if (r->end_us < 0 && r->sent_us >= 0)
-        r->end_us = lg_now(g);
+    if (r->end_us < 0 && (r->sent_us >= 0 || error == ERR_CANCELLED))
+        r->end_us = lg_now(g); /* a request never sent ends when the run gave it up */
     if (f->n_chunks == 0)
         r->last_us = -1;
     long counted = 0;

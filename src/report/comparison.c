@@ -64,6 +64,41 @@ static void one_slo(report_run *b, report_run *n, const comparison_opts *o, comp
     b->params.slo = n->params.slo = slo;
 }
 
+/* When the two runs were not of one workload (meta.json's config: the API,
+ * the prompts, their mix and length, the arrival and the cap), a note that
+ * says which and how, after any note already made: a change between them is
+ * then the workload's as much as the server's. */
+static void workload_note(report_run *b, report_run *n, compared_run *out) {
+    static const char *const keys[] = {"api",         "prompts",       "mix",     "max_tokens",
+                                       "ignore_eos",  "replay",        "arrival", "burstiness",
+                                       "concurrency", "prefix_tokens", "turns",   NULL};
+    json_t *cb = json_object_get(b->files[0].meta, "config"),
+           *cn = json_object_get(n->files[0].meta, "config");
+    if (!cb || !cn)
+        return;
+    char diff[300] = "";
+    size_t len = 0;
+    for (int i = 0; keys[i]; i++) {
+        json_t *x = json_object_get(cb, keys[i]), *y = json_object_get(cn, keys[i]);
+        if (json_equal(x, y) || (!x && !y))
+            continue;
+        char *xs = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *ys = json_dumps(y, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (len < sizeof diff)
+            len += (size_t)snprintf(diff + len, sizeof diff - len, "%s%s %.40s vs %.40s",
+                                    len ? ", " : "", keys[i], xs ? xs : "none", ys ? ys : "none");
+        free(xs);
+        free(ys);
+    }
+    if (!diff[0])
+        return;
+    size_t at = strlen(out->note);
+    snprintf(out->note + at, sizeof out->note - at,
+             "%sthe two runs are of different workloads (%s): a change is the workload's as "
+             "much as the server's",
+             at ? "; " : "", diff);
+}
+
 static int compare_pair(report_run *b, report_run *n, const comparison_opts *o, compared_run *out,
                         char *err, int errlen) {
     report_opts ro = {.slo = o->slo};
@@ -73,6 +108,7 @@ static int compare_pair(report_run *b, report_run *n, const comparison_opts *o, 
         return -1;
     }
     one_slo(b, n, o, out);
+    workload_note(b, n, out);
     /* the sides first: summarize() sorts the gaps they read per request */
     compare_side *sb = compare_side_new(&b->rows, &b->params.slo);
     compare_side *sn = compare_side_new(&n->rows, &n->params.slo);

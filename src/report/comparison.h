@@ -23,7 +23,7 @@ typedef struct compared_run {
     char name[600]; /* the runs' name, or "BASE_NAME vs NEW_NAME" when they differ */
     run_summary base, new_;
     figure_change fig[FIG_COUNT];
-    char note[400]; /* "" or why the SLO is not the new run's own */
+    char note[800]; /* "" or why the SLO is not the new run's own, and the workloads' differences */
 } compared_run;
 
 typedef struct comparison {

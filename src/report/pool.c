@@ -45,7 +45,8 @@ static int read_settings(report_run *rr, const report_opts *o, char *err, int er
     json_t *meta = rr->files[0].meta;
     if (meta_summary_params(meta, o->slo, o->cost_per_hour, &rr->params, err, errlen))
         return -1;
-    rr->fixture = json_is_true(json_object_get(meta, "fixture"));
+    json_t *fx = json_object_get(meta, "fixture"); /* -1: unknown (a vLLM file) */
+    rr->fixture = json_is_true(fx) ? 1 : json_is_false(fx) ? 0 : -1;
     return 0;
 }
 
@@ -117,13 +118,15 @@ static void bootstrap_cis(report_run *rr) {
  * rate stays unknown (NAN: an empty cell), rather than the schedule's own
  * being shown as if it had been asked. */
 static void note_incomplete(report_run *rr) {
-    int no_meta = 0, no_summary = 0;
+    int no_meta = 0, no_summary = 0, stopped = 0;
     for (int k = 0; k < rr->n_reps; k++) {
         no_meta |= !rr->files[k].meta;
         no_summary |= !rr->files[k].has_summary;
+        stopped |= json_is_true(json_object_get(rr->files[k].meta, "interrupted"));
     }
-    snprintf(rr->incomplete, sizeof rr->incomplete, "%s%s%s", no_meta ? "no meta.json" : "",
-             no_meta && no_summary ? ", " : "", no_summary ? "no summary.json" : "");
+    snprintf(rr->incomplete, sizeof rr->incomplete, "%s%s%s%s%s", no_meta ? "no meta.json" : "",
+             no_meta && no_summary ? ", " : "", no_summary ? "no summary.json" : "",
+             (no_meta || no_summary) && stopped ? ", " : "", stopped ? "interrupted" : "");
 }
 
 int pool_load(report_run *rr, const report_opts *o, char *err, int errlen) {

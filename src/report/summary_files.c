@@ -198,7 +198,8 @@ void render_summary_json(const report *r, strbuf *o) {
         json_t *j = json_object();
         json_object_set_new(j, "run", json_string(rr->name));
         json_object_set_new(j, "repetitions", json_integer(rr->n_reps));
-        json_object_set_new(j, "fixture", json_boolean(rr->fixture));
+        json_object_set_new(j, "fixture",
+                            rr->fixture < 0 ? json_null() : json_boolean(rr->fixture));
         json_object_set_new(j, "incomplete",
                             rr->incomplete[0] ? json_string(rr->incomplete) : json_null());
         json_object_set_new(j, "pooled", summary_json(&rr->pooled));

@@ -33,14 +33,17 @@ static void meta_rows(const report *r, table *t) {
     for (int k = 0; k < r->n_runs && !meta; k++)
         meta = r->runs[k].files[0].meta;
     char buf[512], missing[256];
-    int fixture = 1, no_meta = 0;
+    int fixture = 1, no_meta = 0, unknown = 0;
     for (int k = 0; k < r->n_runs; k++) {
-        fixture &= r->runs[k].fixture;
+        fixture &= r->runs[k].fixture == 1;
+        unknown |= r->runs[k].fixture < 0;
         no_meta |= strstr(r->runs[k].incomplete, "meta.json") != NULL; /* any repetition */
     }
     const char *cells[2];
     cells[0] = "rows";
-    cells[1] = no_meta   ? "unknown for runs without meta.json: where they were measured"
+    cells[1] = no_meta ? "unknown for runs without meta.json: where they were measured"
+               : unknown
+                   ? "unknown for runs read from another tool's file: where they were measured"
                : fixture ? "fixture: every run was against servelab sim (simulated server)"
                          : "measured against a real server";
     table_add_row(t, cells);

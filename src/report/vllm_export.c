@@ -332,6 +332,55 @@ static json_t *model_json(json_t *meta) {
     return json_is_string(m) ? json_incref(m) : json_null();
 }
 
+/* vLLM's model_id: the model the server loaded (its /v1/models `root`, the
+ * path `vllm serve` was given, which vLLM's client writes), else the id. */
+static json_t *model_root_json(json_t *meta) {
+    json_t *id = model_json(meta);
+    json_t *data =
+        json_object_get(json_object_get(json_object_get(meta, "server"), "models"), "data");
+    size_t i;
+    json_t *m;
+    json_array_foreach(data, i, m) {
+        json_t *root = json_object_get(m, "root");
+        if (json_is_string(root) && json_string_length(root) &&
+            json_equal(json_object_get(m, "id"), id)) {
+            json_decref(id);
+            return json_incref(root);
+        }
+    }
+    return id;
+}
+
+/* A rate plan of one ramp is vLLM's linear ramp-up (--ramp-up-strategy
+ * linear --ramp-up-start-rps A --ramp-up-end-rps B); other plans have no
+ * vLLM form and keep only their mean rate in request_rate. */
+static void put_ramp(json_t *o, json_t *meta) {
+    json_t *stages = json_object_get(json_object_get(meta, "rate_plan"), "stages");
+    json_t *st = json_array_get(stages, 0);
+    if (json_array_size(stages) != 1 ||
+        strcmp(json_string_value(json_object_get(st, "kind")) ?: "", "ramp"))
+        return;
+    json_object_set_new(o, "ramp_up_strategy", json_string("linear"));
+    json_object_set(o, "ramp_up_start_rps", json_object_get(st, "from_rps"));
+    json_object_set(o, "ramp_up_end_rps", json_object_get(st, "to_rps"));
+}
+
+/* --metadata KEY=VALUE, each a top-level string key as vLLM's --metadata
+ * writes them; the file's own keys, set after, win (as in vLLM). */
+static void put_metadata(json_t *o, json_t *meta) {
+    json_t *list = json_object_get(json_object_get(meta, "config"), "metadata");
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        const char *kv = json_string_value(item), *eq = kv ? strchr(kv, '=') : NULL;
+        if (!eq || eq == kv)
+            continue;
+        char key[80];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv) < 79 ? (int)(eq - kv) : 79, kv);
+        json_object_set_new(o, key, json_string(eq + 1));
+    }
+}
+
 /* vLLM's burstiness is the gamma distribution's shape: 1 for Poisson;
  * servelab's --burstiness is the gaps' coefficient of variation CV, and a
  * gamma of shape k has CV 1/sqrt(k). Constant gaps are vLLM's inf, which
@@ -347,27 +396,40 @@ static json_t *burstiness_json(json_t *cfg) {
 }
 
 static void put_setup(json_t *o, json_t *meta, const char *dir, const vllm_export_opts *opt,
-                      size_t n) {
+                      size_t n, double realized_rps) {
     json_t *cfg = json_object_get(meta, "config");
     const char *api = json_string_value(json_object_get(cfg, "api"));
     const char *backend = api && !strcmp(api, "chat") ? "openai-chat" : "openai";
     const char *base = strrchr(dir, '/');
+    const char *given = json_string_value(json_object_get(cfg, "label"));
     char label[256];
-    snprintf(label, sizeof label, "%s", opt->label ? opt->label : base && base[1] ? base + 1 : dir);
+    snprintf(label, sizeof label, "%s",
+             opt->label        ? opt->label
+             : given           ? given
+             : base && base[1] ? base + 1
+                               : dir);
     json_t *rate = json_object_get(cfg, "rate"), *conc = json_object_get(cfg, "concurrency");
+    int replay = json_is_object(json_object_get(meta, "replay"));
+    put_metadata(o, meta);
     json_object_set_new(o, "date", date_json(meta));
     json_object_set_new(o, "endpoint_type", json_string(backend));
     json_object_set_new(o, "backend", json_string(backend));
     json_object_set_new(o, "label", json_string(label));
-    json_object_set_new(o, "model_id", model_json(meta));
+    json_object_set_new(o, "model_id", model_root_json(meta));
     /* output tokens are the server's own count (usage), so its model's tokenizer */
-    json_object_set_new(o, "tokenizer_id", model_json(meta));
+    json_object_set_new(o, "tokenizer_id", model_root_json(meta));
     json_object_set_new(o, "num_prompts", json_integer((json_int_t)n));
-    json_object_set_new(o, "request_rate",
-                        json_is_number(rate) ? json_incref(rate) : json_string("inf"));
-    json_object_set_new(o, "burstiness", burstiness_json(cfg));
+    /* a replay's rate is its trace's: the schedule's realized rate, and no
+     * arrival process of vLLM's */
+    json_object_set_new(
+        o, "request_rate",
+        replay ? (isfinite(realized_rps) ? json_real(realized_rps) : json_string("inf"))
+        : json_is_number(rate) ? json_incref(rate)
+                               : json_string("inf"));
+    json_object_set_new(o, "burstiness", replay ? json_null() : burstiness_json(cfg));
     json_object_set_new(o, "max_concurrency",
                         json_integer_value(conc) > 0 ? json_incref(conc) : json_null());
+    put_ramp(o, meta);
 }
 
 /* errors[i]: "" for a completed request, else servelab's class (with the
@@ -536,7 +598,8 @@ json_t *vllm_export(const char *dir, const vllm_export_opts *opt, char *err, int
     snprintf(path, sizeof path, "%s/meta.json", dir);
     json_t *meta = json_load_file(path, 0, NULL);
     json_t *o = json_object();
-    put_setup(o, meta, dir, opt, v.n);
+    double span = v.n > 1 ? (v.r[v.n - 1].sched - v.r[0].sched) / 1000.0 : 0;
+    put_setup(o, meta, dir, opt, v.n, span > 0 ? (double)(v.n - 1) / span : INFINITY);
     put_totals(o, &v, meta, opt);
     put_arrays(o, &v);
     json_decref(meta);

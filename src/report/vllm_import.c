@@ -50,8 +50,27 @@ static double num(json_t *a, size_t i) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The settings a file can hold (vLLM writes them from its options): a
+ * positive rate or "inf", a positive concurrency or null, a positive
+ * burstiness or null. The name of the first that is not, or NULL. */
+static const char *bad_settings(json_t *doc) {
+    json_t *rate = json_object_get(doc, "request_rate"),
+           *conc = json_object_get(doc, "max_concurrency");
+    json_t *b = json_object_get(doc, "burstiness");
+    if (rate && !(json_is_string(rate) && !strcmp(json_string_value(rate), "inf")) &&
+        !(json_is_number(rate) && json_number_value(rate) > 0 && json_number_value(rate) < 1e9))
+        return "request_rate";
+    if (conc && !json_is_null(conc) && !(json_is_integer(conc) && json_integer_value(conc) > 0))
+        return "max_concurrency";
+    if (b && !json_is_null(b) &&
+        !(json_is_number(b) && json_number_value(b) > 0 && json_number_value(b) < 1e9))
+        return "burstiness";
+    return NULL;
+}
+
 /* A meta object from the file's settings, in meta.json's shape where the
- * report reads one. */
+ * report reads one. Where it was measured a vLLM file cannot say: its
+ * "fixture" is null (unknown), not false. */
 static json_t *meta_of(json_t *doc, const char *path) {
     json_t *rate = json_object_get(doc, "request_rate"),
            *conc = json_object_get(doc, "max_concurrency");
@@ -68,10 +87,10 @@ static json_t *meta_of(json_t *doc, const char *path) {
                             (json_int_t)(json_is_integer(conc) ? json_integer_value(conc) : 0));
     if (json_is_number(b) && shape > 0 && shape != 1)
         json_object_set_new(cfg, "burstiness", json_real(1 / sqrt(shape))); /* a gamma's CV */
-    json_t *meta =
-        json_pack("{s:o,s:{s:s,s:s},s:{s:O}}", "config", cfg, "tool", "other_client",
-                  "vLLM's bench serve (its result file)", "file", path, "vllm", "date",
-                  json_object_get(doc, "date") ? json_object_get(doc, "date") : json_null());
+    json_t *meta = json_pack(
+        "{s:o,s:{s:s,s:s},s:{s:O},s:n}", "config", cfg, "tool", "other_client",
+        "vLLM's bench serve (its result file)", "file", path, "vllm", "date",
+        json_object_get(doc, "date") ? json_object_get(doc, "date") : json_null(), "fixture");
     return meta;
 }
 
@@ -186,6 +205,12 @@ int vllm_import(const char *path, int part, run_rows *rows, run_files *files, ch
             json_decref(doc);
             return -1;
         }
+    }
+    const char *bad_setting = bad_settings(doc);
+    if (bad_setting) {
+        snprintf(err, errlen, "%s: %s does not read as vLLM writes it", path, bad_setting);
+        json_decref(doc);
+        return -1;
     }
     a[A_N] = json_object_get(doc, "queue_times");
     if (a[A_N] && (!json_is_array(a[A_N]) || json_array_size(a[A_N]) != n)) {

@@ -54,6 +54,9 @@ static const char *replay_conflict(const run_opts *o) {
                "--rate does not apply";
     if (strcmp(o->prompts, "builtin") || o->mix)
         return "--replay: the trace makes the prompts: --prompts and --mix do not apply";
+    if (strcmp(o->arrival, "poisson") || o->burstiness != 1)
+        return "--replay: the trace's timestamps are the arrivals: --arrival and --burstiness do "
+               "not apply";
     if (strcmp(o->turns, "1"))
         return "--replay: a trace's records are single requests: --turns does not apply";
     if (o->prefix_tokens > 0)
@@ -83,6 +86,8 @@ int run_opts_validate(const run_opts *o, char *err, int errlen) {
         why = "give --requests or --duration, not both";
     else if (o->have_duration && isinf(o->rate))
         why = "--duration needs a finite --rate";
+    else if (o->have_duration && o->rate * o->duration_s > RATE_PLAN_MAX_REQUESTS)
+        why = "--rate x --duration: more than 100,000,000 requests, more than a run holds";
     else if (o->fail_on_slo && !o->slo)
         why = "--fail-on-slo needs --slo";
     else if (!o->predict && !strcmp(o->http_client, "builtin") && !h1_usable(o->url))

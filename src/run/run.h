@@ -70,6 +70,8 @@ typedef struct run_opts {
     double max_error_rate; /* exit 1 when more than this fraction failed (or all did) */
     double cost_per_hour;  /* 0: no cost */
     const char *out;
+    const char *label;              /* --label: a name for the run (meta.json, the vLLM file) */
+    opt_list metadata;              /* --metadata KEY=VALUE, recorded as they are */
     const char *save_vllm_json;     /* --save-vllm-json FILE (cli/run.c writes it); NULL: none */
     const char *metric_percentiles; /* its percentiles, "99" or "50,90,99" */
     int64_t max_event_bytes;

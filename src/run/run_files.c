@@ -230,6 +230,15 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     if (x->tokenizer)
         json_object_set_new(meta, "tokenizer", json_incref(x->tokenizer));
     json_object_set_new(meta, "seed", json_integer((json_int_t)o->seed));
+    json_object_set_new(meta, "label", o->label ? json_string(o->label) : json_null());
+    json_t *md = json_object(); /* --metadata KEY=VALUE, as vLLM's file has them */
+    for (int i = 0; i < o->metadata.n; i++) {
+        const char *kv = o->metadata.v[i], *eq = strchr(kv, '=');
+        char key[80];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv); /* checked: KEY=VALUE */
+        json_object_set_new(md, key, json_string(eq + 1));
+    }
+    json_object_set_new(meta, "metadata", md);
     json_object_set_new(meta, "started_utc", json_string(x->started));
     json_object_set_new(meta, "t0_utc", t0_utc_json(res->t0_unix_us));
     json_object_set_new(meta, "host", host_info_json());
@@ -472,6 +481,10 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_decref(sj);
     if (o->print_summary)
         print_table(&s, &ss, &x->res.errors, &x->res.server_proc, o->out);
+    if (o->print_summary && x->res.interrupted)
+        printf("interrupted     after %.2f s: %zu of %zu requests cancelled; the rates above are "
+               "over the time it ran\n",
+               s.duration_s, s.errors[ERR_CANCELLED], s.requests);
     rr->client_flagged = client_flagged(&v);
     if (!o->quiet_client)
         warn_client(&s, &v);

@@ -15,11 +15,13 @@
 #include "common/clock.h"
 #include "common/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The authority of a URL (after "scheme://", up to the path): an optional
  * user@, a host (a name or address, or [IPv6]) and an optional :port in
@@ -90,6 +92,28 @@ static int header_check(const char *text, char *err, size_t errlen) {
     }
     if (strpbrk(text, "\r\n")) {
         snprintf(err, errlen, "a header may not hold CR or LF");
+        return -1;
+    }
+    size_t name = (size_t)(strchr(text, ':') - text);
+    if ((name == 14 && !strncasecmp(text, "Content-Length", 14)) ||
+        (name == 17 && !strncasecmp(text, "Transfer-Encoding", 17))) {
+        snprintf(err, errlen, "%.*s is servelab's to set (the body's own length)", (int)name, text);
+        return -1;
+    }
+    return 0;
+}
+
+/* --metadata KEY=VALUE: a key of letters, digits, '_', '-' and '.' (a
+ * JSON key a reader of vLLM's file can use as it is), any value. */
+static int metadata_check(const char *text, char *err, size_t errlen) {
+    const char *eq = strchr(text, '=');
+    size_t k = eq ? (size_t)(eq - text) : 0;
+    int ok = k > 0 && k <= 64;
+    for (size_t i = 0; ok && i < k; i++)
+        ok = isalnum((unsigned char)text[i]) || strchr("_-.", text[i]);
+    if (!ok) {
+        snprintf(err, errlen, "expected KEY=VALUE (a key of letters, digits, _ - .), got '%.60s'",
+                 text);
         return -1;
     }
     return 0;
@@ -276,6 +300,7 @@ const opt_def run_options[] = {
      .type = OPT_SECONDS,
      RUN(think_time_s),
      .arg = "S",
+     .max = ARRIVALS_MAX_S, /* a week, as the longest schedule */
      .def = "0",
      .help = "from a turn's answer's end to the next turn's sending"},
     {.name = "tokenize",
@@ -393,6 +418,7 @@ const opt_def run_options[] = {
      OPT_SEEN(run_opts, have_requests),
      .arg = "N",
      .min = 1,
+     .max = RATE_PLAN_MAX_REQUESTS, /* a run of more is a mistake, not a benchmark */
      .def = "100",
      .group = "arrivals",
      .help = "how many requests, or"},
@@ -518,6 +544,21 @@ const opt_def run_options[] = {
      RUN(out),
      .arg = "DIR",
      .help = "where rows and summaries go (out/run-UTCTIME)"},
+    {.name = "label",
+     .key = "label",
+     .meta = "label",
+     .type = OPT_STRING,
+     RUN(label),
+     .arg = "TEXT",
+     .help = "a name for the run in meta.json and the vLLM file (vLLM's --label)"},
+    {.name = "metadata",
+     .key = "metadata",
+     .meta = "metadata",
+     .type = OPT_LIST,
+     RUN(metadata),
+     .arg = "KEY=VALUE",
+     .check = metadata_check,
+     .help = "recorded in meta.json and the vLLM file (vLLM's --metadata; repeatable)"},
     {.name = "save-vllm-json",
      .type = OPT_STRING,
      RUN(save_vllm_json),

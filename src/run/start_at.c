@@ -18,18 +18,21 @@ int start_at_parse(const char *spec, int64_t now_unix_us, int64_t *at_unix_us, c
     if (!*num || *end || errno || !isfinite(v) || v < 0 || strpbrk(num, "xXnNiI")) {
         snprintf(why, whylen,
                  "expected seconds since the epoch (like 1796140800) or +S (like +30), "
-                 "got '%s'",
+                 "got '%.40s'",
                  spec);
         return -1;
     }
     double at = relative ? (double)now_unix_us + v * 1e6 : v * 1e6;
     double ahead_s = (at - (double)now_unix_us) / 1e6;
     if (ahead_s < 0) {
-        snprintf(why, whylen, "'%s' is %.3f s in the past (this machine's clock)", spec, -ahead_s);
+        snprintf(why, whylen,
+                 -ahead_s < 1e6 ? "'%.40s' is %.3f s in the past (this machine's clock)"
+                                : "'%.40s' is %.3g s in the past (this machine's clock)",
+                 spec, -ahead_s);
         return -1;
     }
     if (ahead_s > START_AT_MAX_WAIT_S) {
-        snprintf(why, whylen, "'%s' is %.0f s ahead, more than a day", spec, ahead_s);
+        snprintf(why, whylen, "'%.40s' is %.3g s ahead, more than a day", spec, ahead_s);
         return -1;
     }
     *at_unix_us = (int64_t)llround(at);

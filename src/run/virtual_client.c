@@ -96,8 +96,8 @@ static void finish_flight(vc *g, vflight *f, int error) {
     request_row *r = &f->row;
     r->error = error;
     r->chunks = f->row.output_tokens > 0 ? f->row.output_tokens : 0;
-    if (r->sent_us >= 0 && r->end_us < 0)
-        r->end_us = g->now;
+    if (r->end_us < 0 && (r->sent_us >= 0 || error == ERR_CANCELLED))
+        r->end_us = g->now; /* a request never sent ends when the run gave it up */
     if (r->sent_us >= 0 && r->prompt_tokens < 0)
         r->prompt_tokens = workload_prompt_tokens(c->w, r->index);
     if (g->writing) {

@@ -237,12 +237,12 @@ static int parse_mix(workload *w, const char *mix, char *err, int errlen) {
         w->mix[i] = 0;
     char *copy = xstrdup(mix), *save = NULL;
     double total = 0;
-    int rc = 0;
+    int rc = 0, seen[WORKLOAD_MAX_CLASSES] = {0};
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         double v;
-        if (!eq || parse_double(eq + 1, &v) || v < 0) {
-            snprintf(err, errlen, "--mix: '%s' is not CLASS=WEIGHT", tok);
+        if (!eq || parse_double(eq + 1, &v) || v < 0 || !(v <= 1e9)) {
+            snprintf(err, errlen, "--mix: '%s' is not CLASS=WEIGHT (a weight from 0 to 1e9)", tok);
             rc = -1;
             break;
         }
@@ -260,6 +260,12 @@ static int parse_mix(workload *w, const char *mix, char *err, int errlen) {
             rc = -1;
             break;
         }
+        if (seen[ci]) {
+            snprintf(err, errlen, "--mix: class '%s' is given twice", tok);
+            rc = -1;
+            break;
+        }
+        seen[ci] = 1;
         w->mix[ci] = v;
         total += v;
     }
@@ -512,8 +518,13 @@ static char *with_replay_prompt(const workload *w, size_t req, int chat, char *r
 }
 
 json_t *workload_extra_body(const char *text, char *why, size_t whylen) {
-    static const char *const ours[] = {"model",  "prompt",         "messages", "max_tokens",
-                                       "stream", "stream_options", NULL};
+    /* what servelab sets and records itself (max_completion_tokens is the
+     * chat API's max_tokens; n > 1 would be several answers in one row) */
+    static const char *const ours[] = {"model",      "prompt",
+                                       "messages",   "max_tokens",
+                                       "stream",     "stream_options",
+                                       "ignore_eos", "max_completion_tokens",
+                                       "n",          NULL};
     json_error_t je;
     json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (!v || !json_is_object(v)) {
