@@ -108,6 +108,10 @@ static const char *out_of_order(const req_rec *r, const char **after) {
     for (int i = 0; i < 5; i++) {
         if (isnan(t[i]))
             continue;
+        /* a request never sent ended when the run gave it up, which may be
+         * before it was due (a stop, a conversation that ended) */
+        if (i == 4 && prev == 0 && isnan(r->sent_ms))
+            continue;
         if (prev >= 0 && t[i] < t[prev]) {
             *after = requests_cols[cols[prev]];
             return requests_cols[cols[i]];
