@@ -346,8 +346,11 @@ static json_t *levels_json(const search *s) {
     json_t *arr = json_array();
     for (int j = 0; j < k; j++) {
         level l = level_of(s, all[j]);
-        double lo, hi;
-        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &hi);
+        /* the unfinished requests of a stopped probe as missed for the
+         * lower end and as met for the upper (as clear_pass/clear_fail) */
+        double lo, hi, unused;
+        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &unused);
+        wilson_interval(l.met_hi / l.deff, l.n / l.deff, BINOMIAL_Z95, &unused, &hi);
         const char *verdict = end_fail(s, &l)       ? "clear_fail"
                               : end_pass(s, &l)     ? "clear_pass"
                               : level_passed(s, &l) ? "passed"

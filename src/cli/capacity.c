@@ -208,7 +208,7 @@ static int capacity_main(int argc, char **argv) {
         free(table);
         return rc > 0 ? 0 : 2;
     }
-    char err[1024];
+    char err[1024] = "";
     o.confirm = !strcmp(o.confirm_text, "on");
     if (capacity_opts_validate(&o, err, sizeof err)) {
         free(table);
