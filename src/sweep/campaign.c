@@ -131,10 +131,11 @@ static const opt_def server_rows[] = {{.name = "command",
                                       {0}};
 static const opt_def name_row = {.name = "name", .type = OPT_STRING, CAMPAIGN(name)};
 
-/* shards: auto, or a count of 1 to 100000. */
+/* shards: auto, or a count of 1 to 100000, in digits (as sweep --shard). */
 static int shards_check(const char *text, char *err, size_t errlen) {
     long n;
-    if (!strcmp(text, "auto") || (!parse_int(text, &n) && n >= 1 && n <= 100000))
+    if (!strcmp(text, "auto") || (strspn(text, "0123456789") == strlen(text) &&
+                                  !parse_int(text, &n) && n >= 1 && n <= 100000))
         return 0;
     snprintf(err, errlen, "expected auto or a number of shards from 1 to 100000, got '%.60s'",
              text);
