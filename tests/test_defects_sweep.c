@@ -53,3 +53,70 @@ TEST(defects_sweep_shard_with_spaces_or_a_sign_is_refused) {
                                   "t.yaml", &c, err, sizeof err);
     CHECK_MSG(rc != 0 && strstr(err, "t.yaml:3: shards: expected auto or a number"), "%s", err);
 }
+
+static int exists(const char *dir, const char *rel) {
+    char p[4400];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return lstat(p, &st) == 0;
+}
+
+static char *write_text(const char *dir, const char *name, const char *text) {
+    char *p = malloc(1200);
+    snprintf(p, 1200, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    CHECK_MSG(f != NULL, "cannot write %s", p);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+/* A campaign on a simulator the sweep starts itself, 3 requests a run. */
+static char *sim_campaign(const char *dir, const char *runs) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "name: t\ntarget: {sim: {}}\nworkload: {prompts: \"random:8:4\"}\n"
+             "requests: 3\nrate: 100\nno_sampling: true\nruns:\n%s",
+             runs);
+    return write_text(dir, "c.yaml", text);
+}
+
+static int sweep_into(const char *cfg, const char *out, const char *extra, char **msg) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "sweep --quiet %s --out %s %s", cfg, out, extra);
+    return servelab_cmd(cmd, msg);
+}
+
+/* D2: the names of the sweep's own folders and files, and hidden names
+ * (the report and --force skip them), are refused as run names when the
+ * campaign is read, at their line. */
+TEST(defects_sweep_run_names_of_the_sweeps_own_folders_are_refused) {
+    const char *names[] = {"report", "servers", "shards", "campaign.json", ".a"};
+    for (int i = 0; i < 5; i++) {
+        char yaml[512], want[256], err[512] = "";
+        snprintf(yaml, sizeof yaml,
+                 "name: t\ntarget: {url: http://127.0.0.1:8000}\nruns:\n  - {name: ok1}\n"
+                 "  - {name: \"%s\"}\n",
+                 names[i]);
+        campaign c;
+        int rc = campaign_load_string(yaml, "t.yaml", &c, err, sizeof err);
+        snprintf(want, sizeof want, "t.yaml:5: runs[1].name: '%s' ", names[i]);
+        CHECK_MSG(rc != 0 && !strncmp(err, want, strlen(want)) && !strchr(err, '\n'),
+                  "run name %s: rc %d, '%s'", names[i], rc, err);
+    }
+    campaign c;
+    char err[512] = "";
+    CHECK_MSG(!campaign_load_string("name: t\ntarget: {url: http://127.0.0.1:8000}\nruns:\n"
+                                    "  - {name: reports}\n  - {name: a.report}\n",
+                                    "t.yaml", &c, err, sizeof err),
+              "%s", err);
+    campaign_free(&c);
+    /* from the command line: exit 2, before anything runs */
+    char *dir = temp_dir(), out[1024], *msg;
+    snprintf(out, sizeof out, "%s/out", dir);
+    char *cfg = sim_campaign(dir, "  - {name: report}\n  - {name: ok1}\n");
+    CHECK_INT(sweep_into(cfg, out, "", &msg), 2);
+    CHECK_MSG(strstr(msg, "c.yaml:8: runs[0].name: 'report' is the name of the sweep's own"), "%s",
+              msg);
+    CHECK(!exists(out, "campaign.json"));
+}

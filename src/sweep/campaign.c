@@ -512,6 +512,11 @@ int campaign_use_sim(campaign *c, double speedup, char *err, int errlen) {
 
 /* ---- runs and the campaign ---- */
 
+/* The names of what a sweep writes in OUT beside the run directories
+ * (sweep/outdir.h, sweep/sweep_shards.h): a run of one of these names would
+ * share its directory with them, and lose its rows to the next --resume. */
+static const char *const sweep_own_names[] = {"report", "servers", "shards", "campaign.json", NULL};
+
 static int read_run_name(loader *l, campaign_run *run, int i, const yaml_node_t *k,
                          const yaml_node_t *v, const char *prefix) {
     yread *y = &l->y;
@@ -525,6 +530,18 @@ static int read_run_name(loader *l, campaign_run *run, int i, const yaml_node_t 
                           "expected letters, digits, '.', '_' or '-' (it names a "
                           "directory), got '%.60s'",
                           run->name);
+    if (run->name[0] == '.')
+        return yread_fail(y, k, path,
+                          "'%.60s' starts with '.': the report and --force skip hidden "
+                          "directories, so its rows would be left out; choose another name",
+                          run->name);
+    for (const char *const *own = sweep_own_names; *own; own++)
+        if (!strcmp(run->name, *own))
+            return yread_fail(y, k, path,
+                              "'%s' is the name of the sweep's own %s in --out (report, "
+                              "servers, shards and campaign.json are taken): choose another "
+                              "name",
+                              run->name, strchr(*own, '.') ? "file" : "folder");
     for (int j = 0; j < i; j++)
         if (!strcmp(l->c->runs[j].name, run->name))
             return yread_fail(y, k, path, "duplicate run name '%s' (first at line %d)", run->name,
