@@ -120,3 +120,40 @@ TEST(defects_sweep_run_names_of_the_sweeps_own_folders_are_refused) {
               msg);
     CHECK(!exists(out, "campaign.json"));
 }
+
+static void load_fails(const char *yaml, const char *want) {
+    campaign c;
+    char err[512] = "";
+    int rc = campaign_load_string(yaml, "t.yaml", &c, err, sizeof err);
+    CHECK_MSG(rc != 0, "loaded; expected '%s'", want);
+    CHECK_MSG(!strncmp(err, want, strlen(want)) && !strchr(err, '\n'), "'%s'\n  wanted '%s'", err,
+              want);
+}
+
+#define HEAD "name: t\ntarget: {url: http://127.0.0.1:8000}\n"
+
+/* M7: at most 100,000 run directories (runs x repetitions) a campaign, named
+ * at the repetitions key that goes over. */
+TEST(defects_sweep_campaign_caps_run_directories) {
+    load_fails(HEAD "repetitions: 2000000000\nruns: [{name: a}]\n",
+               "t.yaml:3: repetitions: the campaign would make 2000000000 run directories "
+               "(runs x repetitions), at most 100000");
+    load_fails(HEAD "repetitions: 40000\nruns: [{name: a}, {name: b}, {name: c}]\n",
+               "t.yaml:3: repetitions: the campaign would make 120000 run directories");
+    load_fails(HEAD "runs:\n  - {name: a, repetitions: 100000}\n  - {name: b}\n",
+               "t.yaml:5: runs[1].repetitions: the campaign would make 100001 run directories");
+    load_fails(HEAD "runs:\n  - {name: a}\n  - name: b\n    repetitions: 100000\n",
+               "t.yaml:6: runs[1].repetitions: the campaign would make 100001");
+    campaign c;
+    char err[512] = "";
+    CHECK_MSG(!campaign_load_string(HEAD "repetitions: 50000\nruns: [{name: a}, {name: b}]\n",
+                                    "t.yaml", &c, err, sizeof err),
+              "%s", err);
+    campaign_free(&c);
+    char *dir = temp_dir(), *msg, cmd[2048];
+    char *cfg = sim_campaign(dir, "  - {name: a, repetitions: 100001}\n");
+    snprintf(cmd, sizeof cmd, "sweep %s --dry-run", cfg);
+    CHECK_INT(servelab_cmd(cmd, &msg), 2);
+    CHECK_MSG(count_of(msg, "\n") == 1 && strstr(msg, "runs[0].repetitions: the campaign would"),
+              "%.300s", msg);
+}

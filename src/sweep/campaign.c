@@ -149,6 +149,8 @@ static const opt_def shards_row = {
 typedef struct loader {
     yread y;
     campaign *c;
+    const yaml_node_t *repetitions_at; /* the top level's repetitions key, if any */
+    long long run_dirs;                /* runs x repetitions so far */
     const char *top_keys[MAX_KEYS], *run_keys[MAX_KEYS], *workload_keys[MAX_KEYS],
         *slo_keys[MAX_KEYS], *server_keys[MAX_KEYS];
 } loader;
@@ -584,6 +586,34 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
     return 0;
 }
 
+/* The key `name` of map m, or NULL. */
+static const yaml_node_t *key_in(yread *y, const yaml_node_t *m, const char *name) {
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *k = yread_node(y, pr->key);
+        if (!strcmp(yread_text(k), name))
+            return k;
+    }
+    return NULL;
+}
+
+/* Run i's repetitions added to the campaign's run directories, which stop
+ * at CAMPAIGN_MAX_RUN_DIRS (a dry run of 2e9 repetitions wrote 3 GB of
+ * plan). The error is at the repetitions key that goes over: run i's own,
+ * else the top level's it inherits. */
+static int count_run_dirs(loader *l, int i, const yaml_node_t *r) {
+    l->run_dirs += l->c->runs[i].repetitions;
+    if (l->run_dirs <= CAMPAIGN_MAX_RUN_DIRS)
+        return 0;
+    const yaml_node_t *own = key_in(&l->y, r, "repetitions");
+    char path[KEY_PATH_LEN];
+    snprintf(path, sizeof path, "runs[%d].repetitions", i);
+    const yaml_node_t *at = own ? own : l->repetitions_at ? l->repetitions_at : r;
+    return yread_fail(&l->y, at, own || !l->repetitions_at ? path : "repetitions",
+                      "the campaign would make %lld run directories (runs x repetitions), "
+                      "at most %d",
+                      l->run_dirs, CAMPAIGN_MAX_RUN_DIRS);
+}
+
 static int read_runs(loader *l, const yaml_node_t *k, const yaml_node_t *v, const level *defaults) {
     if (v->type != YAML_SEQUENCE_NODE)
         return yread_expected(&l->y, k, "runs", v, "a list of runs");
@@ -591,9 +621,11 @@ static int read_runs(loader *l, const yaml_node_t *k, const yaml_node_t *v, cons
     if (n == 0)
         return yread_fail(&l->y, k, "runs", "expected at least one run");
     l->c->runs = xcalloc((size_t)n, sizeof *l->c->runs);
-    for (int i = 0; i < n; i++)
-        if (read_run(l, i, yread_node(&l->y, v->data.sequence.items.start[i]), defaults))
+    for (int i = 0; i < n; i++) {
+        const yaml_node_t *r = yread_node(&l->y, v->data.sequence.items.start[i]);
+        if (read_run(l, i, r, defaults) || count_run_dirs(l, i, r))
             return -1;
+    }
     return 0;
 }
 
@@ -627,6 +659,8 @@ static int read_campaign(yread *y, const yaml_node_t *root, void *arg) {
         } else if (!strcmp(key, "shards")) {
             rc = yread_set(y, k, v, "shards", &shards_row, c);
         } else {
+            if (!strcmp(key, "repetitions"))
+                l->repetitions_at = k;
             rc = apply_key(l, &lv, "", k, v);
         }
         if (rc)
