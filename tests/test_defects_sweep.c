@@ -157,3 +157,28 @@ TEST(defects_sweep_campaign_caps_run_directories) {
     CHECK_MSG(count_of(msg, "\n") == 1 && strstr(msg, "runs[0].repetitions: the campaign would"),
               "%.300s", msg);
 }
+
+/* C1: requests beyond RATE_PLAN_MAX_REQUESTS (1e8), given or made by rate x
+ * duration, are refused when the campaign is read. */
+TEST(defects_sweep_campaign_caps_requests) {
+    load_fails(HEAD "requests: 9223372036854775807\nruns: [{name: a}]\n",
+               "t.yaml:3: requests: 9223372036854775807 is too large (at most 100000000");
+    load_fails(HEAD "runs:\n  - {name: a, requests: 100000001}\n",
+               "t.yaml:4: runs[0].requests: 100000001 is too large (at most 100000000");
+    load_fails(HEAD "rate: 1e12\nruns:\n  - {name: a, duration: 1}\n",
+               "t.yaml:5: runs[0]: rate 1e+12/s for 1s would schedule about 1e+12 requests "
+               "(at most 100000000 a run)");
+    campaign c;
+    char err[512] = "";
+    CHECK_MSG(!campaign_load_string(HEAD "requests: 100000000\nrate: inf\nruns: [{name: a}]\n",
+                                    "t.yaml", &c, err, sizeof err),
+              "%s", err);
+    campaign_free(&c);
+    char *dir = temp_dir(), *msg, cmd[2048];
+    char *cfg = write_text(dir, "c.yaml",
+                           "name: t\ntarget: {sim: {}}\nrequests: 9223372036854775807\n"
+                           "rate: inf\nruns: [{name: a}]\n");
+    snprintf(cmd, sizeof cmd, "sweep %s --dry-run", cfg);
+    CHECK_INT(servelab_cmd(cmd, &msg), 2);
+    CHECK_MSG(strstr(msg, "c.yaml:3: requests: ") && count_of(msg, "\n") == 1, "%s", msg);
+}

@@ -21,6 +21,7 @@
 #include "sim/sim_options.h"
 #include "sweep/yamlread.h"
 #include "workload/arrivals.h"
+#include "workload/rate_plan.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -283,7 +284,12 @@ static int read_count(loader *l, level *lv, const yaml_node_t *k, const yaml_nod
         return yread_fail(&l->y, k, path, "cannot be combined with %s (line %d): give one of them",
                           is_req ? "duration" : "requests", yread_line(other));
     *(is_req ? &lv->requests_at : &lv->duration_at) = k;
-    return yread_set(&l->y, k, v, path, opt_find_key(run_options, yread_text(k)), &lv->run->p);
+    if (yread_set(&l->y, k, v, path, opt_find_key(run_options, yread_text(k)), &lv->run->p))
+        return -1;
+    if (is_req && lv->run->p.requests > RATE_PLAN_MAX_REQUESTS)
+        return yread_fail(&l->y, k, path, "%lld is too large (at most %d requests a run)",
+                          (long long)lv->run->p.requests, RATE_PLAN_MAX_REQUESTS);
+    return 0;
 }
 
 /* One key (already checked to be known) of a level's map. */
@@ -583,6 +589,12 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
         return yread_fail(y, r, prefix,
                           "%lld requests at %g/s would take more than %d days to arrive",
                           (long long)run->p.requests, run->p.rate, ARRIVALS_MAX_S / 86400);
+    if (run->p.duration_s > 0 && run->p.rate * run->p.duration_s > RATE_PLAN_MAX_REQUESTS)
+        return yread_fail(y, r, prefix,
+                          "rate %g/s for %gs would schedule about %.3g requests (at most %d a "
+                          "run)",
+                          run->p.rate, run->p.duration_s, run->p.rate * run->p.duration_s,
+                          RATE_PLAN_MAX_REQUESTS);
     return 0;
 }
 
