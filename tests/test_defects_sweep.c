@@ -182,3 +182,43 @@ TEST(defects_sweep_campaign_caps_requests) {
     CHECK_INT(servelab_cmd(cmd, &msg), 2);
     CHECK_MSG(strstr(msg, "c.yaml:3: requests: ") && count_of(msg, "\n") == 1, "%s", msg);
 }
+/* A folder that looks like someone's finished run. */
+static void fake_run(const char *dir) {
+    mkdir(dir, 0755);
+    write_text(dir, "requests.csv", "request_id\nreq-0\n");
+    write_text(dir, "meta.json", "{}\n");
+}
+
+/* D1: a link anywhere the sweep looks in --out is refused, naming it,
+ * before anything is removed or written; what it points to is untouched. */
+TEST(defects_sweep_force_never_follows_a_link_out_of_out) {
+    char *dir = temp_dir(), out[1024], victim[1024], link[1100], *msg;
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    char *cfg = sim_campaign(dir, "  - {name: a}\n");
+    CHECK_INT(sweep_into(cfg, out, "", &msg), 0);
+    fake_run(victim);
+    snprintf(link, sizeof link, "%s/link", out);
+    CHECK(symlink("../victim", link) == 0);
+    const char *modes[] = {"--force", "--resume", ""};
+    for (int i = 0; i < 3; i++) {
+        int rc = sweep_into(cfg, out, modes[i], &msg);
+        CHECK_MSG(rc == 2 && strstr(msg, "/out/link is a symbolic link") &&
+                      count_of(msg, "\n") == 1,
+                  "sweep %s: rc %d: %s", modes[i], rc, msg);
+        CHECK_MSG(exists(victim, "requests.csv") && exists(victim, "meta.json"),
+                  "sweep %s emptied the run behind the link", modes[i]);
+        CHECK(exists(out, "campaign.json") && exists(out, "a/rep-1/requests.csv"));
+    }
+    /* a link in place of a run's own folder: not written through either */
+    char out2[1024], victim2[1024];
+    snprintf(out2, sizeof out2, "%s/out2", dir);
+    snprintf(victim2, sizeof victim2, "%s/victim2", dir);
+    mkdir(out2, 0755);
+    mkdir(victim2, 0755);
+    snprintf(link, sizeof link, "%s/a", out2);
+    CHECK(symlink("../victim2", link) == 0);
+    CHECK_INT(sweep_into(cfg, out2, "", &msg), 2);
+    CHECK_MSG(strstr(msg, "/out2/a is a symbolic link"), "%s", msg);
+    CHECK(!exists(victim2, "rep-1"));
+}
