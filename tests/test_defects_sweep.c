@@ -222,3 +222,42 @@ TEST(defects_sweep_force_never_follows_a_link_out_of_out) {
     CHECK_MSG(strstr(msg, "/out2/a is a symbolic link"), "%s", msg);
     CHECK(!exists(victim2, "rep-1"));
 }
+
+/* Sets status[i].dir of campaign.json to `dir`. */
+static void tamper(const char *out, int i, const char *dir) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/campaign.json", out);
+    json_t *doc = json_load_file(p, 0, NULL);
+    CHECK(doc != NULL);
+    json_t *e = json_array_get(json_object_get(doc, "status"), (size_t)i);
+    CHECK(e != NULL);
+    json_object_set_new(e, "dir", json_string(dir));
+    CHECK(json_dump_file(doc, p, JSON_INDENT(2)) == 0);
+    json_decref(doc);
+}
+
+/* D10: a kept repetition's directory is RUN/rep-K from its run and
+ * repetition; an entry whose dir says otherwise is run again, and nothing
+ * outside --out is touched. */
+TEST(defects_sweep_resume_derives_the_directory_of_a_kept_run) {
+    char *dir = temp_dir(), out[1024], victim[1024], p[1200], *msg;
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(victim, sizeof victim, "%s/victim2", dir);
+    char *cfg = sim_campaign(dir, "  - {name: a, repetitions: 2}\n  - {name: b}\n");
+    CHECK_INT(sweep_into(cfg, out, "", &msg), 0);
+    fake_run(victim);
+    tamper(out, 1, "a/rep-1");    /* a rep-2 */
+    tamper(out, 2, "../victim2"); /* b rep-1 */
+    CHECK_INT(sweep_into(cfg, out, "--resume", &msg), 0);
+    CHECK_MSG(count_of(msg, "not kept, run again") == 2, "%s", msg);
+    snprintf(p, sizeof p, "%s/campaign.json", out);
+    char *cj = read_file(p, NULL);
+    CHECK_MSG(count_of(cj, "\"kept\": true") == 1, "%s", cj); /* a rep-1 alone */
+    CHECK(count_of(cj, "\"status\": \"ok\"") == 3);
+    CHECK(exists(out, "a/rep-1/requests.csv") && exists(out, "a/rep-2/requests.csv") &&
+          exists(out, "b/rep-1/requests.csv"));
+    CHECK(exists(victim, "requests.csv") && exists(victim, "meta.json"));
+    snprintf(p, sizeof p, "%s/report/summary.md", out);
+    char *md = read_file(p, NULL);
+    CHECK_MSG(md && strstr(md, "| a ") && strstr(md, "| b "), "%s", md ? md : "no summary.md");
+}

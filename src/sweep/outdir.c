@@ -12,6 +12,7 @@
  * would pool the runs behind it and the sweep would write through it. */
 #include "sweep/outdir.h"
 #include "common/files.h"
+#include "common/util.h"
 #include "run/run.h"
 
 #include <dirent.h>
@@ -151,8 +152,38 @@ json_t *outdir_kept(json_t *kept, const char *name, int k) {
     return NULL;
 }
 
+/* The directory a status entry stands for, RUN/rep-K into dir, from its
+ * run and repetition (never from its dir, which is only checked to say the
+ * same): 0, or -1 with why when the entry is not one this campaign could
+ * have written (its dir differs, or K is not one of the run's
+ * repetitions). */
+static int entry_dir(json_t *e, json_t *run, char *dir, size_t n, char *why, size_t whylen) {
+    const char *name = json_string_value(json_object_get(e, "run"));
+    const char *said = json_string_value(json_object_get(e, "dir"));
+    json_t *rep = json_object_get(e, "repetition");
+    json_int_t k = json_integer_value(rep);
+    json_int_t reps = json_integer_value(json_object_get(run, "repetitions"));
+    snprintf(dir, n, "%s/rep-%lld", name, (long long)k);
+    if (!json_is_integer(rep)) {
+        snprintf(why, whylen, "an entry of %.200s has no repetition number", name);
+        return -1;
+    }
+    if (k < 1 || k > reps) {
+        snprintf(why, whylen, "an entry of %.200s says repetition %lld, but it has %lld", name,
+                 (long long)k, (long long)reps);
+        return -1;
+    }
+    if (said && !strcmp(said, dir))
+        return 0;
+    snprintf(why, whylen, "the entry of %.200s rep-%lld says dir '%.200s', not %.200s", name,
+             (long long)k, said ? said : "(none)", dir);
+    return -1;
+}
+
 /* The earlier campaign's finished repetitions that this one would repeat
- * exactly: same resolved run, same target, rows still there. */
+ * exactly: same resolved run, same target, its directory the one its run
+ * and repetition name (a hand-edited dir is not trusted), rows still
+ * there, each once. */
 static json_t *keepable(const char *out, json_t *old, json_t *runs, json_t *target) {
     json_t *kept = json_array();
     if (!old || !json_equal(json_object_get(old, "target"), target))
@@ -161,14 +192,20 @@ static json_t *keepable(const char *out, json_t *old, json_t *runs, json_t *targ
     json_t *e;
     json_array_foreach(json_object_get(old, "status"), i, e) {
         const char *name = json_string_value(json_object_get(e, "run"));
-        const char *dir = json_string_value(json_object_get(e, "dir"));
         const char *status = json_string_value(json_object_get(e, "status"));
-        if (!name || !dir || !status || strcmp(status, "ok"))
+        if (!name || !status || strcmp(status, "ok"))
             continue;
         json_t *was = run_named(json_object_get(old, "runs"), name), *now = run_named(runs, name);
-        char rows[4600];
+        if (!was || !now || !json_equal(was, now))
+            continue;
+        char dir[400], rows[4600], why[700];
+        if (entry_dir(e, now, dir, sizeof dir, why, sizeof why)) {
+            warnx_("%s/campaign.json: %s: not kept, run again", out, why);
+            continue;
+        }
         snprintf(rows, sizeof rows, "%s/%s/requests.csv", out, dir);
-        if (was && now && json_equal(was, now) && exists(rows))
+        int k = (int)json_integer_value(json_object_get(e, "repetition"));
+        if (exists(rows) && !outdir_kept(kept, name, k))
             json_array_append(kept, e);
     }
     return kept;
@@ -186,7 +223,9 @@ static void clear_unless_kept(int dfd, const char *dir, void *arg) {
     json_t *e;
     json_array_foreach(c->kept, i, e) {
         char path[4600];
-        snprintf(path, sizeof path, "%s/%s", c->out, json_string_value(json_object_get(e, "dir")));
+        snprintf(path, sizeof path, "%s/%s/rep-%lld", c->out,
+                 json_string_value(json_object_get(e, "run")),
+                 (long long)json_integer_value(json_object_get(e, "repetition")));
         if (!strcmp(path, dir))
             return;
     }
