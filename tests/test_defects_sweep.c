@@ -261,3 +261,76 @@ TEST(defects_sweep_resume_derives_the_directory_of_a_kept_run) {
     char *md = read_file(p, NULL);
     CHECK_MSG(md && strstr(md, "| a ") && strstr(md, "| b "), "%s", md ? md : "no summary.md");
 }
+
+/* A campaign of `shards` shards, runs a and b of 2 repetitions, against
+ * port. */
+static char *shard_campaign(const char *dir, int port, int shards) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: sh\ntarget: {url: 'http://127.0.0.1:%d'}\nshards: %d\nno_sampling: true\n"
+             "workload: {prompts: 'random:8:4'}\nrequests: 4\nrate: 100\ntimeout: 2\n"
+             "repetitions: 2\nruns: [{name: a}, {name: b}]\n",
+             port, shards);
+    return write_text(dir, "sh.yaml", text);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* H3: shard 0 alone says which shards it waits for, and how long it will. */
+TEST(defects_sweep_shard_0_says_which_shards_it_waits_for) {
+    sim_proc sim = sim_start(NULL);
+    char *dir = temp_dir(), cmd[4096], log[1100];
+    char *cfg = shard_campaign(dir, sim.port, 4);
+    snprintf(log, sizeof log, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd, "exec %s sweep %s --shard 0/4 --out %s/o 2>%s >/dev/null",
+             servelab_bin(), cfg, dir, log);
+    pid_t pid = spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
+    char *text = NULL;
+    for (int i = 0; i < 150; i++) { /* its part, then 2 s of waiting: ~6 s */
+        sleep_ms(100);
+        free(text);
+        text = read_file(log, NULL);
+        if (text && strstr(text, "waiting for shards"))
+            break;
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    sim_stop(&sim);
+    CHECK_MSG(text && strstr(text, "sweep: waiting for shards 1-3 of 4 to finish a rep-1 (") &&
+                  strstr(text, " s left)"),
+              "%s", text ? text : "(no output)");
+    CHECK_INT(count_of(text, "waiting for shards"), 1); /* at most one each 10 s */
+}
+
+/* H3: a shard that never comes fails the campaign once, after the first
+ * repetition's wait, instead of every repetition after its own wait; the
+ * other shards are told (shards/stopped). In-process, to wait 1 s beyond
+ * the run's 2 s timeout instead of 600 s. */
+TEST(defects_sweep_missing_shard_ends_the_campaign_once) {
+    sim_proc sim = sim_start(NULL);
+    char *dir = temp_dir(), out[1024], p[1200], err[1024] = "";
+    snprintf(out, sizeof out, "%s/o", dir);
+    campaign c;
+    CHECK(campaign_load(shard_campaign(dir, sim.port, 2), &c, err, sizeof err) == 0);
+    sweep_opts o = {.out = out, .quiet = 1, .shard = "0/2", .shards_wait_s = 1};
+    double t0 = now_s();
+    int rc = sweep_execute(&c, &o, err, sizeof err);
+    double took = now_s() - t0;
+    sim_stop(&sim);
+    CHECK_MSG(rc == 1, "rc %d: %s", rc, err);
+    CHECK_MSG(took < 15, "took %.1f s (4 repetitions of waiting)", took);
+    snprintf(p, sizeof p, "%s/campaign.json", out);
+    json_t *doc = json_load_file(p, 0, NULL);
+    json_t *status = json_object_get(doc, "status");
+    CHECK_INT(json_array_size(status), 1);
+    const char *why = json_string_value(json_object_get(json_array_get(status, 0), "error"));
+    CHECK_MSG(why && strstr(why, "shard 1 of 2 did not finish a rep-1 within 3 s"), "%s",
+              why ? why : "(no error)");
+    CHECK(exists(out, "shards/stopped"));
+    json_decref(doc);
+    campaign_free(&c);
+}
