@@ -8,10 +8,12 @@
 
 #define SHARD_MAX 100000
 
-/* A whole number in [lo, hi]; -1 when it is not one. */
+/* A whole number in [lo, hi], digits only; -1 when it is not one. Digits
+ * only, since strtol (parse_int) would also take a sign and leading
+ * spaces: " 1/2" or "+1/2" is a typo to refuse, not a shard to run. */
 static long whole(const char *s, long lo, long hi) {
     long v;
-    if (!s || parse_int(s, &v) || v < lo || v > hi)
+    if (!s || !*s || strspn(s, "0123456789") != strlen(s) || parse_int(s, &v) || v < lo || v > hi)
         return -1;
     return v;
 }

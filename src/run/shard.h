@@ -24,9 +24,10 @@ typedef struct shard_spec {
     char source[32];  /* "flag", "SLURM_PROCID", ... */
 } shard_spec;
 
-/* "I/N" (0 <= I < N <= 100000) or "auto"; count_hint is --shard-count (0:
- * none), needed with JOB_COMPLETION_INDEX. 0, or -1 with one line in why
- * (which variable is missing or bad). `get` is getenv (a test's own). */
+/* "I/N" (0 <= I < N <= 100000, each in digits: no sign, no spaces) or
+ * "auto"; count_hint is --shard-count (0: none), needed with
+ * JOB_COMPLETION_INDEX. 0, or -1 with one line in why (which variable is
+ * missing or bad). `get` is getenv (a test's own). */
 int shard_parse(const char *spec, int count_hint, char *(*get)(const char *), shard_spec *out,
                 char *why, size_t whylen);
 

@@ -21,6 +21,7 @@
 #include "sim/sim_options.h"
 #include "sweep/yamlread.h"
 #include "workload/arrivals.h"
+#include "workload/rate_plan.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -131,10 +132,11 @@ static const opt_def server_rows[] = {{.name = "command",
                                       {0}};
 static const opt_def name_row = {.name = "name", .type = OPT_STRING, CAMPAIGN(name)};
 
-/* shards: auto, or a count of 1 to 100000. */
+/* shards: auto, or a count of 1 to 100000, in digits (as sweep --shard). */
 static int shards_check(const char *text, char *err, size_t errlen) {
     long n;
-    if (!strcmp(text, "auto") || (!parse_int(text, &n) && n >= 1 && n <= 100000))
+    if (!strcmp(text, "auto") || (strspn(text, "0123456789") == strlen(text) &&
+                                  !parse_int(text, &n) && n >= 1 && n <= 100000))
         return 0;
     snprintf(err, errlen, "expected auto or a number of shards from 1 to 100000, got '%.60s'",
              text);
@@ -148,6 +150,8 @@ static const opt_def shards_row = {
 typedef struct loader {
     yread y;
     campaign *c;
+    const yaml_node_t *repetitions_at; /* the top level's repetitions key, if any */
+    long long run_dirs;                /* runs x repetitions so far */
     const char *top_keys[MAX_KEYS], *run_keys[MAX_KEYS], *workload_keys[MAX_KEYS],
         *slo_keys[MAX_KEYS], *server_keys[MAX_KEYS];
 } loader;
@@ -280,7 +284,12 @@ static int read_count(loader *l, level *lv, const yaml_node_t *k, const yaml_nod
         return yread_fail(&l->y, k, path, "cannot be combined with %s (line %d): give one of them",
                           is_req ? "duration" : "requests", yread_line(other));
     *(is_req ? &lv->requests_at : &lv->duration_at) = k;
-    return yread_set(&l->y, k, v, path, opt_find_key(run_options, yread_text(k)), &lv->run->p);
+    if (yread_set(&l->y, k, v, path, opt_find_key(run_options, yread_text(k)), &lv->run->p))
+        return -1;
+    if (is_req && lv->run->p.requests > RATE_PLAN_MAX_REQUESTS)
+        return yread_fail(&l->y, k, path, "%lld is too large (at most %d requests a run)",
+                          (long long)lv->run->p.requests, RATE_PLAN_MAX_REQUESTS);
+    return 0;
 }
 
 /* One key (already checked to be known) of a level's map. */
@@ -511,6 +520,11 @@ int campaign_use_sim(campaign *c, double speedup, char *err, int errlen) {
 
 /* ---- runs and the campaign ---- */
 
+/* The names of what a sweep writes in OUT beside the run directories
+ * (sweep/outdir.h, sweep/sweep_shards.h): a run of one of these names would
+ * share its directory with them, and lose its rows to the next --resume. */
+static const char *const sweep_own_names[] = {"report", "servers", "shards", "campaign.json", NULL};
+
 static int read_run_name(loader *l, campaign_run *run, int i, const yaml_node_t *k,
                          const yaml_node_t *v, const char *prefix) {
     yread *y = &l->y;
@@ -524,6 +538,18 @@ static int read_run_name(loader *l, campaign_run *run, int i, const yaml_node_t 
                           "expected letters, digits, '.', '_' or '-' (it names a "
                           "directory), got '%.60s'",
                           run->name);
+    if (run->name[0] == '.')
+        return yread_fail(y, k, path,
+                          "'%.60s' starts with '.': the report and --force skip hidden "
+                          "directories, so its rows would be left out; choose another name",
+                          run->name);
+    for (const char *const *own = sweep_own_names; *own; own++)
+        if (!strcmp(run->name, *own))
+            return yread_fail(y, k, path,
+                              "'%s' is the name of the sweep's own %s in --out (report, "
+                              "servers, shards and campaign.json are taken): choose another "
+                              "name",
+                              run->name, strchr(*own, '.') ? "file" : "folder");
     for (int j = 0; j < i; j++)
         if (!strcmp(l->c->runs[j].name, run->name))
             return yread_fail(y, k, path, "duplicate run name '%s' (first at line %d)", run->name,
@@ -563,7 +589,41 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
         return yread_fail(y, r, prefix,
                           "%lld requests at %g/s would take more than %d days to arrive",
                           (long long)run->p.requests, run->p.rate, ARRIVALS_MAX_S / 86400);
+    if (run->p.duration_s > 0 && run->p.rate * run->p.duration_s > RATE_PLAN_MAX_REQUESTS)
+        return yread_fail(y, r, prefix,
+                          "rate %g/s for %gs would schedule about %.3g requests (at most %d a "
+                          "run)",
+                          run->p.rate, run->p.duration_s, run->p.rate * run->p.duration_s,
+                          RATE_PLAN_MAX_REQUESTS);
     return 0;
+}
+
+/* The key `name` of map m, or NULL. */
+static const yaml_node_t *key_in(yread *y, const yaml_node_t *m, const char *name) {
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        const yaml_node_t *k = yread_node(y, pr->key);
+        if (!strcmp(yread_text(k), name))
+            return k;
+    }
+    return NULL;
+}
+
+/* Run i's repetitions added to the campaign's run directories, which stop
+ * at CAMPAIGN_MAX_RUN_DIRS (a dry run of 2e9 repetitions wrote 3 GB of
+ * plan). The error is at the repetitions key that goes over: run i's own,
+ * else the top level's it inherits. */
+static int count_run_dirs(loader *l, int i, const yaml_node_t *r) {
+    l->run_dirs += l->c->runs[i].repetitions;
+    if (l->run_dirs <= CAMPAIGN_MAX_RUN_DIRS)
+        return 0;
+    const yaml_node_t *own = key_in(&l->y, r, "repetitions");
+    char path[KEY_PATH_LEN];
+    snprintf(path, sizeof path, "runs[%d].repetitions", i);
+    const yaml_node_t *at = own ? own : l->repetitions_at ? l->repetitions_at : r;
+    return yread_fail(&l->y, at, own || !l->repetitions_at ? path : "repetitions",
+                      "the campaign would make %lld run directories (runs x repetitions), "
+                      "at most %d",
+                      l->run_dirs, CAMPAIGN_MAX_RUN_DIRS);
 }
 
 static int read_runs(loader *l, const yaml_node_t *k, const yaml_node_t *v, const level *defaults) {
@@ -573,9 +633,11 @@ static int read_runs(loader *l, const yaml_node_t *k, const yaml_node_t *v, cons
     if (n == 0)
         return yread_fail(&l->y, k, "runs", "expected at least one run");
     l->c->runs = xcalloc((size_t)n, sizeof *l->c->runs);
-    for (int i = 0; i < n; i++)
-        if (read_run(l, i, yread_node(&l->y, v->data.sequence.items.start[i]), defaults))
+    for (int i = 0; i < n; i++) {
+        const yaml_node_t *r = yread_node(&l->y, v->data.sequence.items.start[i]);
+        if (read_run(l, i, r, defaults) || count_run_dirs(l, i, r))
             return -1;
+    }
     return 0;
 }
 
@@ -609,6 +671,8 @@ static int read_campaign(yread *y, const yaml_node_t *root, void *arg) {
         } else if (!strcmp(key, "shards")) {
             rc = yread_set(y, k, v, "shards", &shards_row, c);
         } else {
+            if (!strcmp(key, "repetitions"))
+                l->repetitions_at = k;
             rc = apply_key(l, &lv, "", k, v);
         }
         if (rc)

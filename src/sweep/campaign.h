@@ -55,6 +55,9 @@ typedef struct campaign {
     int n_strings;
 } campaign;
 
+/* The most run directories (runs x repetitions) a campaign makes. */
+#define CAMPAIGN_MAX_RUN_DIRS 100000
+
 /* The keys a run may set, besides name and the run options' own. */
 extern const opt_def campaign_run_keys[];
 

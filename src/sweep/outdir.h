@@ -8,7 +8,9 @@
  *   resume  its finished repetitions (status ok) whose resolved run and
  *           target are exactly this campaign's are kept, and everything
  *           else it wrote is removed, to be run again.
- * Files servelab did not write are left alone. */
+ * Files servelab did not write are left alone. A symbolic link inside OUT
+ * (down to OUT/RUN/rep-K/FILE) is refused, by name, whatever the flags: it
+ * is never followed nor removed, so nothing outside OUT is touched. */
 #ifndef SERVELAB_OUTDIR_H
 #define SERVELAB_OUTDIR_H
 

@@ -41,7 +41,13 @@ typedef struct sweep {
     shard_spec shard;     /* sweep --shard: count > 1 when sharded */
     const char *prev_run; /* the repetition before (sharded: its parts must be done) */
     int prev_k;
+    int shards_lost; /* a shard did not come: the campaign stops (sweep_shards.h) */
 } sweep;
+
+/* How long a shard waits for the others, beyond a run's own timeout. */
+static double shards_wait_s(const sweep *s) {
+    return s->o->shards_wait_s > 0 ? s->o->shards_wait_s : SHARDS_WAIT_S;
+}
 
 static const char *target_name(target_kind k) {
     return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : "server";
@@ -426,8 +432,9 @@ static void shard_flags(const shard_spec *sh, int64_t at, char *shard, size_t n1
 static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *dir, run_opts *ro,
                          json_t *cmdline, json_t *extra, run_result *rr) {
     char part[4400], flag[32], start[48], why[1024];
+    FILE *progress = s->o->quiet ? NULL : stderr;
     int64_t at = shards_publish_start(s->out, &s->shard, s->prev_run, s->prev_k, cr->name, k, 3.0,
-                                      why, sizeof why);
+                                      shards_wait_s(s), progress, why, sizeof why);
     s->prev_run = cr->name;
     s->prev_k = k;
     if (!at) {
@@ -435,6 +442,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
         json_decref(extra);
         rr->code = 1;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
+        s->shards_lost = !stop_signal();
         return;
     }
     shards_part_dir(part, sizeof part, s->out, 0, cr->name, k);
@@ -446,10 +454,11 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
     mkdir_p(part);
     run_execute(ro, cmdline, extra, rr);
     shards_mark_done(s->out, 0, cr->name, k);
-    if (shards_wait_done(s->out, &s->shard, cr->name, k, ro->timeout_s + SHARDS_WAIT_S, why,
-                         sizeof why)) {
+    if (shards_wait_done(s->out, &s->shard, cr->name, k, ro->timeout_s + shards_wait_s(s), progress,
+                         why, sizeof why)) {
         rr->code = 1;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
+        s->shards_lost = !stop_signal(); /* the next ones would wait for it in vain */
         return;
     }
     char **dirs = xcalloc((size_t)s->shard.count, sizeof *dirs);
@@ -482,16 +491,22 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
 static int follow_sharded(sweep *s, char *err, int errlen) {
     const campaign *c = s->c;
     int64_t started = wall_us();
-    if (shards_wait_ready(s->out, started, err, errlen))
+    double wait_s = shards_wait_s(s);
+    if (shards_wait_ready(s->out, started, wait_s, err, errlen)) {
+        fprintf(stderr, "servelab: sweep: shard %d/%d: %s\n", s->shard.index, s->shard.count, err);
         return 1;
+    }
     stop_install();
     int failed = 0;
     for (int i = 0; i < c->n_runs && !stop_signal(); i++)
         for (int k = 1; k <= c->runs[i].repetitions && !stop_signal(); k++) {
             const campaign_run *cr = &c->runs[i];
-            int64_t at = shards_wait_start(s->out, cr->name, k, err, errlen);
-            if (!at)
+            int64_t at = shards_wait_start(s->out, cr->name, k, wait_s, err, errlen);
+            if (!at) {
+                fprintf(stderr, "servelab: sweep: shard %d/%d: %s\n", s->shard.index,
+                        s->shard.count, err);
                 return 1;
+            }
             char part[4400], flag[32], start[48];
             shards_part_dir(part, sizeof part, s->out, s->shard.index, cr->name, k);
             shard_flags(&s->shard, at, flag, sizeof flag, start, sizeof start);
@@ -645,6 +660,22 @@ static int prepare_out(sweep *s, char *err, int errlen) {
     return 0;
 }
 
+/* A sharded campaign that ends early: when a shard did not come
+ * (sweep_shards.h), after the repetition that waited for it, said once;
+ * either way, or at a stop signal, the other shards are told, so that none
+ * waits for a start that will not come. */
+static void shards_end_early(const sweep *s) {
+    if (s->shards_lost) {
+        json_t *last = json_array_get(s->status, json_array_size(s->status) - 1);
+        const char *why = json_string_value(json_object_get(last, "error"));
+        fprintf(stderr,
+                "servelab: sweep: %s; the campaign stops here (%d of %d repetitions not run)\n",
+                why ? why : "a shard did not come", s->total - s->done, s->total);
+    }
+    if (shards_announce_stopped(s->out))
+        warnx_("cannot write %s/shards/stopped: %s", s->out, strerror(errno));
+}
+
 int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
     char out_default[512];
     sweep s = {.c = c, .o = o, .out = o->out, .lock_fd = -1};
@@ -715,9 +746,11 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     }
     for (int i = 0; i < c->n_runs; i++)
         s.total += c->runs[i].repetitions;
-    for (int i = 0; i < c->n_runs && !stop_signal(); i++)
-        for (int k = 1; k <= c->runs[i].repetitions && !stop_signal(); k++)
+    for (int i = 0; i < c->n_runs && !stop_signal() && !s.shards_lost; i++)
+        for (int k = 1; k <= c->runs[i].repetitions && !stop_signal() && !s.shards_lost; k++)
             run_repetition(&s, &c->runs[i], k);
+    if (s.shard.count > 1 && (s.shards_lost || stop_signal()))
+        shards_end_early(&s);
     if (s.managed.log_path)
         server_proc_stop(&s.managed, c->stop_grace_s);
     char fin[40];

@@ -22,12 +22,14 @@ typedef struct sweep_opts {
     const char *out; /* default out/NAME */
     int dry_run;
     int quiet;
-    int force;          /* replace what an earlier campaign left in out (sweep/outdir.h) */
-    int resume;         /* keep its finished repetitions that this campaign would repeat */
-    const char *self;   /* path of the servelab binary, for the simulator */
-    const char *target; /* auto | server | sim (campaign_use_sim); NULL: auto */
-    double speedup;     /* with target sim: campaign_use_sim's K; 0 or 1: none */
-    const char *shard;  /* I/N or auto: this process is one shard (sweep/sweep_shards.h) */
+    int force;            /* replace what an earlier campaign left in out (sweep/outdir.h) */
+    int resume;           /* keep its finished repetitions that this campaign would repeat */
+    const char *self;     /* path of the servelab binary, for the simulator */
+    const char *target;   /* auto | server | sim (campaign_use_sim); NULL: auto */
+    double speedup;       /* with target sim: campaign_use_sim's K; 0 or 1: none */
+    const char *shard;    /* I/N or auto: this process is one shard (sweep/sweep_shards.h) */
+    double shards_wait_s; /* how long a shard waits for the others beyond the run's
+                             timeout; 0 (the command line): SHARDS_WAIT_S */
 } sweep_opts;
 
 /* Returns the exit code: 0 ok, 1 some run failed, 2 when it could not start
