@@ -1,10 +1,9 @@
 /* merge: the shards of one schedule into one run directory (see merge.h).
  *
- * The checks come first and write nothing: every directory's meta.json is
- * read, and the schedule's defining settings (seed, rate, rate plan,
- * arrivals, burstiness, duration, prompts, mix, output cap, ignore_eos,
- * API, replay window, shared prefixes, warmup) and the shard count and the
- * whole schedule's length must be those of the first. Then the rows:
+ * The checks come first and write nothing (sweep/merge_check.h): every
+ * directory's meta.json is read, and the settings that make the schedule
+ * and its prompts, the shard count and the whole schedule's length must be
+ * those of the first. Then the rows:
  * requests.csv sorted by global request index, chunks.csv in the same
  * order of shards, errors.csv summed by (error, status), and the server's
  * samples of shard 0 (every shard samples the same server). Time columns
@@ -12,6 +11,7 @@
  * --start-at. Last, summary.json is made by the same summarize() that
  * `run` and `report` use, from the merged rows. */
 #include "sweep/merge.h"
+#include "sweep/merge_check.h"
 #include "analysis/serverstats.h"
 #include "analysis/summary.h"
 #include "common/csv.h"
@@ -28,147 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-/* What a shard's meta.json says. */
-typedef struct shard_in {
-    const char *dir;
-    json_t *meta;
-    int index, count;
-    long long schedule; /* the whole schedule's requests */
-    long long t0_us;    /* its t=0 on its wall clock; 0: unknown */
-    long long start_at; /* its --start-at; 0: none */
-    double shift_ms;    /* added to its times */
-} shard_in;
-
-static const char *const schedule_keys[] = {"seed",          "rate",          "rate_plan",
-                                            "arrival",       "burstiness",    "duration_s",
-                                            "prompts",       "mix",           "max_tokens",
-                                            "ignore_eos",    "api",           "replay",
-                                            "time_scale",    "replay_start",  "replay_duration",
-                                            "prefix_tokens", "prefix_groups", "prefix_mode",
-                                            "turns",         "warmup",        NULL};
-
-static json_t *read_meta(const char *dir) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/meta.json", dir);
-    return json_load_file(p, 0, NULL);
-}
-
-static long long int_of(json_t *o, const char *k) {
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
-/* "2026-12-01T10:50:58.123456Z" in microseconds since the epoch; 0 when
- * it is not such a string. */
-static long long utc_us(json_t *v) {
-    const char *t = json_string_value(v);
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *rest = t ? strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    if (!rest)
-        return 0;
-    long long us = 0;
-    if (*rest == '.') {
-        int digits = 0;
-        for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
-            if (digits < 6)
-                us = us * 10 + (*rest - '0');
-        for (; digits < 6; digits++)
-            us *= 10;
-    }
-    return (long long)timegm(&tm) * 1000000 + us;
-}
-
-static int read_shard(shard_in *s, char *err, int errlen) {
-    if (!(s->meta = read_meta(s->dir))) {
-        snprintf(err, errlen, "merge: %s has no readable meta.json: is it a run directory?",
-                 s->dir);
-        return -1;
-    }
-    json_t *sh = json_object_get(s->meta, "shard");
-    if (!json_is_object(sh)) {
-        snprintf(err, errlen,
-                 "merge: %s is not a shard (its meta.json has no shard: run it with "
-                 "--shard I/N)",
-                 s->dir);
-        return -1;
-    }
-    s->index = (int)int_of(sh, "index");
-    s->count = (int)int_of(sh, "count");
-    s->schedule = int_of(sh, "schedule_requests");
-    s->t0_us = utc_us(json_object_get(s->meta, "t0_utc"));
-    s->start_at = utc_us(json_object_get(s->meta, "start_at_utc"));
-    return 0;
-}
-
-/* The first setting in which b's schedule differs from a's, or NULL. */
-static const char *differs(const shard_in *a, const shard_in *b) {
-    if (a->count != b->count)
-        return "shard count";
-    if (a->schedule != b->schedule)
-        return "schedule length";
-    json_t *ca = json_object_get(a->meta, "config"), *cb = json_object_get(b->meta, "config");
-    for (int i = 0; schedule_keys[i]; i++) {
-        json_t *va = json_object_get(ca, schedule_keys[i]),
-               *vb = json_object_get(cb, schedule_keys[i]);
-        int a_none = !va || json_is_null(va), b_none = !vb || json_is_null(vb);
-        if (a_none != b_none || (!a_none && !json_equal(va, vb)))
-            return schedule_keys[i];
-    }
-    return NULL;
-}
-
-static int check_shards(shard_in *s, int n, char *err, int errlen) {
-    for (int i = 0; i < n; i++)
-        if (read_shard(&s[i], err, errlen))
-            return -1;
-    for (int i = 1; i < n; i++) {
-        const char *what = differs(&s[0], &s[i]);
-        if (what) {
-            snprintf(err, errlen,
-                     "merge: %s is a shard of another schedule than %s (its %s differs)", s[i].dir,
-                     s[0].dir, what);
-            return -1;
-        }
-    }
-    int count = s[0].count;
-    char *seen = xcalloc((size_t)count, 1);
-    for (int i = 0; i < n; i++) {
-        if (s[i].index < 0 || s[i].index >= count || seen[s[i].index]) {
-            int j = 0;
-            while (j < i && s[j].index != s[i].index)
-                j++;
-            snprintf(err, errlen, "merge: %s and %s are both shard %d of %d", s[j].dir, s[i].dir,
-                     s[i].index, count);
-            free(seen);
-            return -1;
-        }
-        seen[s[i].index] = 1;
-    }
-    for (int k = 0; k < count; k++)
-        if (!seen[k]) {
-            snprintf(err, errlen, "merge: shard %d of %d is missing (%d given)", k, count, n);
-            free(seen);
-            return -1;
-        }
-    free(seen);
-    /* one start for all, or the wall clocks' t=0 */
-    int same_start = s[0].start_at != 0;
-    for (int i = 1; i < n; i++)
-        same_start &= s[i].start_at == s[0].start_at;
-    const shard_in *ref = &s[0];
-    for (int i = 0; i < n; i++)
-        if (s[i].index == 0)
-            ref = &s[i];
-    for (int i = 0; i < n; i++)
-        s[i].shift_ms = same_start || !s[i].t0_us || !ref->t0_us
-                            ? 0
-                            : (double)(s[i].t0_us - ref->t0_us) / 1000.0;
-    return same_start;
-}
 
 /* ---- rows ---- */
 
@@ -367,7 +227,8 @@ static json_t *shard_entry(const shard_in *s) {
     return e;
 }
 
-static int write_meta(const shard_in *s, int n, int same_start, size_t rows, const char *out) {
+static int write_meta(const shard_in *s, int n, const merge_times *t, size_t rows,
+                      const char *out) {
     const shard_in *ref = &s[0];
     for (int i = 0; i < n; i++)
         if (s[i].index == 0)
@@ -381,9 +242,9 @@ static int write_meta(const shard_in *s, int n, int same_start, size_t rows, con
     json_object_set_new(meta, "shard", json_null());
     json_object_set_new(meta, "merged",
                         json_pack("{s:i,s:s,s:o}", "shards", ref->count, "times",
-                                  same_start ? "one --start-at: as recorded"
-                                             : "moved by each shard's wall-clock "
-                                               "t=0 offset from shard 0's",
+                                  t->same_start ? "one --start-at: as recorded"
+                                                : "moved by each shard's wall-clock "
+                                                  "t=0 offset from shard 0's",
                                   "from", list));
     json_object_set_new(json_object_get(meta, "config"), "requests",
                         json_integer((json_int_t)rows));
@@ -441,8 +302,8 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
     shard_in *s = xcalloc((size_t)n, sizeof *s);
     for (int i = 0; i < n; i++)
         s[i].dir = dirs[i];
-    int same = check_shards(s, n, err, errlen);
-    int rc = same < 0 || prepare_out(o, err, errlen) ? -1 : 0;
+    merge_times t = {0};
+    int rc = merge_check_shards(s, n, &t, err, errlen) || prepare_out(o, err, errlen) ? -1 : 0;
     if (!rc)
         rc = merge_file(s, n, o->out, "requests.csv", req_times, "request_id", 0, err, errlen) ||
                      merge_file(s, n, o->out, "chunks.csv", chunk_times, "request_id", 0, err,
@@ -456,8 +317,9 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
                  : 0;
     size_t rows = 0;
     for (int i = 0; !rc && i < n; i++)
-        rows += (size_t)int_of(json_object_get(s[i].meta, "shard"), "requests");
-    if (!rc && write_meta(s, n, same > 0, rows, o->out)) {
+        rows += (size_t)json_integer_value(
+            json_object_get(json_object_get(s[i].meta, "shard"), "requests"));
+    if (!rc && write_meta(s, n, &t, rows, o->out)) {
         snprintf(err, errlen, "merge: writing %s/meta.json: %s", o->out, strerror(errno));
         rc = -1;
     }
