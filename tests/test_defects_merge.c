@@ -1,6 +1,9 @@
 /* servelab merge, the round-2 defects: shards of another replay window or
- * block size (D7). Each test makes real shards against the simulator, then
- * copies and alters them the way a hand edit would. */
+ * block size (D7), shards started apart without --start-at and a later
+ * shard first (D8), and a t=0 that does not read, is the epoch or is
+ * centuries off, and a shard index not below the count (M3). Each test
+ * makes real shards against the simulator, then copies and alters them the
+ * way a hand edit would. */
 #include "csv_util.h"
 #include "support.h"
 #include "sweep/merge_check.h"
@@ -52,6 +55,17 @@ static void set_meta(const char *dir, const char *name, const char *obj, const c
     json_object_set_new(obj ? json_object_get(m, obj) : m, key, v);
     CHECK(json_dump_file(m, p, JSON_INDENT(2)) == 0);
     json_decref(m);
+}
+
+static char *meta_string(const char *dir, const char *name, const char *key) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s/meta.json", dir, name);
+    json_t *m = json_load_file(p, 0, NULL);
+    CHECK_MSG(m != NULL, "%s", p);
+    const char *s = json_string_value(json_object_get(m, key));
+    char *out = strdup(s ? s : "");
+    json_decref(m);
+    return out;
 }
 
 /* `servelab merge ARGS` exits 2 with one line holding WANT (and WANT2). */
@@ -120,5 +134,73 @@ TEST(defects_merge_d7_replay_window_and_block_tokens_are_the_schedules) {
     }
     snprintf(args, sizeof args, "merge %s/s0 %s/s1 --out %s/m", dir, dir, dir);
     servelab_ok(args);
+    sim_stop(&sim);
+}
+
+TEST(defects_merge_d8_t0_at_the_earliest_shard_when_a_later_shard_started_first) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096], p[1200];
+    shard(&sim, dir, "v1", 1, SHORT "--rate 40 --requests 10"); /* the later shard starts first */
+    sleep_ms(300);
+    shard(&sim, dir, "v0", 0, SHORT "--rate 40 --requests 10");
+    snprintf(args, sizeof args, "merge %s/v0 %s/v1 --out %s/m", dir, dir, dir);
+    servelab_ok(args);
+    snprintf(args, sizeof args, "report %s/m", dir);
+    servelab_ok(args);
+    snprintf(p, sizeof p, "%s/m/requests.csv", dir);
+    csv_table *t = csv_read(p);
+    CHECK(t && t->n_rows == 10);
+    for (int i = 0; i < t->n_rows; i++) {
+        CHECK_MSG(csv_num(t, i, "scheduled_ms") >= 0, "row %d", i);
+        char want[32];
+        snprintf(want, sizeof want, "req-%d", i);
+        CHECK_STR(csv_get(t, i, "request_id"), want);
+    }
+    /* shard 0 started some 300 ms later: its rows are moved by that, shard 1's not at all */
+    double later = csv_num(t, 0, "scheduled_ms");
+    CHECK_MSG(later >= 250 && later < 5000, "req-0 scheduled at %.3f ms", later);
+    csv_free(t);
+    char *t0 = meta_string(dir, "m", "t0_utc"), *t0_v1 = meta_string(dir, "v1", "t0_utc");
+    CHECK_STR(t0, t0_v1);
+    sim_stop(&sim);
+}
+
+TEST(defects_merge_m3_t0_that_cannot_align_and_an_index_past_the_count) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096];
+    shard(&sim, dir, "s0", 0, SHORT "--rate 200 --requests 6");
+    shard(&sim, dir, "s1", 1, SHORT "--rate 200 --requests 6");
+    const char *bad[][2] = {{"\"garbage\"", "t0_utc 'garbage' does not read"},
+                            {"\"1970-01-01T00:00:00Z\"", "is not after the epoch"},
+                            {"\"2026-12-01T10:50:58.1234567Zjunk\"", "does not read"},
+                            {"null", "no t0_utc"}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        copy(dir, "s1", "x1");
+        set_meta(dir, "x1", NULL, "t0_utc", bad[k][0]);
+        snprintf(args, sizeof args, "%s/s0 %s/x1 --out %s/m", dir, dir, dir);
+        merge_refused(args, "x1/meta.json: ", bad[k][1]);
+    }
+    copy(dir, "s1", "x1"); /* 973 years on */
+    set_meta(dir, "x1", NULL, "t0_utc", "\"2999-01-01T00:00:00.000000Z\"");
+    snprintf(args, sizeof args, "%s/s0 %s/x1 --out %s/m", dir, dir, dir);
+    merge_refused(args, "more than a day apart", "x1");
+    CHECK_MSG(!exists(dir, "m"), "a refused merge made its --out");
+
+    copy(dir, "s1", "x1");
+    set_meta(dir, "x1", "shard", "index", "7");
+    snprintf(args, sizeof args, "%s/s0 %s/x1 --out %s/m", dir, dir, dir);
+    merge_refused(args, "x1/meta.json: shard index 7 is not below the shard count 2", NULL);
+
+    /* one --start-at for both: their t0_utc is not needed, and not read */
+    copy(dir, "s0", "a0");
+    copy(dir, "s1", "a1");
+    set_meta(dir, "a0", NULL, "start_at_utc", "\"2026-12-01T10:50:58.000000Z\"");
+    set_meta(dir, "a1", NULL, "start_at_utc", "\"2026-12-01T10:50:58.000000Z\"");
+    set_meta(dir, "a1", NULL, "t0_utc", "\"garbage\"");
+    snprintf(args, sizeof args, "merge %s/a0 %s/a1 --out %s/m", dir, dir, dir);
+    servelab_ok(args);
+    set_meta(dir, "a1", NULL, "start_at_utc", "\"soon\"");
+    snprintf(args, sizeof args, "%s/a0 %s/a1 --out %s/m2", dir, dir, dir);
+    merge_refused(args, "a1/meta.json: start_at_utc 'soon' does not read", NULL);
     sim_stop(&sim);
 }

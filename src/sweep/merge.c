@@ -7,8 +7,8 @@
  * requests.csv sorted by global request index, chunks.csv in the same
  * order of shards, errors.csv summed by (error, status), and the server's
  * samples of shard 0 (every shard samples the same server). Time columns
- * are moved by a shard's offset from shard 0 unless all started at one
- * --start-at. Last, summary.json is made by the same summarize() that
+ * are moved by a shard's offset from the earliest shard's t=0 unless all
+ * started at one --start-at. Last, summary.json is made by the same summarize() that
  * `run` and `report` use, from the merged rows. */
 #include "sweep/merge.h"
 #include "sweep/merge_check.h"
@@ -227,6 +227,9 @@ static json_t *shard_entry(const shard_in *s) {
     return e;
 }
 
+/* meta.json: shard 0's, with `shard` null, `merged` listing every shard,
+ * t0_utc the merged run's t=0 (the earliest shard's, when they were moved)
+ * and the requests of all. */
 static int write_meta(const shard_in *s, int n, const merge_times *t, size_t rows,
                       const char *out) {
     const shard_in *ref = &s[0];
@@ -244,8 +247,10 @@ static int write_meta(const shard_in *s, int n, const merge_times *t, size_t row
                         json_pack("{s:i,s:s,s:o}", "shards", ref->count, "times",
                                   t->same_start ? "one --start-at: as recorded"
                                                 : "moved by each shard's wall-clock "
-                                                  "t=0 offset from shard 0's",
+                                                  "t=0 offset from the earliest shard's",
                                   "from", list));
+    if (!t->same_start)
+        json_object_set(meta, "t0_utc", json_object_get(s[t->earliest].meta, "t0_utc"));
     json_object_set_new(json_object_get(meta, "config"), "requests",
                         json_integer((json_int_t)rows));
     int rc = write_json_atomic(out, "meta.json", meta);

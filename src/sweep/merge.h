@@ -6,12 +6,14 @@
  * and a summary.json computed from all the rows.
  *
  * It refuses, with one line naming it, a directory that is no shard, a
- * shard of another schedule (seed, rate, arrivals, prompts, counts or the
- * shard count differ), a shard given twice and a missing shard. Times: when
- * every shard started at one --start-at, each shard's times are already on
- * that instant and are copied as they are; otherwise each is moved by the
- * difference between its t=0 on the wall clock and shard 0's (so the merge
- * is then only as good as the machines' clocks), and meta.json says which. */
+ * shard of another schedule (a setting that makes the schedule or its
+ * prompts differs: its name and both values), a shard given twice and a
+ * missing shard. Times: when every shard started at one --start-at, each
+ * shard's times are already on that instant and are copied as they are;
+ * otherwise t=0 is the earliest shard's, and each shard is moved by its
+ * t=0's offset from it on the wall clock (so the merge is then only as good
+ * as the machines' clocks: a t0_utc that does not read, or shards more than
+ * a day apart, are refused), and meta.json says which. */
 #ifndef SERVELAB_MERGE_H
 #define SERVELAB_MERGE_H
 

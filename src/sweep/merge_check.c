@@ -9,6 +9,7 @@
 #include "sweep/merge_check.h"
 #include "common/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,32 +48,46 @@ const char *const merge_schedule_keys[] = {"seed",
                                            "replay_block_tokens",
                                            NULL};
 
+/* Shards started further apart than this on the wall clock are refused:
+ * not one schedule's, or a clock (or a t0_utc) far off. */
+#define MERGE_MAX_APART_US (86400LL * 1000000)
+#define SHARDS_MAX 100000 /* run --shard's own bound */
+
 /* ---- meta.json ---- */
 
-static long long int_of(json_t *o, const char *k) {
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
-/* "2026-12-01T10:50:58.123456Z" in microseconds since the epoch; 0 when
- * it is not such a string. */
-static long long utc_us(json_t *v) {
+/* "2026-12-01T10:50:58.123456Z" (the fraction optional) into *us since the
+ * epoch: 0; 1 when v is absent or null; -1 when it does not read as such a
+ * time (a date that does not exist included); -2 when it is not after the
+ * epoch (0 is what a run writes as null). */
+static int utc_read(json_t *v, long long *us) {
+    *us = 0;
+    if (!v || json_is_null(v))
+        return 1;
     const char *t = json_string_value(v);
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     const char *rest = t ? strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    if (!rest)
-        return 0;
-    long long us = 0;
+    if (!rest || tm.tm_year > 9999 - 1900)
+        return -1;
+    long long frac = 0;
+    int digits = 0;
     if (*rest == '.') {
-        int digits = 0;
         for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
             if (digits < 6)
-                us = us * 10 + (*rest - '0');
-        for (; digits < 6; digits++)
-            us *= 10;
+                frac = frac * 10 + (*rest - '0');
+        if (!digits)
+            return -1;
     }
-    return (long long)timegm(&tm) * 1000000 + us;
+    for (; digits < 6; digits++)
+        frac *= 10;
+    struct tm norm = tm, back;
+    time_t secs = timegm(&norm);
+    if (strcmp(rest, "Z") || !gmtime_r(&secs, &back) || back.tm_year != tm.tm_year ||
+        back.tm_mon != tm.tm_mon || back.tm_mday != tm.tm_mday || back.tm_hour != tm.tm_hour ||
+        back.tm_min != tm.tm_min || back.tm_sec != tm.tm_sec)
+        return -1;
+    *us = (long long)secs * 1000000 + frac;
+    return *us > 0 ? 0 : -2;
 }
 
 /* v as JSON text for a message ("absent" when missing), at most 80 bytes;
@@ -86,6 +101,20 @@ static void value_text(json_t *v, int single, char *buf, size_t n) {
     free(t);
 }
 
+/* shard.KEY, a whole number in [lo, hi], into *v: 0, or -1 with err. */
+static int shard_int(const shard_in *s, const char *key, long long lo, long long hi, long long *v,
+                     char *err, int errlen) {
+    json_t *j = json_object_get(json_object_get(s->meta, "shard"), key);
+    *v = json_is_integer(j) ? (long long)json_integer_value(j) : LLONG_MIN;
+    if (*v >= lo && *v <= hi)
+        return 0;
+    char shown[100];
+    value_text(j, 0, shown, sizeof shown);
+    snprintf(err, errlen, "merge: %s/meta.json: shard.%s is %s, not a whole number in %lld-%lld",
+             s->dir, key, shown, lo, hi);
+    return -1;
+}
+
 static int read_shard(shard_in *s, char *err, int errlen) {
     char p[4200];
     snprintf(p, sizeof p, "%s/meta.json", s->dir);
@@ -94,19 +123,36 @@ static int read_shard(shard_in *s, char *err, int errlen) {
                  s->dir);
         return -1;
     }
-    json_t *sh = json_object_get(s->meta, "shard");
-    if (!json_is_object(sh)) {
+    if (!json_is_object(json_object_get(s->meta, "shard"))) {
         snprintf(err, errlen,
                  "merge: %s is not a shard (its meta.json has no shard: run it with "
                  "--shard I/N)",
                  s->dir);
         return -1;
     }
-    s->index = (int)int_of(sh, "index");
-    s->count = (int)int_of(sh, "count");
-    s->schedule = int_of(sh, "schedule_requests");
-    s->t0_us = utc_us(json_object_get(s->meta, "t0_utc"));
-    s->start_at = utc_us(json_object_get(s->meta, "start_at_utc"));
+    long long count, index;
+    if (shard_int(s, "count", 1, SHARDS_MAX, &count, err, errlen) ||
+        shard_int(s, "index", 0, SHARDS_MAX - 1, &index, err, errlen) ||
+        shard_int(s, "schedule_requests", 0, LLONG_MAX, &s->schedule, err, errlen))
+        return -1;
+    if (index >= count) {
+        snprintf(err, errlen,
+                 "merge: %s/meta.json: shard index %lld is not below the shard count %lld", s->dir,
+                 index, count);
+        return -1;
+    }
+    s->index = (int)index;
+    s->count = (int)count;
+    json_t *at = json_object_get(s->meta, "start_at_utc");
+    if (utc_read(at, &s->start_at) < 0) {
+        char shown[100];
+        value_text(at, 1, shown, sizeof shown);
+        snprintf(err, errlen,
+                 "merge: %s/meta.json: start_at_utc %s does not read as a UTC time after 1970 "
+                 "(YYYY-MM-DDTHH:MM:SS.ffffffZ)",
+                 s->dir, shown);
+        return -1;
+    }
     return 0;
 }
 
@@ -141,35 +187,30 @@ static int differs(const shard_in *a, const shard_in *b, char *err, int errlen) 
 
 /* Each index once, none missing (the count is every shard's). */
 static int check_indices(const shard_in *s, int n, char *err, int errlen) {
-    int count = s[0].count;
-    char *seen = xcalloc((size_t)count, 1);
-    for (int i = 0; i < n; i++) {
-        if (s[i].index < 0 || s[i].index >= count || seen[s[i].index]) {
-            int j = 0;
-            while (j < i && s[j].index != s[i].index)
-                j++;
-            snprintf(err, errlen, "merge: %s and %s are both shard %d of %d", s[j].dir, s[i].dir,
-                     s[i].index, count);
-            free(seen);
-            return -1;
-        }
-        seen[s[i].index] = 1;
-    }
+    int count = s[0].count, rc = 0;
+    int *seen = xmalloc((size_t)count * sizeof *seen); /* which shard has index k, or -1 */
     for (int k = 0; k < count; k++)
-        if (!seen[k]) {
+        seen[k] = -1;
+    for (int i = 0; i < n && !rc; i++) {
+        if (seen[s[i].index] >= 0) {
+            snprintf(err, errlen, "merge: %s and %s are both shard %d of %d",
+                     s[seen[s[i].index]].dir, s[i].dir, s[i].index, count);
+            rc = -1;
+        }
+        seen[s[i].index] = i;
+    }
+    for (int k = 0; k < count && !rc; k++)
+        if (seen[k] < 0) {
             snprintf(err, errlen, "merge: shard %d of %d is missing (%d given)", k, count, n);
-            free(seen);
-            return -1;
+            rc = -1;
         }
     free(seen);
-    return 0;
+    return rc;
 }
 
-/* Each shard moved by its t=0's offset from shard 0's on the wall clock,
- * unless all started at one --start-at. */
+/* t=0 at the earliest shard's t=0 and each shard moved by its offset from
+ * it, unless all started at one --start-at. */
 static int align(shard_in *s, int n, merge_times *t, char *err, int errlen) {
-    (void)err;
-    (void)errlen;
     t->same_start = s[0].start_at != 0;
     for (int i = 1; i < n; i++)
         t->same_start &= s[i].start_at == s[0].start_at;
@@ -177,11 +218,43 @@ static int align(shard_in *s, int n, merge_times *t, char *err, int errlen) {
     for (int i = 0; i < n; i++)
         if (s[i].index == 0)
             t->earliest = i;
-    const shard_in *ref = &s[t->earliest];
+    if (t->same_start)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        json_t *v = json_object_get(s[i].meta, "t0_utc");
+        int rc = utc_read(v, &s[i].t0_us);
+        if (rc) {
+            char shown[100];
+            value_text(v, 1, shown, sizeof shown);
+            snprintf(err, errlen,
+                     "merge: %s/meta.json: %s%s%s, so its times cannot be put on the other "
+                     "shards' (they did not all start at one --start-at)",
+                     s[i].dir, rc == 1 ? "no t0_utc" : "t0_utc ", rc == 1 ? "" : shown,
+                     rc == -1   ? " does not read as a UTC time (YYYY-MM-DDTHH:MM:SS.ffffffZ)"
+                     : rc == -2 ? " is not after the epoch"
+                                : "");
+            return -1;
+        }
+    }
+    int latest = 0;
+    t->earliest = 0;
+    for (int i = 1; i < n; i++) {
+        if (s[i].t0_us < s[t->earliest].t0_us)
+            t->earliest = i;
+        if (s[i].t0_us > s[latest].t0_us)
+            latest = i;
+    }
+    const shard_in *e = &s[t->earliest], *l = &s[latest];
+    if (l->t0_us - e->t0_us > MERGE_MAX_APART_US) {
+        snprintf(err, errlen,
+                 "merge: %s's t=0 (t0_utc %s) and %s's (%s) are more than a day apart: not the "
+                 "shards of one run, or a clock far off (start them with one --start-at)",
+                 l->dir, json_string_value(json_object_get(l->meta, "t0_utc")), e->dir,
+                 json_string_value(json_object_get(e->meta, "t0_utc")));
+        return -1;
+    }
     for (int i = 0; i < n; i++)
-        s[i].shift_ms = t->same_start || !s[i].t0_us || !ref->t0_us
-                            ? 0
-                            : (double)(s[i].t0_us - ref->t0_us) / 1000.0;
+        s[i].shift_ms = (double)(s[i].t0_us - e->t0_us) / 1000.0;
     return 0;
 }
 

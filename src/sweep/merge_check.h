@@ -6,8 +6,10 @@
  * every setting that makes the schedule or its prompts must be the first
  * shard's (refused naming the setting and both values); each index must be
  * given once, none missing. Times: when all started at one --start-at they
- * are already on one t=0; otherwise every shard is moved by its t=0's
- * offset from shard 0's on the wall clock. */
+ * are already on one t=0; otherwise t=0 becomes the earliest shard's t=0
+ * and every shard is moved by its offset from it on the wall clock, which
+ * needs each t0_utc to read and the shards to have started within a day of
+ * each other. */
 #ifndef SERVELAB_MERGE_CHECK_H
 #define SERVELAB_MERGE_CHECK_H
 
