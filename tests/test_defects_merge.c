@@ -1,9 +1,10 @@
 /* servelab merge, the round-2 defects: shards of another replay window or
  * block size (D7), shards started apart without --start-at and a later
- * shard first (D8), and a t=0 that does not read, is the epoch or is
- * centuries off, and a shard index not below the count (M3). Each test
- * makes real shards against the simulator, then copies and alters them the
- * way a hand edit would. */
+ * shard first (D8), request ids repeated, of another shard, past the
+ * schedule, or a shard short of rows (D9), and a t=0 that does not read, is
+ * the epoch or is centuries off, and a shard index not below the count
+ * (M3). Each test makes real shards against the simulator, then copies and
+ * alters them the way a hand edit would. */
 #include "csv_util.h"
 #include "support.h"
 #include "sweep/merge_check.h"
@@ -86,6 +87,37 @@ static int exists(const char *dir, const char *name) {
     return access(p, F_OK) == 0;
 }
 
+/* DIR/NAME/requests.csv with its last row replaced by LINE (NULL: dropped). */
+static void replace_last_row(const char *dir, const char *name, const char *line) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s/requests.csv", dir, name);
+    char *text = read_file(p, NULL);
+    CHECK(text && strlen(text) > 2);
+    char *end = text + strlen(text) - 1; /* the last LF */
+    while (end > text && end[-1] != '\n')
+        end--;
+    *end = 0;
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    fprintf(f, "%s%s%s", text, line ? line : "", line ? "\n" : "");
+    fclose(f);
+    free(text);
+}
+
+/* Row K (from 1, after the header) of DIR/NAME/requests.csv, without its LF. */
+static char *row_of(const char *dir, const char *name, int k) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s/requests.csv", dir, name);
+    char *text = read_file(p, NULL), *s = text;
+    CHECK(text != NULL);
+    for (int i = 0; i < k && s; i++)
+        s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL;
+    CHECK_MSG(s && *s, "%s has no row %d", p, k);
+    char *row = strndup(s, strcspn(s, "\n"));
+    free(text);
+    return row;
+}
+
 TEST(defects_merge_d7_replay_window_and_block_tokens_are_the_schedules) {
     sim_proc sim = sim_start("--profile tiny");
     char *dir = temp_dir(), p[1200], args[4096];
@@ -162,6 +194,57 @@ TEST(defects_merge_d8_t0_at_the_earliest_shard_when_a_later_shard_started_first)
     csv_free(t);
     char *t0 = meta_string(dir, "m", "t0_utc"), *t0_v1 = meta_string(dir, "v1", "t0_utc");
     CHECK_STR(t0, t0_v1);
+    sim_stop(&sim);
+}
+
+TEST(defects_merge_d9_each_request_once_and_in_its_own_shard) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096];
+    shard(&sim, dir, "s0", 0, SHORT "--rate 200 --requests 10");
+    shard(&sim, dir, "s1", 1, SHORT "--rate 200 --requests 10");
+    char *first0 = row_of(dir, "s0", 1), *first1 = row_of(dir, "s1", 1), want[200];
+    long long id0 = atoll(first0 + 4), id1 = atoll(first1 + 4); /* rows are in no set order */
+
+    copy(dir, "s1", "dup"); /* as many rows as it should have, one of them twice */
+    replace_last_row(dir, "dup", first1);
+    snprintf(args, sizeof args, "%s/s0 %s/dup --out %s/m", dir, dir, dir);
+    snprintf(want, sizeof want, "dup/requests.csv:6: req-%lld again (first on line 2)", id1);
+    merge_refused(args, want, NULL);
+
+    copy(dir, "s1", "foreign"); /* a row of shard 0's in shard 1 */
+    replace_last_row(dir, "foreign", first0);
+    snprintf(args, sizeof args, "%s/s0 %s/foreign --out %s/m", dir, dir, dir);
+    snprintf(want, sizeof want,
+             "foreign/requests.csv:6: req-%lld is shard 0's (%lld mod 2), not 1's", id0, id0);
+    merge_refused(args, want, NULL);
+
+    copy(dir, "s1", "chunk"); /* a chunk of shard 0's request in shard 1's chunks.csv */
+    char cp[4400];
+    snprintf(cp, sizeof cp, "%s/chunk/chunks.csv", dir);
+    FILE *f = fopen(cp, "a");
+    CHECK(f != NULL);
+    fprintf(f, "req-%lld,0,1.000,1,0\n", id0);
+    fclose(f);
+    snprintf(args, sizeof args, "%s/s0 %s/chunk --out %s/m", dir, dir, dir);
+    snprintf(want, sizeof want, "is shard 0's (%lld mod 2), not 1's", id0);
+    merge_refused(args, "chunk/chunks.csv:", want);
+
+    copy(dir, "s1", "past"); /* an id of shard 1's residue beyond the schedule */
+    char *row = row_of(dir, "s1", 5), *c = strchr(row, ','), moved[4200];
+    snprintf(moved, sizeof moved, "req-11%s", c);
+    replace_last_row(dir, "past", moved);
+    snprintf(args, sizeof args, "%s/s0 %s/past --out %s/m", dir, dir, dir);
+    merge_refused(args, "past/requests.csv:6: req-11 is past the schedule's 10 requests", NULL);
+
+    copy(dir, "s1", "short");
+    replace_last_row(dir, "short", NULL);
+    snprintf(args, sizeof args, "%s/s0 %s/short --out %s/m", dir, dir, dir);
+    merge_refused(args, "short/requests.csv holds 4 rows", "its meta.json's shard.requests is 5");
+    CHECK_MSG(!exists(dir, "m"), "a refused merge made its --out");
+
+    snprintf(args, sizeof args, "merge %s/s0 %s/s1 --out %s/m", dir, dir, dir);
+    servelab_ok(args);
+    free(row);
     sim_stop(&sim);
 }
 

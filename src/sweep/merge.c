@@ -3,7 +3,8 @@
  * The checks come first and write nothing (sweep/merge_check.h): every
  * directory's meta.json is read, and the settings that make the schedule
  * and its prompts, the shard count and the whole schedule's length must be
- * those of the first. Then the rows:
+ * those of the first; every row's request id must be its shard's own,
+ * once. Then the rows:
  * requests.csv sorted by global request index, chunks.csv in the same
  * order of shards, errors.csv summed by (error, status), and the server's
  * samples of shard 0 (every shard samples the same server). Time columns
@@ -308,7 +309,10 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
     for (int i = 0; i < n; i++)
         s[i].dir = dirs[i];
     merge_times t = {0};
-    int rc = merge_check_shards(s, n, &t, err, errlen) || prepare_out(o, err, errlen) ? -1 : 0;
+    int rc = merge_check_shards(s, n, &t, err, errlen) || merge_check_rows(s, n, err, errlen) ||
+                     prepare_out(o, err, errlen)
+                 ? -1
+                 : 0;
     if (!rc)
         rc = merge_file(s, n, o->out, "requests.csv", req_times, "request_id", 0, err, errlen) ||
                      merge_file(s, n, o->out, "chunks.csv", chunk_times, "request_id", 0, err,
@@ -322,8 +326,7 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
                  : 0;
     size_t rows = 0;
     for (int i = 0; !rc && i < n; i++)
-        rows += (size_t)json_integer_value(
-            json_object_get(json_object_get(s[i].meta, "shard"), "requests"));
+        rows += (size_t)s[i].requests; /* merge_check_rows counted them */
     if (!rc && write_meta(s, n, &t, rows, o->out)) {
         snprintf(err, errlen, "merge: writing %s/meta.json: %s", o->out, strerror(errno));
         rc = -1;

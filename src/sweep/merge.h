@@ -7,8 +7,10 @@
  *
  * It refuses, with one line naming it, a directory that is no shard, a
  * shard of another schedule (a setting that makes the schedule or its
- * prompts differs: its name and both values), a shard given twice and a
- * missing shard. Times: when every shard started at one --start-at, each
+ * prompts differs: its name and both values), a shard given twice, a
+ * missing shard, a request id that is not the shard's own (I mod N, below
+ * the schedule's length), repeated, or a shard with fewer or more rows than
+ * its meta.json says (sweep/merge_check.h). Times: when every shard started at one --start-at, each
  * shard's times are already on that instant and are copied as they are;
  * otherwise t=0 is the earliest shard's, and each shard is moved by its
  * t=0's offset from it on the wall clock (so the merge is then only as good

@@ -9,7 +9,10 @@
  * are already on one t=0; otherwise t=0 becomes the earliest shard's t=0
  * and every shard is moved by its offset from it on the wall clock, which
  * needs each t0_utc to read and the shards to have started within a day of
- * each other. */
+ * each other. Rows: the request ids of each shard's requests.csv and
+ * chunks.csv must be its own (req-K, K mod N = I, K below the schedule's
+ * length), each row's once, and as many rows as its meta.json's
+ * shard.requests. */
 #ifndef SERVELAB_MERGE_CHECK_H
 #define SERVELAB_MERGE_CHECK_H
 
@@ -21,6 +24,7 @@ typedef struct shard_in {
     json_t *meta;
     int index, count;
     long long schedule; /* the whole schedule's requests */
+    long long requests; /* its own rows (shard.requests) */
     long long t0_us;    /* its t=0 on its wall clock; 0: none recorded */
     long long start_at; /* its --start-at; 0: none */
     double shift_ms;    /* what is added to its times */
@@ -41,5 +45,9 @@ extern const char *const merge_schedule_keys[];
  * 0, or -1 with one line in err. The caller json_decref()s each meta, set
  * or not (NULL is fine). */
 int merge_check_shards(shard_in *s, int n, merge_times *t, char *err, int errlen);
+
+/* Every shard's rows' ids, as above: 0, or -1 with "FILE:LINE: what" (the
+ * shard's file) in err. Reads the files and writes nothing. */
+int merge_check_rows(const shard_in *s, int n, char *err, int errlen);
 
 #endif
