@@ -1,10 +1,11 @@
 /* servelab merge, the round-2 defects: shards of another replay window or
  * block size (D7), shards started apart without --start-at and a later
- * shard first (D8), request ids repeated, of another shard, past the
- * schedule, or a shard short of rows (D9), and a t=0 that does not read, is
- * the epoch or is centuries off, and a shard index not below the count
- * (M3). Each test makes real shards against the simulator, then copies and
- * alters them the way a hand edit would. */
+ * shard first, a truncated shard, a failed merge leaving nothing behind
+ * (D8), request ids repeated, of another shard, past the schedule, or a
+ * shard short of rows (D9), and a t=0 that does not read, is the epoch or is
+ * centuries off, and a shard index not below the count (M3). Each test
+ * makes real shards against the simulator, then copies and alters them the
+ * way a truncated copy or a hand edit would. */
 #include "csv_util.h"
 #include "support.h"
 #include "sweep/merge_check.h"
@@ -194,6 +195,48 @@ TEST(defects_merge_d8_t0_at_the_earliest_shard_when_a_later_shard_started_first)
     csv_free(t);
     char *t0 = meta_string(dir, "m", "t0_utc"), *t0_v1 = meta_string(dir, "v1", "t0_utc");
     CHECK_STR(t0, t0_v1);
+    sim_stop(&sim);
+}
+
+TEST(defects_merge_d8_a_failed_merge_leaves_nothing_half_written) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096], p[4400];
+    shard(&sim, dir, "v0", 0, SHORT "--rate 40 --requests 10");
+    shard(&sim, dir, "v1", 1, SHORT "--rate 40 --requests 10");
+    snprintf(args, sizeof args, "merge %s/v0 %s/v1 --out %s/m", dir, dir, dir);
+    servelab_ok(args);
+    snprintf(args, sizeof args, "report %s/m", dir);
+    servelab_ok(args);
+    snprintf(p, sizeof p, "%s/m/requests.csv", dir);
+    char *before = read_file(p, NULL);
+
+    /* a shard cut mid-row: refused naming its own file and line; nothing written */
+    copy(dir, "v1", "tr1");
+    snprintf(p, sizeof p, "%s/tr1/requests.csv", dir);
+    size_t len;
+    free(read_file(p, &len));
+    CHECK(truncate(p, (off_t)len - 20) == 0);
+    snprintf(args, sizeof args, "%s/v0 %s/tr1 --out %s/mt", dir, dir, dir);
+    merge_refused(args, "tr1/requests.csv:6: ", NULL);
+    CHECK_MSG(!exists(dir, "mt"), "a failed merge left its --out");
+    /* and over an earlier merge with --force: the earlier one stays whole */
+    snprintf(args, sizeof args, "%s/v0 %s/tr1 --out %s/m --force", dir, dir, dir);
+    merge_refused(args, "tr1/requests.csv:6: ", NULL);
+    snprintf(p, sizeof p, "%s/m/requests.csv", dir);
+    char *after = read_file(p, NULL);
+    CHECK_MSG(after && !strcmp(before, after), "the earlier merge's rows changed");
+    char names[1000];
+    snprintf(p, sizeof p, "%s/m", dir);
+    CHECK_MSG(files_with_prefix(p, ".merge", names, sizeof names) == 0, "left: %s", names);
+    CHECK(exists(dir, "m/summary.json") && exists(dir, "m/meta.json"));
+    snprintf(args, sizeof args, "report %s/m --check", dir);
+    servelab_ok(args);
+    /* --out one of the shards: refused, the shard kept */
+    char *first0 = row_of(dir, "v0", 1);
+    snprintf(args, sizeof args, "%s/v0 %s/v1 --out %s/v0 --force", dir, dir, dir);
+    merge_refused(args, "is one of the shards", NULL);
+    char *kept = row_of(dir, "v0", 1);
+    CHECK_STR(kept, first0);
     sim_stop(&sim);
 }
 

@@ -5,10 +5,17 @@
  * option table's `meta` names (run/run_options.c), which are not always the
  * flags' names (--replay-start is replay_start_s): a name that matches no
  * key would compare two absent values and pass everything, so a test reads
- * a real shard's meta.json and checks that each name below is there. */
+ * a real shard's meta.json and checks that each name below is there.
+ *
+ * The rows are read twice, once here by the report's own reader (load_run)
+ * and once by the merge: that costs a second pass over files that are
+ * already in the page cache, and buys a refusal that names the shard's file
+ * and line, before the merged directory exists, for every row the merged
+ * run's reader would refuse. */
 #include "sweep/merge_check.h"
 #include "common/csv.h"
 #include "common/util.h"
+#include "report/load.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -275,6 +282,24 @@ int merge_check_shards(shard_in *s, int n, merge_times *t, char *err, int errlen
 
 /* ---- rows ---- */
 
+/* The shard's rows as the report reads them (its own messages name the
+ * shard's file and line). */
+static int rows_read(const shard_in *s, char *err, int errlen) {
+    run_rows rows;
+    run_files files;
+    memset(&rows, 0, sizeof rows);
+    memset(&files, 0, sizeof files);
+    char why[4600];
+    int rc = load_run(s->dir, 0, &rows, &files, why, sizeof why);
+    if (rc)
+        snprintf(err, errlen, "merge: %s", why);
+    run_files_free(&files);
+    for (int c = 0; c < rows.n_classes; c++) /* load_run interned them */
+        free((char *)rows.classes[c]);
+    rows_free(&rows);
+    return rc;
+}
+
 /* "req-K" as K, or -1. */
 static long long id_index(const char *f, size_t len) {
     if (len < 5 || len > 22 || memcmp(f, "req-", 4))
@@ -373,7 +398,7 @@ static int ids_read(const shard_in *s, const char *file, int once, char *err, in
 
 int merge_check_rows(const shard_in *s, int n, char *err, int errlen) {
     for (int i = 0; i < n; i++)
-        if (ids_read(&s[i], "requests.csv", 1, err, errlen) ||
+        if (rows_read(&s[i], err, errlen) || ids_read(&s[i], "requests.csv", 1, err, errlen) ||
             ids_read(&s[i], "chunks.csv", 0, err, errlen))
             return -1;
     return 0;
