@@ -1,17 +1,23 @@
 /* merge: the shards of one schedule into one run directory (see merge.h).
  *
- * The checks come first and write nothing: every directory's meta.json is
- * read, and the schedule's defining settings (seed, rate, rate plan,
- * arrivals, burstiness, duration, prompts, mix, output cap, ignore_eos,
- * API, replay window, shared prefixes, warmup) and the shard count and the
- * whole schedule's length must be those of the first. Then the rows:
- * requests.csv sorted by global request index, chunks.csv in the same
+ * The checks come first and write nothing (sweep/merge_check.h): every
+ * shard's meta.json, the settings that make the schedule, the shards'
+ * indices, where their times go, then every row of every shard. Then the
+ * rows: requests.csv sorted by global request index, chunks.csv in the same
  * order of shards, errors.csv summed by (error, status), and the server's
  * samples of shard 0 (every shard samples the same server). Time columns
- * are moved by a shard's offset from shard 0 unless all started at one
- * --start-at. Last, summary.json is made by the same summarize() that
- * `run` and `report` use, from the merged rows. */
+ * are moved by a shard's offset from the earliest shard's t=0 unless all
+ * started at one --start-at. Last, summary.json is made by the same
+ * summarize() that `run` and `report` use, from the merged rows.
+ *
+ * Everything is written into a temporary directory inside --out
+ * (.merge-XXXXXX) and moved into --out, summary.json last, only once all of
+ * it is written and summary.json was made from the merged files: a merge
+ * that fails (a full disk, a row the merged run's reader refuses) leaves
+ * --out as it was, an earlier run there included, and the files are moved
+ * by rename within one file system, so none is seen half written. */
 #include "sweep/merge.h"
+#include "sweep/merge_check.h"
 #include "analysis/serverstats.h"
 #include "analysis/summary.h"
 #include "common/csv.h"
@@ -30,145 +36,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* What a shard's meta.json says. */
-typedef struct shard_in {
-    const char *dir;
-    json_t *meta;
-    int index, count;
-    long long schedule; /* the whole schedule's requests */
-    long long t0_us;    /* its t=0 on its wall clock; 0: unknown */
-    long long start_at; /* its --start-at; 0: none */
-    double shift_ms;    /* added to its times */
-} shard_in;
-
-static const char *const schedule_keys[] = {"seed",          "rate",          "rate_plan",
-                                            "arrival",       "burstiness",    "duration_s",
-                                            "prompts",       "mix",           "max_tokens",
-                                            "ignore_eos",    "api",           "replay",
-                                            "time_scale",    "replay_start",  "replay_duration",
-                                            "prefix_tokens", "prefix_groups", "prefix_mode",
-                                            "turns",         "warmup",        NULL};
-
-static json_t *read_meta(const char *dir) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/meta.json", dir);
-    return json_load_file(p, 0, NULL);
-}
-
-static long long int_of(json_t *o, const char *k) {
-    json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
-}
-
-/* "2026-12-01T10:50:58.123456Z" in microseconds since the epoch; 0 when
- * it is not such a string. */
-static long long utc_us(json_t *v) {
-    const char *t = json_string_value(v);
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *rest = t ? strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    if (!rest)
-        return 0;
-    long long us = 0;
-    if (*rest == '.') {
-        int digits = 0;
-        for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
-            if (digits < 6)
-                us = us * 10 + (*rest - '0');
-        for (; digits < 6; digits++)
-            us *= 10;
-    }
-    return (long long)timegm(&tm) * 1000000 + us;
-}
-
-static int read_shard(shard_in *s, char *err, int errlen) {
-    if (!(s->meta = read_meta(s->dir))) {
-        snprintf(err, errlen, "merge: %s has no readable meta.json: is it a run directory?",
-                 s->dir);
-        return -1;
-    }
-    json_t *sh = json_object_get(s->meta, "shard");
-    if (!json_is_object(sh)) {
-        snprintf(err, errlen,
-                 "merge: %s is not a shard (its meta.json has no shard: run it with "
-                 "--shard I/N)",
-                 s->dir);
-        return -1;
-    }
-    s->index = (int)int_of(sh, "index");
-    s->count = (int)int_of(sh, "count");
-    s->schedule = int_of(sh, "schedule_requests");
-    s->t0_us = utc_us(json_object_get(s->meta, "t0_utc"));
-    s->start_at = utc_us(json_object_get(s->meta, "start_at_utc"));
-    return 0;
-}
-
-/* The first setting in which b's schedule differs from a's, or NULL. */
-static const char *differs(const shard_in *a, const shard_in *b) {
-    if (a->count != b->count)
-        return "shard count";
-    if (a->schedule != b->schedule)
-        return "schedule length";
-    json_t *ca = json_object_get(a->meta, "config"), *cb = json_object_get(b->meta, "config");
-    for (int i = 0; schedule_keys[i]; i++) {
-        json_t *va = json_object_get(ca, schedule_keys[i]),
-               *vb = json_object_get(cb, schedule_keys[i]);
-        int a_none = !va || json_is_null(va), b_none = !vb || json_is_null(vb);
-        if (a_none != b_none || (!a_none && !json_equal(va, vb)))
-            return schedule_keys[i];
-    }
-    return NULL;
-}
-
-static int check_shards(shard_in *s, int n, char *err, int errlen) {
-    for (int i = 0; i < n; i++)
-        if (read_shard(&s[i], err, errlen))
-            return -1;
-    for (int i = 1; i < n; i++) {
-        const char *what = differs(&s[0], &s[i]);
-        if (what) {
-            snprintf(err, errlen,
-                     "merge: %s is a shard of another schedule than %s (its %s differs)", s[i].dir,
-                     s[0].dir, what);
-            return -1;
-        }
-    }
-    int count = s[0].count;
-    char *seen = xcalloc((size_t)count, 1);
-    for (int i = 0; i < n; i++) {
-        if (s[i].index < 0 || s[i].index >= count || seen[s[i].index]) {
-            int j = 0;
-            while (j < i && s[j].index != s[i].index)
-                j++;
-            snprintf(err, errlen, "merge: %s and %s are both shard %d of %d", s[j].dir, s[i].dir,
-                     s[i].index, count);
-            free(seen);
-            return -1;
-        }
-        seen[s[i].index] = 1;
-    }
-    for (int k = 0; k < count; k++)
-        if (!seen[k]) {
-            snprintf(err, errlen, "merge: shard %d of %d is missing (%d given)", k, count, n);
-            free(seen);
-            return -1;
-        }
-    free(seen);
-    /* one start for all, or the wall clocks' t=0 */
-    int same_start = s[0].start_at != 0;
-    for (int i = 1; i < n; i++)
-        same_start &= s[i].start_at == s[0].start_at;
-    const shard_in *ref = &s[0];
-    for (int i = 0; i < n; i++)
-        if (s[i].index == 0)
-            ref = &s[i];
-    for (int i = 0; i < n; i++)
-        s[i].shift_ms = same_start || !s[i].t0_us || !ref->t0_us
-                            ? 0
-                            : (double)(s[i].t0_us - ref->t0_us) / 1000.0;
-    return same_start;
-}
 
 /* ---- rows ---- */
 
@@ -220,7 +87,7 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
     for (int k = 0; k < n; k++) {
         if (only_first && s[k].index != 0)
             continue;
-        char p[4200];
+        char p[4400];
         snprintf(p, sizeof p, "%s/%s", s[k].dir, file);
         csv_file c;
         int rc = csv_open(&c, p);
@@ -242,6 +109,8 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
                 *header = row_text(&hdr, (int[CSV_MAX_FIELDS]){0}, 0);
         }
         while (csv_next(&c, &r)) {
+            if (csv_row_blank(&r))
+                continue;
             if (r.error) {
                 snprintf(err, errlen, "merge: %s:%d: %s", p, c.line, r.error);
                 csv_close(&c);
@@ -264,7 +133,7 @@ static int write_lines(const char *out, const char *file, const char *header, li
         return 0;
     if (sort)
         qsort(lines, n, sizeof *lines, by_index);
-    char p[4200];
+    char p[4400];
     snprintf(p, sizeof p, "%s/%s", out, file);
     FILE *f = fopen(p, "w");
     if (!f)
@@ -331,7 +200,7 @@ static int merge_errors(const shard_in *s, int n, const char *out, char *err, in
     }
     int rc = 0;
     if (header) {
-        char p[4200];
+        char p[4400];
         snprintf(p, sizeof p, "%s/errors.csv", out);
         FILE *f = fopen(p, "w");
         rc = !f || fputs(header, f) < 0 || (b.s && fputs(b.s, f) < 0);
@@ -350,7 +219,7 @@ static int merge_errors(const shard_in *s, int n, const char *out, char *err, in
 /* ---- meta.json and summary.json ---- */
 
 static json_t *shard_entry(const shard_in *s) {
-    char p[4200];
+    char p[4400];
     snprintf(p, sizeof p, "%s/summary.json", s->dir);
     json_t *sum = json_load_file(p, 0, NULL);
     json_t *sh = json_object_get(s->meta, "shard");
@@ -367,7 +236,11 @@ static json_t *shard_entry(const shard_in *s) {
     return e;
 }
 
-static int write_meta(const shard_in *s, int n, int same_start, size_t rows, const char *out) {
+/* meta.json: shard 0's, with `shard` null, `merged` listing every shard,
+ * t0_utc the merged run's t=0 (the earliest shard's, when they were moved)
+ * and the requests of all. */
+static int write_meta(const shard_in *s, int n, const merge_times *t, size_t rows,
+                      const char *out) {
     const shard_in *ref = &s[0];
     for (int i = 0; i < n; i++)
         if (s[i].index == 0)
@@ -381,10 +254,12 @@ static int write_meta(const shard_in *s, int n, int same_start, size_t rows, con
     json_object_set_new(meta, "shard", json_null());
     json_object_set_new(meta, "merged",
                         json_pack("{s:i,s:s,s:o}", "shards", ref->count, "times",
-                                  same_start ? "one --start-at: as recorded"
-                                             : "moved by each shard's wall-clock "
-                                               "t=0 offset from shard 0's",
+                                  t->same_start ? "one --start-at: as recorded"
+                                                : "moved by each shard's wall-clock "
+                                                  "t=0 offset from the earliest shard's",
                                   "from", list));
+    if (!t->same_start)
+        json_object_set(meta, "t0_utc", json_object_get(s[t->earliest].meta, "t0_utc"));
     json_object_set_new(json_object_get(meta, "config"), "requests",
                         json_integer((json_int_t)rows));
     int rc = write_json_atomic(out, "meta.json", meta);
@@ -397,72 +272,146 @@ static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
     run_rows rows = {0};
     run_files files;
     memset(&files, 0, sizeof files);
-    if (load_run(out, 0, &rows, &files, err, errlen))
-        return -1;
-    summary_params sp = {0};
-    char why[256];
-    meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
-    run_summary s;
-    summarize(&rows, &sp, &s);
-    json_t *sj = summary_json(&s);
-    json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
-    json_object_set_new(sj, "interrupted", json_false());
-    int rc = write_json_atomic(out, "summary.json", sj);
-    json_decref(sj);
+    char why[4600];
+    int rc = load_run(out, 0, &rows, &files, why, sizeof why);
+    if (rc) /* every shard's rows read: a merge that breaks them is servelab's bug */
+        snprintf(err, errlen, "merge: the merged rows do not read back: %s", why);
+    if (!rc) {
+        summary_params sp = {0};
+        meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
+        run_summary s;
+        summarize(&rows, &sp, &s);
+        json_t *sj = summary_json(&s);
+        json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
+        json_object_set_new(sj, "interrupted", json_false());
+        rc = write_json_atomic(out, "summary.json", sj);
+        json_decref(sj);
+        if (rc)
+            snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
+    }
     for (int c = 0; c < rows.n_classes; c++) /* load_run interned them */
         free((char *)rows.classes[c]);
     rows_free(&rows);
     run_files_free(&files);
-    if (rc)
-        snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
     return rc ? -1 : 0;
 }
 
-static int prepare_out(const merge_opts *o, char *err, int errlen) {
-    char why[4500];
-    if (mkdir_p(o->out)) {
-        snprintf(err, errlen, "merge: --out %s: cannot create directory: %s", o->out,
-                 strerror(errno));
+/* ---- --out ---- */
+
+/* --out may take the merge: not too long, not one of the shards, and
+ * holding no run unless --force. Nothing is written. */
+static int check_out(const merge_opts *o, const shard_in *s, int n, char *err, int errlen) {
+    if (strlen(o->out) > OUT_DIR_MAX) {
+        snprintf(err, errlen, "merge: --out: the path has %zu characters (at most %d)",
+                 strlen(o->out), OUT_DIR_MAX);
         return -1;
     }
-    if (run_dir_take(o->out, o->force, why, sizeof why)) {
-        snprintf(err, errlen, "merge: --out %s", why);
+    struct stat out, sh;
+    if (stat(o->out, &out))
+        return 0; /* made later */
+    for (int i = 0; i < n; i++)
+        if (!stat(s[i].dir, &sh) && sh.st_dev == out.st_dev && sh.st_ino == out.st_ino) {
+            snprintf(err, errlen,
+                     "merge: --out %s is one of the shards (%s): give the merge a directory of "
+                     "its own",
+                     o->out, s[i].dir);
+            return -1;
+        }
+    char names[256];
+    if (!o->force && run_dir_holds(o->out, names, sizeof names)) {
+        snprintf(err, errlen,
+                 "merge: --out %s already holds a run (%s): add --force to replace it, or give "
+                 "another --out",
+                 o->out, names);
         return -1;
     }
     return 0;
 }
 
-int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen) {
+/* The merged files from tmp into --out (an earlier run's there removed
+ * first, with --force), summary.json last; tmp removed. */
+static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) {
+    char why[4500];
+    if (run_dir_take(o->out, o->force, why, sizeof why)) {
+        snprintf(err, errlen, "merge: --out %s", why);
+        return -1;
+    }
+    for (int last = 0; last < 2; last++)
+        for (const char *const *f = run_file_names; *f; f++) {
+            if (last != !strcmp(*f, "summary.json"))
+                continue;
+            char from[4400], to[4400];
+            snprintf(from, sizeof from, "%s/%s", tmp, *f);
+            snprintf(to, sizeof to, "%s/%s", o->out, *f);
+            if (access(from, F_OK) == 0 && rename(from, to)) {
+                snprintf(err, errlen, "merge: moving %s to %s: %s", from, to, strerror(errno));
+                return -1;
+            }
+        }
+    rmdir(tmp);
+    return 0;
+}
+
+/* Every merged file into tmp. */
+static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
+                     int errlen) {
     static const char *const req_times[] = {"scheduled_ms",  "sent_ms", "first_token_ms",
                                             "last_token_ms", "end_ms",  "written_ms",
                                             "first_byte_ms", NULL};
     static const char *const chunk_times[] = {"t_ms", NULL};
     static const char *const series_times[] = {"t_ms", NULL};
+    if (merge_file(s, n, tmp, "requests.csv", req_times, "request_id", 0, err, errlen) ||
+        merge_file(s, n, tmp, "chunks.csv", chunk_times, "request_id", 0, err, errlen) ||
+        merge_errors(s, n, tmp, err, errlen) ||
+        merge_file(s, n, tmp, "server_metrics.csv", series_times, NULL, 1, err, errlen) ||
+        merge_file(s, n, tmp, "gpu.csv", series_times, NULL, 1, err, errlen) ||
+        merge_file(s, n, tmp, "server_proc.csv", series_times, NULL, 1, err, errlen))
+        return -1;
+    size_t rows = 0;
+    for (int i = 0; i < n; i++)
+        rows += (size_t)s[i].requests; /* merge_check_rows counted them */
+    if (write_meta(s, n, t, rows, tmp)) {
+        snprintf(err, errlen, "merge: writing %s/meta.json: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return write_summary(tmp, s[0].meta, err, errlen);
+}
+
+/* The merge written into a temporary directory inside --out and moved in;
+ * on failure the temporary directory is removed, and --out too when this
+ * merge made it. */
+static int write_merge(const shard_in *s, int n, const merge_times *t, const merge_opts *o,
+                       char *err, int errlen) {
+    int made = access(o->out, F_OK) != 0;
+    if (mkdir_p(o->out)) {
+        snprintf(err, errlen, "merge: --out %s: cannot create directory: %s", o->out,
+                 strerror(errno));
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/.merge-XXXXXX", o->out);
+    int have_tmp = mkdtemp(tmp) != NULL, rc = -1;
+    if (!have_tmp)
+        snprintf(err, errlen, "merge: --out %s: cannot create a directory in it: %s", o->out,
+                 strerror(errno));
+    else
+        rc = write_all(s, n, t, tmp, err, errlen) || move_in(tmp, o, err, errlen) ? -1 : 0;
+    if (rc && have_tmp)
+        remove_tree(tmp); /* this merge's own: links in it are removed, not followed */
+    if (rc && made)
+        rmdir(o->out);
+    return rc;
+}
+
+int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen) {
     shard_in *s = xcalloc((size_t)n, sizeof *s);
     for (int i = 0; i < n; i++)
         s[i].dir = dirs[i];
-    int same = check_shards(s, n, err, errlen);
-    int rc = same < 0 || prepare_out(o, err, errlen) ? -1 : 0;
-    if (!rc)
-        rc = merge_file(s, n, o->out, "requests.csv", req_times, "request_id", 0, err, errlen) ||
-                     merge_file(s, n, o->out, "chunks.csv", chunk_times, "request_id", 0, err,
-                                errlen) ||
-                     merge_errors(s, n, o->out, err, errlen) ||
-                     merge_file(s, n, o->out, "server_metrics.csv", series_times, NULL, 1, err,
-                                errlen) ||
-                     merge_file(s, n, o->out, "gpu.csv", series_times, NULL, 1, err, errlen) ||
-                     merge_file(s, n, o->out, "server_proc.csv", series_times, NULL, 1, err, errlen)
+    merge_times t = {0};
+    int rc = merge_check_shards(s, n, &t, err, errlen) || check_out(o, s, n, err, errlen) ||
+                     merge_check_rows(s, n, err, errlen) || write_merge(s, n, &t, o, err, errlen)
                  ? -1
                  : 0;
-    size_t rows = 0;
-    for (int i = 0; !rc && i < n; i++)
-        rows += (size_t)int_of(json_object_get(s[i].meta, "shard"), "requests");
-    if (!rc && write_meta(s, n, same > 0, rows, o->out)) {
-        snprintf(err, errlen, "merge: writing %s/meta.json: %s", o->out, strerror(errno));
-        rc = -1;
-    }
-    if (!rc)
-        rc = write_summary(o->out, s[0].meta, err, errlen);
     for (int i = 0; i < n; i++)
         json_decref(s[i].meta);
     free(s);
