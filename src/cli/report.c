@@ -65,16 +65,21 @@ static int check(const char *out, const out_file *files, int n) {
 }
 
 /* A report's files never go into a run's or a campaign's own directory:
- * its summary.json would replace the run's. 1 with why, or 0. */
+ * its summary.json would replace the run's. A run's directory is one that
+ * holds its rows or its meta.json (a report's own holds a summary.json
+ * too, and may be written again). 1 with why, or 0. */
 static int out_is_a_run(const char *out, char *err, size_t errlen) {
-    char names[256], path[4200];
-    snprintf(path, sizeof path, "%s/campaign.json", out);
-    if (run_dir_holds(out, names, sizeof names) > 0 || access(path, F_OK) == 0) {
-        snprintf(err, errlen,
-                 "--out %.600s is a run's directory (it holds %s): give the report one of its "
-                 "own (the default is RUN/report)",
-                 out, access(path, F_OK) == 0 ? "campaign.json" : names);
-        return 1;
+    static const char *const own[] = {"requests.csv", "meta.json", "chunks.csv", "campaign.json"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", out, own[i]);
+        if (access(path, F_OK) == 0) {
+            snprintf(err, errlen,
+                     "--out %.600s is a run's directory (it holds %s): give the report one of its "
+                     "own (the default is RUN/report)",
+                     out, own[i]);
+            return 1;
+        }
     }
     return 0;
 }
