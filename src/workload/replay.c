@@ -58,9 +58,6 @@ int replay_load(replay_trace *t, const char *path, replay_format format, int blo
     snprintf(t->path, sizeof t->path, "%s", path);
     t->block_tokens = block_tokens > 0 ? block_tokens : 512;
     t->time_scale = 1;
-    if (format == REPLAY_AUTO && (format = replay_read_detect(path, err, errlen)) == REPLAY_AUTO)
-        return -1;
-    t->format = format;
     if (replay_read(t, path, format, err, errlen)) {
         replay_free(t);
         return -1;

@@ -1,6 +1,17 @@
 /* replay_read: Mooncake, BurstGPT, Azure and plain JSONL traces into
  * records (see replay_read.h). Every value is checked where it is read,
- * and the first bad one ends the reading with its file and line. */
+ * and the first bad one ends the reading with its file and line.
+ *
+ * The file is opened once: the format is told from the first line the
+ * reader already holds, and a JSONL trace goes on from there, so a pipe
+ * or a FIFO (`--replay <(zcat trace.jsonl.gz)`) loses nothing. Lines are
+ * read by a reader of our own rather than getline, because getline's
+ * failure looks like the end of the file (a line it cannot hold would
+ * end the trace there without a word) and it has no bound (`--replay
+ * /dev/zero` would be read until memory runs out): this one stops at
+ * LINE_MAX_BYTES and at a read error, and says which. It also ends a line
+ * at a CR alone, as old Mac files do. The CSVs are mapped by common/csv,
+ * which needs a regular file: one from a pipe is refused, saying so. */
 #include "workload/replay_read.h"
 #include "common/csv.h"
 #include "common/tokens.h"
@@ -14,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* The keys of the two kinds of shared block differ in their seed, so a
@@ -23,6 +35,10 @@
 /* The latest timestamp a trace may hold, in microseconds (about 317
  * years): far past any trace, and far from int64_t's end when scaled. */
 #define MAX_TIME_US 1e16
+/* The longest line a trace may hold: 6 times Mooncake's longest record
+ * (10 MB for 1.2 million hash ids reads fine), far below a machine's
+ * memory. */
+#define LINE_MAX_BYTES ((size_t)64 << 20)
 
 static const char BOM[] = "\xEF\xBB\xBF";
 
@@ -204,52 +220,148 @@ static const char *jsonl_record(replay_trace *t, json_t *o, int line, char *why,
     return why;
 }
 
-static FILE *open_trace(const char *path, char *err, int errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        snprintf(err, errlen, "--replay %s: cannot open: %s", path, strerror(errno));
-    return f;
+/* A trace's lines, read from one open stream (see the top of the file),
+ * a block at a time: each line's end found with memchr, as getline does. */
+typedef struct line_reader {
+    FILE *f;
+    const char *path;
+    char *buf; /* the line last read, NUL-terminated, without its end */
+    size_t len, cap;
+    char *io; /* read ahead: io[at, n) is still to be looked at */
+    size_t at, n;
+    int lineno;   /* the line last read, from 1 */
+    int after_cr; /* that line ended at a CR: an LF first now ends it too */
+    int bare_cr;  /* a line so far ended at a CR alone */
+} line_reader;
+
+#define READ_AHEAD_BYTES (64 * 1024)
+
+/* s[0, n) added to the line: 0, or -1 with a message past the cap or out
+ * of memory (the line's number is the next one's). */
+static int line_add(line_reader *r, const char *s, size_t n, char *err, int errlen) {
+    if (n > LINE_MAX_BYTES - r->len) {
+        snprintf(err, errlen,
+                 "%s:%d: a line longer than %zu MiB: not a trace (no record is this long)", r->path,
+                 r->lineno + 1, LINE_MAX_BYTES >> 20);
+        return -1;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        cap = cap < LINE_MAX_BYTES + 1 ? cap : LINE_MAX_BYTES + 1;
+        char *p = realloc(r->buf, cap);
+        if (!p) {
+            snprintf(err, errlen, "%s:%d: out of memory holding a line of %zu MiB", r->path,
+                     r->lineno + 1, (r->len + n) >> 20);
+            return -1;
+        }
+        r->buf = p;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, s, n);
+    r->len += n;
+    return 0;
 }
 
-/* The next line that is not blank, without its end of line or a leading
- * BOM: its length, or -1 at the end of the file. */
-static ssize_t next_line(FILE *f, char **line, size_t *cap, int *lineno) {
-    ssize_t len;
-    while ((len = getline(line, cap, f)) >= 0) {
-        char *s = *line;
-        if (++*lineno == 1 && len >= 3 && !memcmp(s, BOM, 3))
-            memmove(s, s + 3, (size_t)(len -= 3) + 1);
-        while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
-            s[--len] = 0;
-        if (strspn(s, " \t") != (size_t)len)
-            return len;
-    }
+/* More bytes read ahead: 1, 0 at the end of the file, -1 with a message
+ * on a read error (which is not the end of the file). */
+static int read_ahead(line_reader *r, char *err, int errlen) {
+    if (!r->io)
+        r->io = xmalloc(READ_AHEAD_BYTES);
+    r->at = 0;
+    r->n = fread(r->io, 1, READ_AHEAD_BYTES, r->f);
+    if (r->n)
+        return 1;
+    if (!ferror(r->f))
+        return 0;
+    snprintf(err, errlen, "%s:%d: cannot read: %s", r->path, r->lineno + 1, strerror(errno));
     return -1;
 }
 
-static int read_jsonl(replay_trace *t, const char *path, int mooncake, char *err, int errlen) {
-    FILE *f = open_trace(path, err, errlen);
-    if (!f)
-        return -1;
-    char *line = NULL, why[256];
-    size_t cap = 0;
-    ssize_t len;
-    int lineno = 0, rc = 0;
-    while (!rc && (len = next_line(f, &line, &cap, &lineno)) >= 0) {
+/* The next line, ended by LF, CRLF or a CR alone: 1, 0 at the end of the
+ * file, or -1 with a message. */
+static int read_line(line_reader *r, char *err, int errlen) {
+    int any = 0, got;
+    r->len = 0;
+    for (;;) {
+        if (r->at == r->n && (got = read_ahead(r, err, errlen)) <= 0) {
+            if (got < 0)
+                return -1;
+            break;
+        }
+        const char *p = r->io + r->at, *e = r->io + r->n;
+        if (r->after_cr) { /* a CR ended the last line: an LF just after it is that end's */
+            r->after_cr = 0;
+            r->bare_cr |= *p != '\n';
+            if (*p == '\n') {
+                r->at++;
+                continue;
+            }
+        }
+        any = 1;
+        const char *end = memchr(p, '\n', (size_t)(e - p));
+        const char *cr = memchr(p, '\r', (size_t)((end ? end : e) - p));
+        end = cr ? cr : end;
+        if (line_add(r, p, (size_t)((end ? end : e) - p), err, errlen))
+            return -1;
+        r->at = end ? (size_t)(end - r->io) + 1 : r->n;
+        if (end) {
+            r->after_cr = end == cr;
+            break;
+        }
+    }
+    if (!any || line_add(r, "", 0, err, errlen))
+        return any ? -1 : 0;
+    r->buf[r->len] = 0;
+    r->lineno++;
+    return 1;
+}
+
+/* Whether the line last read ended at a CR with no LF after it. */
+static int ended_at_bare_cr(line_reader *r, char *err, int errlen) {
+    if (!r->after_cr)
+        return r->bare_cr;
+    if (r->at == r->n && read_ahead(r, err, errlen) <= 0)
+        return r->bare_cr; /* the file ends at that CR */
+    return r->io[r->at] != '\n';
+}
+
+/* The next line that is not blank, without a leading BOM on line 1: 1,
+ * 0 at the end of the file, or -1 with a message. */
+static int next_line(line_reader *r, char *err, int errlen) {
+    int got;
+    while ((got = read_line(r, err, errlen)) == 1) {
+        char *s = r->buf;
+        if (r->lineno == 1 && r->len >= 3 && !memcmp(s, BOM, 3))
+            memmove(s, s + 3, (r->len -= 3) + 1);
+        if (strspn(s, " \t") != r->len)
+            return 1;
+    }
+    return got;
+}
+
+/* Every record of a JSONL trace, from the line `r` holds on. */
+static int read_jsonl(replay_trace *t, line_reader *r, int mooncake, char *err, int errlen) {
+    char why[256];
+    int rc;
+    for (;;) {
         json_error_t je;
-        json_t *o = json_loadb(line, (size_t)len, 0, &je);
+        json_t *o = json_loadb(r->buf, r->len, 0, &je);
         const char *bad = !o                   ? je.text
                           : !json_is_object(o) ? "each line must be a JSON object"
-                          : mooncake           ? mooncake_record(t, o, lineno, why, sizeof why)
-                                               : jsonl_record(t, o, lineno, why, sizeof why);
-        if (bad) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, bad);
-            rc = -1;
-        }
+                          : mooncake           ? mooncake_record(t, o, r->lineno, why, sizeof why)
+                                               : jsonl_record(t, o, r->lineno, why, sizeof why);
+        if (bad)
+            snprintf(err, errlen, "%s:%d: %s", r->path, r->lineno, bad);
         json_decref(o);
+        if (bad) {
+            rc = -1;
+            break;
+        }
+        if ((rc = next_line(r, err, errlen)) != 1)
+            break; /* 0 at the end of the file, -1 on a read error */
     }
-    free(line);
-    fclose(f);
     return rc;
 }
 
@@ -359,16 +471,6 @@ static int read_csv(replay_trace *t, const char *path, const csv_shape *s, char 
     return rc;
 }
 
-int replay_read(replay_trace *t, const char *path, replay_format format, char *err, int errlen) {
-    switch (format) {
-    case REPLAY_MOONCAKE: return read_jsonl(t, path, 1, err, errlen);
-    case REPLAY_JSONL: return read_jsonl(t, path, 0, err, errlen);
-    case REPLAY_BURSTGPT: return read_csv(t, path, &burstgpt_shape, err, errlen);
-    case REPLAY_AZURE: return read_csv(t, path, &azure_shape, err, errlen);
-    default: snprintf(err, errlen, "--replay %s: no format to read it as", path); return -1;
-    }
-}
-
 /* A CSV header line holding `name` as one of its fields. */
 static int header_has(const char *line, const char *name) {
     size_t n = strlen(name);
@@ -381,38 +483,80 @@ static int header_has(const char *line, const char *name) {
     return 0;
 }
 
-replay_format replay_read_detect(const char *path, char *err, int errlen) {
-    FILE *f = open_trace(path, err, errlen);
-    if (!f)
-        return REPLAY_AUTO;
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0;
-    ssize_t len = next_line(f, &line, &cap, &lineno);
-    fclose(f);
+/* The format a trace's first line that is not blank says: REPLAY_AUTO
+ * when it says none. */
+static replay_format detect(const char *line, size_t len) {
+    const char *s = line + strspn(line, " \t");
     replay_format found = REPLAY_AUTO;
-    const char *s = line ? line + strspn(line, " \t") : "";
-    if (len >= 0 && *s == '{') {
-        json_t *o = json_loads(s, 0, NULL);
+    if (*s == '{') {
+        json_t *o = json_loadb(s, len - (size_t)(s - line), 0, NULL);
         found = json_object_get(o, "input_length")   ? REPLAY_MOONCAKE
                 : json_object_get(o, "timestamp_ms") ? REPLAY_JSONL
                                                      : REPLAY_AUTO;
         json_decref(o);
-    } else if (len >= 0) {
+    } else {
         found = header_has(s, "Request tokens")  ? REPLAY_BURSTGPT
                 : header_has(s, "ContextTokens") ? REPLAY_AZURE
                                                  : REPLAY_AUTO;
     }
-    free(line);
-    if (len < 0)
-        snprintf(err, errlen, "%s: no records in the file", path);
-    else if (found == REPLAY_AUTO)
+    return found;
+}
+
+/* A CSV trace whose first line `r` has read: mapped from its path, which
+ * a regular file allows and a pipe does not; a file of CR line ends is
+ * named as such (common/csv ends rows at LF). */
+static int read_csv_trace(replay_trace *t, line_reader *r, int regular, char *err, int errlen) {
+    const csv_shape *s = t->format == REPLAY_AZURE ? &azure_shape : &burstgpt_shape;
+    if (!regular) {
+        snprintf(err, errlen,
+                 "--replay %s: a %s trace (CSV) is read from a regular file, not a pipe or a "
+                 "FIFO: save it to a file first",
+                 r->path, replay_format_name(t->format));
+        return -1;
+    }
+    if (ended_at_bare_cr(r, err, errlen)) {
+        snprintf(err, errlen,
+                 "%s:%d: the file ends its lines with CR alone (old Mac line ends): convert "
+                 "them to LF (tr '\\r' '\\n')",
+                 r->path, r->lineno);
+        return -1;
+    }
+    return read_csv(t, r->path, s, err, errlen);
+}
+
+int replay_read(replay_trace *t, const char *path, replay_format format, char *err, int errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "--replay %s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int regular = !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
+    line_reader r = {.f = f, .path = path};
+    int got = next_line(&r, err, errlen), rc = got < 0 ? -1 : 0;
+    int csv = format == REPLAY_BURSTGPT || format == REPLAY_AZURE;
+    if (got == 0 && csv) {
+        snprintf(err, errlen, "%s:1: an empty file (the header is %s)", path,
+                 format == REPLAY_AZURE ? azure_shape.header : burstgpt_shape.header);
+        rc = -1;
+    } else if (got == 1 && format == REPLAY_AUTO &&
+               (format = detect(r.buf, r.len)) == REPLAY_AUTO) {
         snprintf(err, errlen,
                  "%s:%d: cannot tell the trace's format from this line (a Mooncake record has "
                  "input_length, a JSONL one timestamp_ms; a BurstGPT header names Request tokens, "
                  "an Azure one ContextTokens): give --replay-format",
-                 path, lineno);
-    return found;
+                 path, r.lineno);
+        rc = -1;
+    } else if (got == 1) {
+        t->format = format;
+        rc = format == REPLAY_MOONCAKE || format == REPLAY_JSONL
+                 ? read_jsonl(t, &r, format == REPLAY_MOONCAKE, err, errlen)
+                 : read_csv_trace(t, &r, regular, err, errlen);
+    }
+    free(r.buf);
+    free(r.io);
+    fclose(f);
+    return rc;
 }
 
 /* n digits at s[*i] into *v. */

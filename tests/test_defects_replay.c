@@ -1,0 +1,282 @@
+/* defects_replay: the trace readers' fixed defects (round 2), each a case
+ * that failed before its fix:
+ *   D5  a trace from a pipe or a FIFO reads every record (the format is
+ *       told from the line already read, the file opened once); a CSV
+ *       from a pipe is refused as such, not read as "an empty file";
+ *   D6  a line the reader cannot hold is an error naming its line, not the
+ *       end of the file: a cap of 64 MiB a line, /dev/zero refused at
+ *       once, a read error (a directory) said as one;
+ *   M4  CR line ends read as line ends (a CSV of them named). */
+#include "csv_util.h"
+#include "support.h"
+#include "test.h"
+#include "workload/replay.h"
+#include "workload/replay_read.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *write_file(const char *name, const char *text) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* 0 and the trace in t, or -1 and the message in err. */
+static int load(replay_trace *t, const char *path, replay_format f, char *err, size_t errlen) {
+    return replay_load(t, path, f, 512, err, (int)errlen);
+}
+
+/* The message replay_load gives for `text` read as `f`, after the path. */
+static const char *refusal(const char *text, replay_format f) {
+    static char err[1024];
+    replay_trace t;
+    const char *path = write_file("bad.trace", text);
+    CHECK_MSG(load(&t, path, f, err, sizeof err) == -1, "loaded: %s", text);
+    CHECK_MSG(!strncmp(err, path, strlen(path)), "error without the file: %s", err);
+    return err + strlen(path);
+}
+
+static void load_text_ok(replay_trace *t, const char *text, replay_format f) {
+    char err[1024];
+    CHECK_MSG(load(t, write_file("ok.trace", text), f, err, sizeof err) == 0, "%s", err);
+}
+
+/* 500 Mooncake records of exactly 64 bytes each: a 4 KiB buffer ends
+ * exactly between two of them. */
+static char *records_64_bytes(int n) {
+    char *text = malloc((size_t)n * 64 + 1), *p = text;
+    for (int i = 0; i < n; i++) {
+        int len =
+            sprintf(p, "{\"timestamp\": %d, \"input_length\": 20, \"output_length\": 2", i * 2);
+        memset(p + len, ' ', (size_t)(62 - len));
+        p[62] = '}';
+        p[63] = '\n';
+        p += 64;
+    }
+    *p = 0;
+    return text;
+}
+
+/* A child that writes `text` to fd and exits. */
+static pid_t writer(int fd, const char *text) {
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        size_t n = strlen(text), at = 0;
+        while (at < n) {
+            ssize_t w = write(fd, text + at, n - at);
+            if (w <= 0)
+                _exit(1);
+            at += (size_t)w;
+        }
+        _exit(0);
+    }
+    return pid;
+}
+
+/* `text` read through a pipe as `f`: replay_load's return, the trace or
+ * the message. */
+static int load_from_pipe(replay_trace *t, const char *text, replay_format f, char *err,
+                          size_t errlen) {
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    signal(SIGPIPE, SIG_IGN);
+    pid_t pid = writer(fds[1], text);
+    close(fds[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    int rc = load(t, path, f, err, errlen);
+    close(fds[0]);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return rc;
+}
+
+TEST(defects_replay_d5_a_trace_from_a_pipe_reads_every_record) {
+    char *text = records_64_bytes(500), err[1024];
+    replay_trace t;
+    alarm(20);
+    CHECK_MSG(load_from_pipe(&t, text, REPLAY_AUTO, err, sizeof err) == 0, "%s", err);
+    CHECK_INT(t.format, REPLAY_MOONCAKE);
+    CHECK_INT(t.n_in_file, 500);
+    CHECK_INT(t.rec[0].line, 1);
+    CHECK_INT(t.rec[499].line, 500);
+    CHECK_INT(t.rec[499].t_us, 998000);
+    replay_free(&t);
+    free(text);
+    alarm(0);
+}
+
+TEST(defects_replay_d5_a_trace_from_a_fifo_reads_every_record) {
+    char *text = records_64_bytes(500), err[1024];
+    replay_trace t;
+    alarm(20); /* the earlier reader opened a FIFO twice and waited for a writer forever */
+    char fifo[1024];
+    snprintf(fifo, sizeof fifo, "%s/trace.fifo", temp_dir());
+    CHECK(mkfifo(fifo, 0600) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int fd = open(fifo, O_WRONLY);
+        _exit(fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text));
+    }
+    CHECK_MSG(load(&t, fifo, REPLAY_AUTO, err, sizeof err) == 0, "%s", err);
+    CHECK_INT(t.n_in_file, 500);
+    replay_free(&t);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    free(text);
+    alarm(0);
+}
+
+/* A CSV is mapped: from a pipe it is refused, saying so, in one line,
+ * not read as "an empty file". */
+TEST(defects_replay_d5_a_csv_from_a_pipe_is_refused_as_such) {
+    char err[1024];
+    replay_trace t;
+    const char *csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                      "5,ChatGPT,472,18,490,Conversation log\n";
+    CHECK(load_from_pipe(&t, csv, REPLAY_AUTO, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "regular file") && strstr(err, "pipe") && !strstr(err, "empty") &&
+                  !strchr(err, '\n'),
+              "%s", err);
+    CHECK(load_from_pipe(&t, csv, REPLAY_BURSTGPT, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "regular file"), "%s", err);
+}
+
+/* A sparse file: 10 records, a line of `hole` NULs, 10 more records. */
+static const char *records_around_a_long_line(const char *name, long long hole) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", temp_dir(), name);
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    for (int i = 0; i < 20; i++) {
+        if (i == 10) {
+            CHECK(fseeko(f, (off_t)hole, SEEK_CUR) == 0);
+            fputc('\n', f);
+        }
+        fprintf(f, "{\"timestamp\": %d, \"input_length\": 20, \"output_length\": 2}\n", i * 10);
+    }
+    fclose(f);
+    return path;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+TEST(defects_replay_d6_a_line_too_long_to_hold_is_an_error_not_the_end) {
+    char err[1024];
+    replay_trace t;
+    /* just over the cap: refused at its line, with the cap */
+    const char *path = records_around_a_long_line("long.jsonl", (64LL << 20) + 1);
+    CHECK(load(&t, path, REPLAY_AUTO, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "long.jsonl:11: a line longer than 64 MiB"), "%s", err);
+    /* just under: read (and refused as the JSON it is not, at its line) */
+    path = records_around_a_long_line("under.jsonl", (64LL << 20) - 2);
+    CHECK(load(&t, path, REPLAY_AUTO, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "under.jsonl:11: ") && !strstr(err, "64 MiB"), "%s", err);
+}
+
+/* /dev/zero: refused at once, not read until memory runs out (held to
+ * 2 GiB here, so that a reader without a cap fails instead of swapping
+ * the machine). */
+TEST(defects_replay_d6_dev_zero_is_refused_at_once) {
+    char err[1024];
+    replay_trace t;
+#ifndef __SANITIZE_ADDRESS__
+    struct rlimit lim = {2LL << 30, 2LL << 30};
+    CHECK(setrlimit(RLIMIT_AS, &lim) == 0);
+#endif
+    double t0 = now_s();
+    CHECK(load(&t, "/dev/zero", REPLAY_AUTO, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "/dev/zero:1: a line longer than 64 MiB"), "%s", err);
+    CHECK_MSG(now_s() - t0 < 10, "/dev/zero took %.1f s to refuse", now_s() - t0);
+}
+
+/* A read error is said as one, not taken for an empty file. */
+TEST(defects_replay_d6_a_read_error_is_not_the_end_of_the_file) {
+    char err[1024];
+    replay_trace t;
+    CHECK(load(&t, temp_dir(), REPLAY_AUTO, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, ":1: cannot read: Is a directory"), "%s", err);
+    CHECK(load(&t, temp_dir(), REPLAY_MOONCAKE, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "cannot read"), "%s", err);
+}
+
+/* The run, under a memory limit getline's buffer for a 1 GiB line does
+ * not fit in: before, getline's ENOMEM ended the trace at line 10 and the
+ * run replayed 10 of its 20 records (here to a closed port; to a server,
+ * with exit 0). */
+TEST(defects_replay_d6_a_run_refuses_the_line_it_cannot_hold) {
+    if (servelab_is_sanitized())
+        return; /* AddressSanitizer's shadow memory does not fit under ulimit -v */
+    const char *path = records_around_a_long_line("huge.jsonl", 1LL << 30);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "ulimit -v 1000000; exec %s run --quiet --url http://127.0.0.1:9 --replay %s "
+             "--out %s/run 2>&1",
+             servelab_bin(), path, temp_dir());
+    int code;
+    double t0 = now_s();
+    char *out = run_capture(cmd, &code);
+    CHECK_MSG(code == 2 && strstr(out, "huge.jsonl:11: a line longer than 64 MiB"), "exit %d: %s",
+              code, out);
+    CHECK_INT(count_of(out, "\n"), 1);
+    CHECK_MSG(now_s() - t0 < 20, "took %.1f s", now_s() - t0);
+    free(out);
+}
+
+TEST(defects_replay_m4_cr_line_ends_read_as_lines_or_are_named) {
+    replay_trace t;
+    load_text_ok(&t,
+                 "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\r"
+                 "{\"timestamp\": 5, \"input_length\": 20, \"output_length\": 1}\r\r"
+                 "{\"timestamp\": 9, \"input_length\": 30, \"output_length\": 1}\r",
+                 REPLAY_AUTO);
+    CHECK_INT(t.format, REPLAY_MOONCAKE);
+    CHECK_INT(t.n, 3);
+    CHECK_INT(t.rec[2].line, 4); /* the empty line between the CRs is line 3 */
+    CHECK_INT(t.rec[2].input_tokens, 30);
+    replay_free(&t);
+    /* CRLF, and a CR at the very end, as before */
+    load_text_ok(&t,
+                 "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\r\n"
+                 "{\"timestamp\": 5, \"input_length\": 20, \"output_length\": 1}\r",
+                 REPLAY_AUTO);
+    CHECK_INT(t.n, 2);
+    CHECK_INT(t.rec[1].line, 2);
+    replay_free(&t);
+    /* a CRLF whose CR is the last byte of one read and its LF the first
+     * of the next (reads are 64 KiB) is one line end */
+    static char big[70000];
+    int len =
+        snprintf(big, sizeof big, "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}");
+    memset(big + len, ' ', (size_t)(65535 - len));
+    strcpy(big + 65535, "\r\n{\"timestamp\": 5, \"input_length\": 20, \"output_length\": 1}\n");
+    load_text_ok(&t, big, REPLAY_AUTO);
+    CHECK_INT(t.n, 2);
+    CHECK_INT(t.rec[1].line, 2);
+    replay_free(&t);
+    /* a CSV: named, since its rows end at LF */
+    const char *err = refusal("TIMESTAMP,ContextTokens,GeneratedTokens\r"
+                              "2023-11-16 18:17:03.97,10,5\r",
+                              REPLAY_AUTO);
+    CHECK_MSG(strstr(err, ":1: the file ends its lines with CR alone"), "%s", err);
+}
