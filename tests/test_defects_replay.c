@@ -6,7 +6,10 @@
  *   D6  a line the reader cannot hold is an error naming its line, not the
  *       end of the file: a cap of 64 MiB a line, /dev/zero refused at
  *       once, a read error (a directory) said as one;
- *   M4  CR line ends read as line ends (a CSV of them named). */
+ *   M4  what the readers took silently or refused wrongly: messages that
+ *       are not chat messages, a prefix longer than its prompt or of two
+ *       lengths, 10.0 as a count, CR line ends, a leap second, two CSV
+ *       columns of one name. */
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"
@@ -243,6 +246,92 @@ TEST(defects_replay_d6_a_run_refuses_the_line_it_cannot_hold) {
     free(out);
 }
 
+TEST(defects_replay_m4_messages_must_be_chat_messages) {
+    const char *bad[] = {"[1, 2, 3]", "[{\"role\": 5}]", "[{\"role\": \"user\"}]",
+                         "[{\"role\": \"user\", \"content\": 7}]",
+                         "[{\"role\": \"user\", \"content\": \"hi\"}, \"x\"]"};
+    const int item[] = {1, 1, 1, 1, 2};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256], want[128];
+        snprintf(text, sizeof text,
+                 "{\"timestamp_ms\": 0, \"output_tokens\": 1, \"messages\": [{\"role\": "
+                 "\"user\", \"content\": \"ok\"}]}\n"
+                 "{\"timestamp_ms\": 1, \"output_tokens\": 1, \"messages\": %s}\n",
+                 bad[i]);
+        snprintf(want, sizeof want,
+                 ":2: \"messages\" item %d must be an object with a string \"role\" and a string "
+                 "\"content\"",
+                 item[i]);
+        const char *err = refusal(text, REPLAY_JSONL);
+        CHECK_MSG(strstr(err, want), "%s: %s", bad[i], err);
+    }
+}
+
+TEST(defects_replay_m4_a_prefix_fits_its_prompt_and_has_one_length) {
+    CHECK(strstr(refusal("{\"timestamp_ms\": 0, \"input_tokens\": 10, \"output_tokens\": 1, "
+                         "\"prefix_id\": \"sys\", \"prefix_tokens\": 100}\n",
+                         REPLAY_JSONL),
+                 ":1: \"prefix_tokens\" 100 is more than \"input_tokens\" 10"));
+    const char *err = refusal("{\"timestamp_ms\": 0, \"input_tokens\": 90, \"output_tokens\": 1, "
+                              "\"prefix_id\": \"sys\", \"prefix_tokens\": 32}\n"
+                              "{\"timestamp_ms\": 1, \"input_tokens\": 90, \"output_tokens\": 1, "
+                              "\"prefix_id\": 7, \"prefix_tokens\": 40}\n"
+                              "{\"timestamp_ms\": 2, \"input_tokens\": 90, \"output_tokens\": 1, "
+                              "\"prefix_id\": \"sys\", \"prefix_tokens\": 64}\n",
+                              REPLAY_JSONL);
+    CHECK_MSG(strstr(err, ":3: prefix_id \"sys\" is 64 tokens long here and 32 on line 1"), "%s",
+              err);
+    /* no prefix_tokens is --replay-block-tokens (512 here) */
+    err = refusal("{\"timestamp_ms\": 0, \"input_tokens\": 900, \"output_tokens\": 1, "
+                  "\"prefix_id\": 7}\n"
+                  "{\"timestamp_ms\": 1, \"input_tokens\": 90, \"output_tokens\": 1, "
+                  "\"prefix_id\": \"7\", \"prefix_tokens\": 40}\n",
+                  REPLAY_JSONL);
+    CHECK_MSG(strstr(err, ":2: prefix_id \"7\" is 40 tokens long here and 512 on line 1"), "%s",
+              err);
+    /* one id, one length, many records: read */
+    replay_trace t;
+    static char text[32768];
+    text[0] = 0;
+    for (int i = 0; i < 200; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "{\"timestamp_ms\": %d, \"input_tokens\": 50, \"output_tokens\": 1, "
+                 "\"prefix_id\": %d, \"prefix_tokens\": %d}\n",
+                 i, i % 5, 10 + i % 5);
+    load_text_ok(&t, text, REPLAY_JSONL);
+    CHECK_INT(t.n, 200);
+    replay_free(&t);
+}
+
+TEST(defects_replay_m4_a_whole_number_written_as_a_float_is_a_count) {
+    replay_trace t;
+    load_text_ok(&t,
+                 "{\"timestamp\": 0, \"input_length\": 10.0, \"output_length\": 1e1}\n"
+                 "{\"timestamp\": 1, \"input_length\": 0.0, \"output_length\": 3.0, "
+                 "\"hash_ids\": [1]}\n",
+                 REPLAY_MOONCAKE);
+    CHECK_INT(t.rec[0].input_tokens, 10);
+    CHECK_INT(t.rec[0].output_tokens, 10);
+    CHECK_INT(t.rec[1].input_tokens, 1);
+    replay_free(&t);
+    load_text_ok(&t,
+                 "{\"timestamp_ms\": 0, \"input_tokens\": 40.0, \"output_tokens\": 2.0, "
+                 "\"prefix_id\": \"a\", \"prefix_tokens\": 32.0}\n",
+                 REPLAY_JSONL);
+    CHECK_INT(t.rec[0].prefix_tokens, 32);
+    replay_free(&t);
+    CHECK(strstr(refusal("{\"timestamp\": 0, \"input_length\": 10.5, \"output_length\": 1}\n",
+                         REPLAY_MOONCAKE),
+                 ":1: \"input_length\" must be a whole number"));
+    CHECK(strstr(refusal("{\"timestamp\": 0, \"input_length\": 1e300, \"output_length\": 1}\n",
+                         REPLAY_MOONCAKE),
+                 ":1: \"input_length\" must be a whole number"));
+    /* a time past 317 years is said as such, not as "must be >= 0" */
+    CHECK(strstr(refusal("{\"timestamp\": 1e20, \"input_length\": 1, \"output_length\": 1}\n",
+                         REPLAY_MOONCAKE),
+                 ":1: \"timestamp\" 1e+20 is past the latest time a trace may hold"));
+}
+
 TEST(defects_replay_m4_cr_line_ends_read_as_lines_or_are_named) {
     replay_trace t;
     load_text_ok(&t,
@@ -279,4 +368,49 @@ TEST(defects_replay_m4_cr_line_ends_read_as_lines_or_are_named) {
                               "2023-11-16 18:17:03.97,10,5\r",
                               REPLAY_AUTO);
     CHECK_MSG(strstr(err, ":1: the file ends its lines with CR alone"), "%s", err);
+}
+
+TEST(defects_replay_m4_a_leap_second_is_the_next_minutes_first) {
+    int64_t leap, next;
+    const char *s = "2016-12-31 23:59:60.25", *n = "2017-01-01 00:00:00.25";
+    CHECK(replay_parse_datetime(s, strlen(s), &leap) == 0);
+    CHECK(replay_parse_datetime(n, strlen(n), &next) == 0);
+    CHECK_INT(leap, next);
+    s = "2015-06-30T23:59:60Z";
+    n = "2015-07-01 00:00:00";
+    CHECK(replay_parse_datetime(s, strlen(s), &leap) == 0);
+    CHECK(replay_parse_datetime(n, strlen(n), &next) == 0);
+    CHECK_INT(leap, next);
+    s = "2016-12-31 23:59:61";
+    CHECK(replay_parse_datetime(s, strlen(s), &leap) == -1);
+    replay_trace t;
+    load_text_ok(&t,
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                 "2016-12-31 23:59:59.5,10,5\n"
+                 "2016-12-31 23:59:60.5,10,5\n"
+                 "2017-01-01 00:00:00.75,10,5\n",
+                 REPLAY_AUTO);
+    CHECK_INT(t.n, 3);
+    CHECK_INT(t.rec[1].t_us - t.rec[0].t_us, 1000000);
+    CHECK_INT(t.rec[2].t_us - t.rec[1].t_us, 250000);
+    replay_free(&t);
+}
+
+TEST(defects_replay_m4_two_csv_columns_of_one_name_are_refused) {
+    const char *err = refusal("Timestamp,Model,Request tokens,Response tokens,request tokens\n"
+                              "1,ChatGPT,10,5,20\n",
+                              REPLAY_AUTO);
+    CHECK_MSG(strstr(err, ":1: two columns named 'Request tokens' (columns 3 and 5)"), "%s", err);
+    err = refusal("TIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n"
+                  "2023-11-16 18:17:03.97,10,5,2023-11-16 18:17:03.97\n",
+                  REPLAY_AZURE);
+    CHECK_MSG(strstr(err, ":1: two columns named 'TIMESTAMP' (columns 1 and 4)"), "%s", err);
+    /* a column the reader does not use may repeat */
+    replay_trace t;
+    load_text_ok(&t,
+                 "Timestamp,Model,Request tokens,Response tokens,Model\n"
+                 "1,ChatGPT,10,5,x\n",
+                 REPLAY_AUTO);
+    CHECK_INT(t.n, 1);
+    replay_free(&t);
 }

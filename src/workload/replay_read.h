@@ -24,7 +24,7 @@
 int replay_read(replay_trace *t, const char *path, replay_format format, char *err, int errlen);
 /* "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" (a 'T' may stand for
  * the space; no zone is UTC) as microseconds since 1970 (UTC): 0, or -1
- * when s[0, n) is not one. */
+ * when s[0, n) is not one. A leap second (:60) is the next minute's :00. */
 int replay_parse_datetime(const char *s, size_t n, int64_t *us);
 
 #endif
