@@ -6,6 +6,9 @@
  *   D6  a line the reader cannot hold is an error naming its line, not the
  *       end of the file: a cap of 64 MiB a line, /dev/zero refused at
  *       once, a read error (a directory) said as one;
+ *   L3  a --time-scale that makes the schedule longer than 7 days refused;
+ *   L4  a --replay-start past the trace's end refused with the span, a
+ *       --replay-duration past it read as "to the end";
  *   M4  what the readers took silently or refused wrongly: messages that
  *       are not chat messages, a prefix longer than its prompt or of two
  *       lengths, 10.0 as a count, CR line ends, a leap second, two CSV
@@ -244,6 +247,75 @@ TEST(defects_replay_d6_a_run_refuses_the_line_it_cannot_hold) {
     CHECK_INT(count_of(out, "\n"), 1);
     CHECK_MSG(now_s() - t0 < 20, "took %.1f s", now_s() - t0);
     free(out);
+}
+
+/* Ten records 100 ms apart: a trace of 0.9 s. */
+static void ten_records(replay_trace *t) {
+    char text[2048] = "";
+    for (int i = 0; i < 10; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "{\"timestamp_ms\": %d, \"input_tokens\": 50, \"output_tokens\": 2}\n", i * 100);
+    load_text_ok(t, text, REPLAY_JSONL);
+}
+
+TEST(defects_replay_l3_a_time_scale_past_the_7_day_cap_is_refused) {
+    replay_trace t;
+    char err[1024];
+    ten_records(&t);
+    replay_window w = {.time_scale = 1e-300};
+    CHECK(replay_select(&t, &w, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "--time-scale 1e-300") && strstr(err, "7 days") && !strchr(err, '\n'),
+              "%s", err);
+    replay_free(&t);
+    /* 0.9 s at 1.4e-6 is 7.4 days: refused; at 1.6e-6, 6.5 days: kept */
+    ten_records(&t);
+    w.time_scale = 1.4e-6;
+    CHECK(replay_select(&t, &w, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "at least 1.49e-06"), "%s", err);
+    replay_free(&t);
+    ten_records(&t);
+    w.time_scale = 1.6e-6;
+    CHECK_MSG(replay_select(&t, &w, err, sizeof err) == 0, "%s", err);
+    int64_t *due;
+    CHECK_INT(replay_due_times(&t, &due), 10);
+    CHECK_INT(due[9], 562500000000LL); /* 0.9 s / 1.6e-6, in microseconds: no overflow */
+    free(due);
+    replay_free(&t);
+}
+
+TEST(defects_replay_l4_a_window_past_the_trace_is_refused_or_reaches_its_end) {
+    replay_trace t;
+    char err[1024];
+    const double starts[] = {1e300, 9.3e12, 1e20, 0.95};
+    for (size_t i = 0; i < sizeof starts / sizeof *starts; i++) {
+        ten_records(&t);
+        replay_window w = {.start_s = starts[i], .time_scale = 1};
+        CHECK_MSG(replay_select(&t, &w, err, sizeof err) == -1, "start %g kept %zu records",
+                  starts[i], t.n);
+        CHECK_MSG(strstr(err, "past the trace's last record") && strstr(err, "spans 0.900 s"), "%s",
+                  err);
+        replay_free(&t);
+    }
+    /* a start at the last record keeps it */
+    ten_records(&t);
+    replay_window w = {.start_s = 0.9, .time_scale = 1};
+    CHECK_MSG(replay_select(&t, &w, err, sizeof err) == 0, "%s", err);
+    CHECK_INT(t.n, 1);
+    replay_free(&t);
+    /* a duration past the end: to the end, all of it */
+    const double durations[] = {1e300, 9.3e12, 1e20};
+    for (size_t i = 0; i < sizeof durations / sizeof *durations; i++) {
+        ten_records(&t);
+        w = (replay_window){.start_s = 0.25, .duration_s = durations[i], .time_scale = 1};
+        CHECK_MSG(replay_select(&t, &w, err, sizeof err) == 0, "duration %g: %s", durations[i],
+                  err);
+        CHECK_INT(t.n, 7);
+        CHECK_INT(replay_trace_line(&t, 0), 4);
+        json_t *j = replay_json(&t); /* meta.json: the window came to the trace's end */
+        CHECK(json_is_null(json_object_get(j, "window_duration_s")));
+        json_decref(j);
+        replay_free(&t);
+    }
 }
 
 TEST(defects_replay_m4_messages_must_be_chat_messages) {

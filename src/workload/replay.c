@@ -7,6 +7,7 @@
 #include "workload/replay.h"
 #include "common/rng.h"
 #include "common/util.h"
+#include "workload/arrivals.h"
 #include "workload/replay_read.h"
 
 #include <math.h>
@@ -74,19 +75,55 @@ int replay_load(replay_trace *t, const char *path, replay_format format, int blo
     return 0;
 }
 
+/* The window's bounds on the trace's clock, [*from, *to): -1 with a
+ * message for a start past the trace's last record; a duration past it
+ * is the trace's end. Compared as doubles first, so that no value
+ * (1e300) can overflow into a window that holds the whole trace. */
+static int window_bounds(const replay_trace *t, const replay_window *w, int64_t *from, int64_t *to,
+                         char *err, int errlen) {
+    int64_t earliest = t->rec[0].t_us, last = t->rec[t->n - 1].t_us;
+    double span_s = (double)(last - earliest) / 1e6;
+    if (!(w->start_s <= span_s)) {
+        snprintf(err, errlen,
+                 "--replay %s: no records in the window (--replay-start %g s is past the "
+                 "trace's last record; the trace spans %.3f s from its first record)",
+                 t->path, w->start_s, span_s);
+        return -1;
+    }
+    *from = earliest + llround(w->start_s * 1e6);
+    *to = w->duration_s > 0 && w->duration_s * 1e6 <= (double)(last - *from)
+              ? *from + llround(w->duration_s * 1e6)
+              : INT64_MAX;
+    return 0;
+}
+
+/* The kept records' span once scaled must fit the schedule's cap (7
+ * days, as every servelab schedule): 0, or -1 with a message. */
+static int check_scaled_span(const replay_trace *t, double scale, char *err, int errlen) {
+    double span_s = (double)(t->rec[t->n - 1].t_us - t->rec[0].t_us) / 1e6;
+    if (span_s / scale <= ARRIVALS_MAX_S)
+        return 0;
+    snprintf(err, errlen,
+             "--time-scale %g: the window's %.3f s of trace would take %.3g s to replay, more "
+             "than %d days: give a --time-scale of at least %.3g, or a shorter window "
+             "(--replay-duration, --requests)",
+             scale, span_s, span_s / scale, ARRIVALS_MAX_S / 86400, span_s / ARRIVALS_MAX_S);
+    return -1;
+}
+
 int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen) {
-    int64_t earliest = t->rec[0].t_us; /* still the file's first: the window is not yet cut */
-    int64_t from = earliest + llround(w->start_s * 1e6);
-    int64_t to = w->duration_s > 0 ? from + llround(w->duration_s * 1e6) : INT64_MAX;
-    size_t kept = 0;
-    for (size_t i = 0; i < t->n; i++) {
+    int64_t from, to;
+    if (window_bounds(t, w, &from, &to, err, errlen))
+        return -1;
+    double span_s = (double)(t->rec[t->n - 1].t_us - t->rec[0].t_us) / 1e6;
+    size_t kept = 0, n = t->n;
+    for (size_t i = 0; i < n; i++) {
         if (t->rec[i].t_us < from || t->rec[i].t_us >= to)
             continue;
         if (w->max_records && kept == w->max_records)
             break;
         t->rec[kept++] = t->rec[i];
     }
-    double span_s = (double)(t->rec[t->n - 1].t_us - earliest) / 1e6;
     if (!kept) {
         snprintf(err, errlen,
                  "--replay %s: no records in the window (--replay-start %g s%s; the trace "
@@ -95,9 +132,12 @@ int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen
         return -1;
     }
     t->n = kept;
-    t->time_scale = w->time_scale > 0 ? w->time_scale : 1;
+    double scale = w->time_scale > 0 ? w->time_scale : 1;
+    if (check_scaled_span(t, scale, err, errlen))
+        return -1;
+    t->time_scale = scale;
     t->start_s = w->start_s;
-    t->duration_s = w->duration_s;
+    t->duration_s = to == INT64_MAX ? 0 : w->duration_s; /* 0: it came to the trace's end */
     t->window_first_us = t->rec[0].t_us;
     t->uncovered = count_uncovered(t);
     return 0;

@@ -104,8 +104,10 @@ const char *replay_format_name(replay_format f);
  * holds nothing to free. */
 int replay_load(replay_trace *t, const char *path, replay_format format, int block_tokens,
                 char *err, int errlen);
-/* Keeps the records of the window, at most max_records of them: -1 with
- * a message when none is left. */
+/* Keeps the records of the window, at most max_records of them. -1 with
+ * a message when none is left, when the start is past the trace's last
+ * record (a duration past it reaches the trace's end), or when the
+ * window's span, scaled, is longer than ARRIVALS_MAX_S (7 days). */
 int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen);
 /* The scaled due times of the kept records (microseconds from t=0, the
  * first at 0), malloc'd into *due; returns their count. */
