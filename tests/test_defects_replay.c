@@ -12,7 +12,10 @@
  *   M4  what the readers took silently or refused wrongly: messages that
  *       are not chat messages, a prefix longer than its prompt or of two
  *       lengths, 10.0 as a count, CR line ends, a leap second, two CSV
- *       columns of one name. */
+ *       columns of one name;
+ *   and the run's salt: a replayed record's tokens are drawn from its
+ *       block's key (or its line) and the salt, the same salt giving the
+ *       same tokens and another none in common. */
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"
@@ -485,4 +488,85 @@ TEST(defects_replay_m4_two_csv_columns_of_one_name_are_refused) {
                  REPLAY_AUTO);
     CHECK_INT(t.n, 1);
     replay_free(&t);
+}
+
+/* Mooncake lines: `in` tokens of these hash ids, at t_ms. */
+static void mooncake_line(char *buf, size_t cap, int t_ms, int in, const char *ids) {
+    snprintf(buf + strlen(buf), cap - strlen(buf),
+             "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 2, \"hash_ids\": "
+             "[%s]}\n",
+             t_ms, in, ids);
+}
+
+/* Every record's token ids (input_tokens of them), malloc'd. */
+static int32_t **all_ids(const replay_trace *t) {
+    int32_t **ids = calloc(t->n, sizeof *ids);
+    for (size_t k = 0; k < t->n; k++) {
+        ids[k] = malloc((size_t)t->rec[k].input_tokens * sizeof **ids);
+        CHECK_INT(replay_token_ids(t, k, ids[k]), t->rec[k].input_tokens);
+    }
+    return ids;
+}
+
+static void free_ids(int32_t **ids, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        free(ids[k]);
+    free(ids);
+}
+
+TEST(defects_replay_salt_the_same_salt_the_same_tokens_another_salt_none_shared) {
+    char text[2048] = "";
+    mooncake_line(text, sizeof text, 0, 1400, "7, 8, 9");
+    mooncake_line(text, sizeof text, 1, 1300, "7, 8, 10");
+    mooncake_line(text, sizeof text, 2, 1100, "7"); /* past its one block, its own */
+    mooncake_line(text, sizeof text, 3, 512, "8");
+    replay_trace a, b;
+    load_text_ok(&a, text, REPLAY_MOONCAKE);
+    load_text_ok(&b, text, REPLAY_MOONCAKE);
+    replay_set_salt(&a, 0x5eed);
+    replay_set_salt(&b, 0x5eed);
+    int32_t **x = all_ids(&a), **y = all_ids(&b);
+    for (size_t k = 0; k < a.n; k++)
+        CHECK_MSG(!memcmp(x[k], y[k], (size_t)a.rec[k].input_tokens * sizeof **x),
+                  "record %zu differs under one salt", k);
+    /* within the run, shared hash ids are shared blocks, and only those */
+    size_t block = 512 * sizeof **x;
+    CHECK(!memcmp(x[0], x[1], 2 * block));
+    CHECK(memcmp(x[0] + 1024, x[1] + 1024, 276 * sizeof **x));
+    CHECK(!memcmp(x[0], x[2], block));
+    CHECK(memcmp(x[0] + 512, x[2] + 512, block));
+    CHECK(!memcmp(x[0] + 512, x[3], block));
+    free_ids(y, b.n);
+
+    /* another salt: no block, and no record's own tokens, in common */
+    replay_set_salt(&b, 0x5eee);
+    y = all_ids(&b);
+    for (size_t k = 0; k < a.n; k++) {
+        int same = 0, n = a.rec[k].input_tokens;
+        for (int i = 0; i < n; i++)
+            same += x[k][i] == y[k][i];
+        CHECK_MSG(same < n / 100 + 3, "record %zu: %d of %d tokens the same under two salts", k,
+                  same, n);
+        for (int at = 0; at + 16 <= n; at += 16)
+            CHECK_MSG(memcmp(x[k] + at, y[k] + at, 16 * sizeof **x), "record %zu: block at %d", k,
+                      at);
+    }
+    free_ids(x, a.n);
+    free_ids(y, b.n);
+    replay_free(&a);
+    replay_free(&b);
+
+    /* a plain JSONL prefix_id too */
+    const char *plain = "{\"timestamp_ms\": 0, \"input_tokens\": 40, \"output_tokens\": 1, "
+                        "\"prefix_id\": \"sys\", \"prefix_tokens\": 32}\n";
+    load_text_ok(&a, plain, REPLAY_JSONL);
+    load_text_ok(&b, plain, REPLAY_JSONL);
+    replay_set_salt(&b, 1);
+    x = all_ids(&a);
+    y = all_ids(&b);
+    CHECK(memcmp(x[0], y[0], 16 * sizeof **x));
+    free_ids(x, a.n);
+    free_ids(y, b.n);
+    replay_free(&a);
+    replay_free(&b);
 }

@@ -2,8 +2,10 @@
  * its scaled schedule and each record's prompt (see replay.h). A prompt
  * is built when its request is sent, from the record alone, so a trace of
  * a million records costs its records' memory and nothing more, and a
- * block's tokens depend on its key and nothing else: every record that
- * names a block has the same tokens there, whichever was built first. */
+ * block's tokens depend on its key and the run's salt and nothing else:
+ * every record of the run that names a block has the same tokens there,
+ * whichever was built first, and another run (another salt) has others,
+ * so that two traces whose hash ids both count from 0 share nothing. */
 #include "workload/replay.h"
 #include "common/rng.h"
 #include "common/util.h"
@@ -17,6 +19,8 @@
 
 /* The seed of a record's own tokens (those no block names), with its line. */
 #define OWN_TOKENS_SEED 0x6f776e746f6b656eULL
+/* Mixed with the run's salt before it meets a key. */
+#define SALT_SEED 0x73616c7472756e73ULL
 
 static const char *format_names[] = {"auto", "mooncake", "burstgpt", "azure", "jsonl"};
 
@@ -178,6 +182,16 @@ static size_t draw_ids(uint64_t seed, int32_t *ids, size_t at, size_t n) {
     return at + n;
 }
 
+void replay_set_salt(replay_trace *t, uint64_t salt) {
+    t->salt = salt;
+}
+
+/* The seed of the tokens `key` stands for in this run: the key and the
+ * run's salt together. */
+static uint64_t salted(const replay_trace *t, uint64_t key) {
+    return mix64(key ^ mix64(t->salt ^ SALT_SEED));
+}
+
 size_t replay_token_ids(const replay_trace *t, size_t k, int32_t *ids) {
     const replay_record *r = &t->rec[k];
     if (r->given != REPLAY_NONE)
@@ -186,10 +200,10 @@ size_t replay_token_ids(const replay_trace *t, size_t k, int32_t *ids) {
     size_t block = (size_t)(r->prefix_tokens > 0 ? r->prefix_tokens : t->block_tokens);
     for (uint32_t b = 0; b < r->n_blocks && at < want; b++) {
         size_t len = want - at < block ? want - at : block; /* the last is cut to the input */
-        at = draw_ids(mix64(t->block_keys[r->first_block + b]), ids, at, len);
+        at = draw_ids(salted(t, t->block_keys[r->first_block + b]), ids, at, len);
     }
     if (at < want)
-        at = draw_ids(mix64(OWN_TOKENS_SEED ^ mix64(r->line)), ids, at, want - at);
+        at = draw_ids(salted(t, OWN_TOKENS_SEED ^ mix64(r->line)), ids, at, want - at);
     return at;
 }
 
@@ -303,7 +317,9 @@ json_t *replay_json(const replay_trace *t) {
     json_object_set_new(j, "block_tokens", json_integer(t->block_tokens));
     json_object_set_new(j, "records_blocks_not_matching_input",
                         json_integer((json_int_t)t->uncovered));
-    json_object_set_new(j, "cache_bust", json_string("off: the trace says what is shared"));
+    json_object_set_new(j, "cache_bust",
+                        json_string("off: the trace says what is shared (its tokens are drawn "
+                                    "with the run's cache_bust_salt)"));
     return j;
 }
 
