@@ -14,8 +14,10 @@
  *       lengths, 10.0 as a count, CR line ends, a leap second, two CSV
  *       columns of one name;
  *   and the run's salt: a replayed record's tokens are drawn from its
- *       block's key (or its line) and the salt, the same salt giving the
- *       same tokens and another none in common. */
+ *       block's key (or its line) and the run's salt, so two traces
+ *       replayed one after the other against one server each get exactly
+ *       the prefix-cache hits they get alone, and the same salt gives the
+ *       same tokens. */
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"
@@ -569,4 +571,108 @@ TEST(defects_replay_salt_the_same_salt_the_same_tokens_another_salt_none_shared)
     free_ids(y, b.n);
     replay_free(&a);
     replay_free(&b);
+}
+
+/* A trace of records 100 ms apart, each of these hash ids (512 tokens
+ * an id), written to `name`; into want, each record's prefix-cache hit
+ * when replayed alone on a fresh server: the longest run of leading ids
+ * an earlier record has, in blocks of 512, but never the last 16-token
+ * block of the prompt (the server computes a prompt's last token). */
+static char *shared_trace(const char *name, int n, const int ids[][4], const int *n_ids,
+                          int *want) {
+    char text[4096] = "";
+    for (int i = 0; i < n; i++) {
+        char list[64] = "";
+        for (int b = 0; b < n_ids[i]; b++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", b ? ", " : "",
+                     ids[i][b]);
+        mooncake_line(text, sizeof text, i * 100, 512 * n_ids[i], list);
+        int shared = 0;
+        for (int j = 0; j < i; j++) {
+            int k = 0;
+            while (k < n_ids[i] && k < n_ids[j] && ids[i][k] == ids[j][k])
+                k++;
+            shared = k > shared ? k : shared;
+        }
+        int tokens = 512 * n_ids[i], cap = (tokens - 1) / 16 * 16;
+        want[i] = 512 * shared < cap ? 512 * shared : cap;
+    }
+    return strdup(write_file(name, text));
+}
+
+/* `run --replay PATH` against the simulator on `port`, into DIR/NAME,
+ * with EXTRA; checks every row's cached_tokens against want (by its
+ * trace line) and returns their sum. */
+static long replay_and_check_hits(int port, const char *path, const char *extra, const char *dir,
+                                  const char *name, const int *want, int n) {
+    char args[4096];
+    snprintf(args, sizeof args,
+             "run --quiet --no-sampling --url http://127.0.0.1:%d --replay %s --time-scale 2 "
+             "--ignore-eos %s --out %s/%s",
+             port, path, extra, dir, name);
+    servelab_ok(args);
+    snprintf(args, sizeof args, "%s/%s/requests.csv", dir, name);
+    csv_table *t = csv_read(args);
+    CHECK_MSG(t && t->n_rows == n, "%s: %d rows", args, t ? t->n_rows : -1);
+    long sum = 0;
+    for (int r = 0; r < t->n_rows; r++) {
+        int i = (int)csv_num(t, r, "trace_line") - 1;
+        CHECK(i >= 0 && i < n);
+        CHECK_STR(csv_get(t, r, "error"), "");
+        CHECK_MSG((int)csv_num(t, r, "cached_tokens") == want[i],
+                  "%s, line %d: %g tokens cached, %d alone", name, i + 1,
+                  csv_num(t, r, "cached_tokens"), want[i]);
+        sum += want[i];
+    }
+    csv_free(t);
+    return sum;
+}
+
+/* The salt meta.json's config records for the run DIR/NAME. */
+static char *recorded_salt(const char *dir, const char *name) {
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s/meta.json", dir, name);
+    json_t *meta = json_load_file(p, 0, NULL);
+    CHECK_MSG(meta, "no %s", p);
+    json_t *salt = json_object_get(json_object_get(meta, "config"), "cache_bust_salt");
+    CHECK_MSG(json_is_string(salt), "%s: config.cache_bust_salt is not a string", p);
+    char *out = strdup(json_string_value(salt));
+    json_decref(meta);
+    return out;
+}
+
+/* Two traces whose hash ids both count from 0, as every published
+ * Mooncake trace's do, replayed one after the other against ONE server:
+ * each gets exactly the prefix-cache hits it gets alone (before, the
+ * second found the first's blocks under its own ids). The run's salt is
+ * recorded, and a run given it again sends the same tokens: all hit. */
+TEST(defects_replay_salt_two_traces_on_one_server_share_nothing) {
+    enum { NA = 6, NB = 6 };
+    static const int ids_a[NA][4] = {{0, 1, 2}, {0, 1, 3}, {4}, {0, 5}, {4, 6}, {0, 1, 2, 7}};
+    static const int n_a[NA] = {3, 3, 1, 2, 2, 4};
+    static const int ids_b[NB][4] = {{0, 1}, {2}, {0, 1, 4}, {2, 3}, {5}, {0, 6}};
+    static const int n_b[NB] = {2, 1, 3, 2, 1, 2};
+    int want_a[NA], want_b[NB], all_a[NA];
+    char *a = shared_trace("a.jsonl", NA, ids_a, n_a, want_a);
+    char *b = shared_trace("b.jsonl", NB, ids_b, n_b, want_b);
+    char *dir = temp_dir();
+    sim_proc p = sim_start("--profile tiny");
+    long hits = replay_and_check_hits(p.port, a, "", dir, "a", want_a, NA);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), hits);
+    hits += replay_and_check_hits(p.port, b, "", dir, "b", want_b, NB);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), hits);
+    /* trace a again with run a's salt: the same prompts, every one cached
+     * but its last block */
+    char *salt = recorded_salt(dir, "a"), *salt_b = recorded_salt(dir, "b"), extra[128];
+    CHECK_MSG(strcmp(salt, salt_b), "runs a and b drew one salt, %s", salt);
+    snprintf(extra, sizeof extra, "--cache-bust-salt %s", salt);
+    for (int i = 0; i < NA; i++)
+        all_a[i] = (512 * n_a[i] - 1) / 16 * 16;
+    hits += replay_and_check_hits(p.port, a, extra, dir, "a-again", all_a, NA);
+    CHECK_INT(sim_metric(p.port, "vllm:prefix_cache_hits_total"), hits);
+    sim_stop(&p);
+    free(salt);
+    free(salt_b);
+    free(a);
+    free(b);
 }
