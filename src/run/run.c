@@ -203,6 +203,7 @@ static int prepare_replay(run_ctx *x, run_result *rr) {
         free(t);
         return fail(rr, "%s", err);
     }
+    shape_prompts(x), replay_set_salt(t, x->w.shape.salt); /* the run's salt, drawn if not given */
     workload_use_replay(&x->w, t);
     t->words = &x->w.words; /* --tokenize fills it before the first body */
     x->w_loaded = 1;

@@ -2,11 +2,14 @@
  * its scaled schedule and each record's prompt (see replay.h). A prompt
  * is built when its request is sent, from the record alone, so a trace of
  * a million records costs its records' memory and nothing more, and a
- * block's tokens depend on its key and nothing else: every record that
- * names a block has the same tokens there, whichever was built first. */
+ * block's tokens depend on its key and the run's salt and nothing else:
+ * every record of the run that names a block has the same tokens there,
+ * whichever was built first, and another run (another salt) has others,
+ * so that two traces whose hash ids both count from 0 share nothing. */
 #include "workload/replay.h"
 #include "common/rng.h"
 #include "common/util.h"
+#include "workload/arrivals.h"
 #include "workload/replay_read.h"
 
 #include <math.h>
@@ -16,6 +19,8 @@
 
 /* The seed of a record's own tokens (those no block names), with its line. */
 #define OWN_TOKENS_SEED 0x6f776e746f6b656eULL
+/* Mixed with the run's salt before it meets a key. */
+#define SALT_SEED 0x73616c7472756e73ULL
 
 static const char *format_names[] = {"auto", "mooncake", "burstgpt", "azure", "jsonl"};
 
@@ -58,9 +63,6 @@ int replay_load(replay_trace *t, const char *path, replay_format format, int blo
     snprintf(t->path, sizeof t->path, "%s", path);
     t->block_tokens = block_tokens > 0 ? block_tokens : 512;
     t->time_scale = 1;
-    if (format == REPLAY_AUTO && (format = replay_read_detect(path, err, errlen)) == REPLAY_AUTO)
-        return -1;
-    t->format = format;
     if (replay_read(t, path, format, err, errlen)) {
         replay_free(t);
         return -1;
@@ -77,19 +79,55 @@ int replay_load(replay_trace *t, const char *path, replay_format format, int blo
     return 0;
 }
 
+/* The window's bounds on the trace's clock, [*from, *to): -1 with a
+ * message for a start past the trace's last record; a duration past it
+ * is the trace's end. Compared as doubles first, so that no value
+ * (1e300) can overflow into a window that holds the whole trace. */
+static int window_bounds(const replay_trace *t, const replay_window *w, int64_t *from, int64_t *to,
+                         char *err, int errlen) {
+    int64_t earliest = t->rec[0].t_us, last = t->rec[t->n - 1].t_us;
+    double span_s = (double)(last - earliest) / 1e6;
+    if (!(w->start_s <= span_s)) {
+        snprintf(err, errlen,
+                 "--replay %s: no records in the window (--replay-start %g s is past the "
+                 "trace's last record; the trace spans %.3f s from its first record)",
+                 t->path, w->start_s, span_s);
+        return -1;
+    }
+    *from = earliest + llround(w->start_s * 1e6);
+    *to = w->duration_s > 0 && w->duration_s * 1e6 <= (double)(last - *from)
+              ? *from + llround(w->duration_s * 1e6)
+              : INT64_MAX;
+    return 0;
+}
+
+/* The kept records' span once scaled must fit the schedule's cap (7
+ * days, as every servelab schedule): 0, or -1 with a message. */
+static int check_scaled_span(const replay_trace *t, double scale, char *err, int errlen) {
+    double span_s = (double)(t->rec[t->n - 1].t_us - t->rec[0].t_us) / 1e6;
+    if (span_s / scale <= ARRIVALS_MAX_S)
+        return 0;
+    snprintf(err, errlen,
+             "--time-scale %g: the window's %.3f s of trace would take %.3g s to replay, more "
+             "than %d days: give a --time-scale of at least %.3g, or a shorter window "
+             "(--replay-duration, --requests)",
+             scale, span_s, span_s / scale, ARRIVALS_MAX_S / 86400, span_s / ARRIVALS_MAX_S);
+    return -1;
+}
+
 int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen) {
-    int64_t earliest = t->rec[0].t_us; /* still the file's first: the window is not yet cut */
-    int64_t from = earliest + llround(w->start_s * 1e6);
-    int64_t to = w->duration_s > 0 ? from + llround(w->duration_s * 1e6) : INT64_MAX;
-    size_t kept = 0;
-    for (size_t i = 0; i < t->n; i++) {
+    int64_t from, to;
+    if (window_bounds(t, w, &from, &to, err, errlen))
+        return -1;
+    double span_s = (double)(t->rec[t->n - 1].t_us - t->rec[0].t_us) / 1e6;
+    size_t kept = 0, n = t->n;
+    for (size_t i = 0; i < n; i++) {
         if (t->rec[i].t_us < from || t->rec[i].t_us >= to)
             continue;
         if (w->max_records && kept == w->max_records)
             break;
         t->rec[kept++] = t->rec[i];
     }
-    double span_s = (double)(t->rec[t->n - 1].t_us - earliest) / 1e6;
     if (!kept) {
         snprintf(err, errlen,
                  "--replay %s: no records in the window (--replay-start %g s%s; the trace "
@@ -98,9 +136,12 @@ int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen
         return -1;
     }
     t->n = kept;
-    t->time_scale = w->time_scale > 0 ? w->time_scale : 1;
+    double scale = w->time_scale > 0 ? w->time_scale : 1;
+    if (check_scaled_span(t, scale, err, errlen))
+        return -1;
+    t->time_scale = scale;
     t->start_s = w->start_s;
-    t->duration_s = w->duration_s;
+    t->duration_s = to == INT64_MAX ? 0 : w->duration_s; /* 0: it came to the trace's end */
     t->window_first_us = t->rec[0].t_us;
     t->uncovered = count_uncovered(t);
     return 0;
@@ -141,6 +182,16 @@ static size_t draw_ids(uint64_t seed, int32_t *ids, size_t at, size_t n) {
     return at + n;
 }
 
+void replay_set_salt(replay_trace *t, uint64_t salt) {
+    t->salt = salt;
+}
+
+/* The seed of the tokens `key` stands for in this run: the key and the
+ * run's salt together. */
+static uint64_t salted(const replay_trace *t, uint64_t key) {
+    return mix64(key ^ mix64(t->salt ^ SALT_SEED));
+}
+
 size_t replay_token_ids(const replay_trace *t, size_t k, int32_t *ids) {
     const replay_record *r = &t->rec[k];
     if (r->given != REPLAY_NONE)
@@ -149,10 +200,10 @@ size_t replay_token_ids(const replay_trace *t, size_t k, int32_t *ids) {
     size_t block = (size_t)(r->prefix_tokens > 0 ? r->prefix_tokens : t->block_tokens);
     for (uint32_t b = 0; b < r->n_blocks && at < want; b++) {
         size_t len = want - at < block ? want - at : block; /* the last is cut to the input */
-        at = draw_ids(mix64(t->block_keys[r->first_block + b]), ids, at, len);
+        at = draw_ids(salted(t, t->block_keys[r->first_block + b]), ids, at, len);
     }
     if (at < want)
-        at = draw_ids(mix64(OWN_TOKENS_SEED ^ mix64(r->line)), ids, at, want - at);
+        at = draw_ids(salted(t, OWN_TOKENS_SEED ^ mix64(r->line)), ids, at, want - at);
     return at;
 }
 
@@ -266,7 +317,9 @@ json_t *replay_json(const replay_trace *t) {
     json_object_set_new(j, "block_tokens", json_integer(t->block_tokens));
     json_object_set_new(j, "records_blocks_not_matching_input",
                         json_integer((json_int_t)t->uncovered));
-    json_object_set_new(j, "cache_bust", json_string("off: the trace says what is shared"));
+    json_object_set_new(j, "cache_bust",
+                        json_string("off: the trace says what is shared (its tokens are drawn "
+                                    "with the run's cache_bust_salt)"));
     return j;
 }
 

@@ -12,9 +12,10 @@
  *     token each for chat; or the record's own prompt when it has one.
  * What the trace says is shared is shared token for token: a Mooncake
  * record's hash_ids name its blocks of `block_tokens` tokens, and block i
- * of the prompt is generated from hash_ids[i] alone (a seeded generator
- * keyed by the id), so two records whose first k hash ids agree have the
- * same first k x block_tokens tokens; the last block is cut to the input
+ * of the prompt is generated from hash_ids[i] and the run's salt alone (a
+ * seeded generator keyed by both), so two records whose first k hash ids
+ * agree have the same first k x block_tokens tokens, and two runs of
+ * other salts have none in common; the last block is cut to the input
  * length, and tokens past the last named block are the record's own. A
  * plain JSONL record's prefix_id is one such block keyed by the id, of
  * prefix_tokens tokens (default block_tokens).
@@ -85,6 +86,7 @@ typedef struct replay_trace {
     double time_scale, start_s, duration_s; /* duration 0: to the end */
     int64_t window_first_us;  /* the first replayed record's time, on the trace's clock */
     const word_source *words; /* chat words (words.h); NULL or empty: the ids' own letters */
+    uint64_t salt;            /* the run's: seeds every generated token with its key (0 at load) */
 } replay_trace;
 
 typedef struct replay_window {
@@ -104,8 +106,17 @@ const char *replay_format_name(replay_format f);
  * holds nothing to free. */
 int replay_load(replay_trace *t, const char *path, replay_format format, int block_tokens,
                 char *err, int errlen);
-/* Keeps the records of the window, at most max_records of them: -1 with
- * a message when none is left. */
+/* The run's salt (the run's --cache-bust-salt): every generated token of
+ * every record is drawn from it together with its block's key or its
+ * record's line, so the records of one run that share a hash id share its
+ * tokens, and two runs of other salts share nothing (two traces whose
+ * hash ids both count from 0 would otherwise share prompts no trace
+ * shares). The same salt gives the same tokens. */
+void replay_set_salt(replay_trace *t, uint64_t salt);
+/* Keeps the records of the window, at most max_records of them. -1 with
+ * a message when none is left, when the start is past the trace's last
+ * record (a duration past it reaches the trace's end), or when the
+ * window's span, scaled, is longer than ARRIVALS_MAX_S (7 days). */
 int replay_select(replay_trace *t, const replay_window *w, char *err, int errlen);
 /* The scaled due times of the kept records (microseconds from t=0, the
  * first at 0), malloc'd into *due; returns their count. */
