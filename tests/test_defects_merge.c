@@ -128,7 +128,8 @@ TEST(defects_merge_d7_replay_window_and_block_tokens_are_the_schedules) {
         fprintf(f, "{\"timestamp\": %d, \"input_length\": 20, \"output_length\": 2}\n", i * 100);
     fclose(f);
     char replay[1400], other[1500];
-    snprintf(replay, sizeof replay, "--replay %s --time-scale 10 --requests 4", p);
+    snprintf(replay, sizeof replay,
+             "--replay %s --time-scale 10 --requests 4 --cache-bust-salt 5a17", p);
     shard(&sim, dir, "s0", 0, replay);
     shard(&sim, dir, "s1", 1, replay);
     snprintf(other, sizeof other, "%s --replay-start 0.5", replay);
@@ -329,4 +330,36 @@ TEST(defects_merge_m3_t0_that_cannot_align_and_an_index_past_the_count) {
     snprintf(args, sizeof args, "%s/a0 %s/a1 --out %s/m2", dir, dir, dir);
     merge_refused(args, "a1/meta.json: start_at_utc 'soon' does not read", NULL);
     sim_stop(&sim);
+}
+
+/* A sharded replay: its tokens are drawn with the run's salt, so every
+ * shard must be given the same one, and merge refuses shards of two. */
+TEST(defects_merge_sharded_replays_share_one_salt) {
+    char *dir = temp_dir(), p[4300], cmd[9000], *out = NULL;
+    sim_proc sim = sim_start("");
+    snprintf(p, sizeof p, "%s/t.jsonl", dir);
+    FILE *f = fopen(p, "w");
+    for (int i = 0; i < 6; i++)
+        fprintf(f, "{\"timestamp\": %d, \"input_length\": 40, \"output_length\": 2}\n", i * 50);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "run --url http://127.0.0.1:%d --replay %s --shard 0/2 --out %s/x --quiet "
+             "--no-sampling",
+             sim.port, p, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(out && strstr(out, "the same --cache-bust-salt"), "%s", out);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "run --url http://127.0.0.1:%d --replay %s --shard %d/2 --cache-bust-salt %s "
+                 "--out %s/s%d --quiet --no-sampling",
+                 sim.port, p, i, i ? "beef" : "cafe", dir, i);
+        servelab_ok(cmd);
+    }
+    sim_stop(&sim);
+    snprintf(cmd, sizeof cmd, "merge %s/s0 %s/s1 --out %s/m", dir, dir, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(out && strstr(out, "its cache_bust_salt is"), "%s", out);
+    free(out);
+    free(dir);
 }

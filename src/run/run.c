@@ -203,7 +203,8 @@ static int prepare_replay(run_ctx *x, run_result *rr) {
         free(t);
         return fail(rr, "%s", err);
     }
-    shape_prompts(x), replay_set_salt(t, x->w.shape.salt); /* the run's salt, drawn if not given */
+    shape_prompts(x); /* the run's salt, drawn if not given */
+    replay_set_salt(t, x->w.shape.salt);
     workload_use_replay(&x->w, t);
     t->words = &x->w.words; /* --tokenize fills it before the first body */
     x->w_loaded = 1;
@@ -230,6 +231,9 @@ static int prepare_shard(run_ctx *x, run_result *rr) {
         return 0;
     if (shard_parse(o->shard, o->shard_count, getenv, &x->shard, why, sizeof why))
         return fail(rr, "--shard: %s", why);
+    if (o->replay && x->salt[0]) /* drawn here: each shard would draw its own */
+        return fail(rr, "--shard with --replay: give every shard the same --cache-bust-salt HEX, "
+                        "so that the prompts the trace shares are the same on every shard");
     if (workload_multi_turn(&x->w))
         return fail(rr, "--shard: a multi-turn run (--turns) cannot be split yet: give --turns 1");
     x->n = shard_select(&x->shard, x->due, x->n, &x->shard_idx);

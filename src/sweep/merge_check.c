@@ -26,8 +26,9 @@
 
 /* The shards of one schedule may differ in no setting that makes the
  * schedule (when each request is due) or its requests (prompts, lengths,
- * bodies). The shards' cache-bust salt does differ (it is drawn per run
- * unless given), and only keeps nonces unique. */
+ * bodies). The shards' cache-bust salt may differ (it is drawn per run
+ * unless given) where it only keeps nonces unique; a replay's must not
+ * (its tokens are drawn with it; see differs()). */
 const char *const merge_schedule_keys[] = {"seed",
                                            "rate",
                                            "rate_plan",
@@ -187,6 +188,14 @@ static int differs(const shard_in *a, const shard_in *b, char *err, int errlen) 
         what = merge_schedule_keys[i];
         value_text(ja, 0, va, sizeof va);
         value_text(jb, 0, vb, sizeof vb);
+    }
+    /* a replay's tokens are drawn with the run's salt: its shards need one */
+    json_t *sa = json_object_get(ca, "cache_bust_salt"),
+           *sb = json_object_get(cb, "cache_bust_salt");
+    if (!what && json_is_string(json_object_get(ca, "replay")) && !json_equal(sa, sb)) {
+        what = "cache_bust_salt";
+        value_text(sa, 0, va, sizeof va);
+        value_text(sb, 0, vb, sizeof vb);
     }
     if (what)
         snprintf(err, errlen,
