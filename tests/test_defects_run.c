@@ -55,6 +55,10 @@ TEST(run_refuses_absurd_values_before_traffic) {
         {"--header 'transfer-encoding: chunked'", "servelab's to set"},
         {"--metadata '=x'", "expected KEY=VALUE"},
         {"--metadata 'a b=x'", "expected KEY=VALUE"},
+        {"--warmup 2000000000", "at most 100000000"},
+        {"--arrival gamma --burstiness 1e300", "at most 100"},
+        {"--cost-per-hour 1e300", "too large"},
+        {"--max-event-bytes 99999999999", "too large"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(cmd, sizeof cmd, "%s %s", u, cases[i].args);
