@@ -4,15 +4,21 @@
  * outcome, sent and in flight, output tokens, and histograms of TTFT,
  * TPOT, E2E and the schedule lag, every name under servelab_ (docs/commands.md,
  * "Watching a run", lists them). The socket is bound before any traffic, so a port in use is
- * refused up front; a thread of its own answers (one request at a time,
- * each connection closed after its answer), reading the client's live
- * counters (client/live.h). */
+ * refused up front; a thread of its own answers, reading the client's
+ * live counters (client/live.h): many scrapes at once, each connection
+ * closed after its answer or at its deadline, whichever comes first. */
 #ifndef SERVELAB_METRICS_LISTEN_H
 #define SERVELAB_METRICS_LISTEN_H
 
 #include "client/live.h"
 
 #include <stddef.h>
+
+/* A scrape's connection is closed this long after its accept, answered or
+ * not: a slow scraper costs the others nothing and the run's end no wait. */
+#define METRICS_LISTEN_DEADLINE_MS 2000
+/* The connections answered at once; more wait in the listen backlog. */
+#define METRICS_LISTEN_CONNS 64
 
 typedef struct metrics_listen metrics_listen;
 
@@ -23,7 +29,9 @@ metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t err
 int metrics_listen_port(const metrics_listen *m);
 /* Starts answering from l; labels go on servelab_run_info ("run", "url"). */
 void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, const char *url);
-/* Stops answering and closes the socket. NULL is fine. */
+/* Stops answering and closes the socket and every scrape's connection at
+ * once, however slow their scrapers (it never waits for one). NULL is
+ * fine. */
 void metrics_listen_close(metrics_listen *m);
 
 /* The exposition text of a snapshot (for tests). */
