@@ -1,8 +1,9 @@
 /* Defects of `run --metrics-listen` (round 2): a scraper that trickles its
  * request line a byte every 0.9 s held the one answering thread, so every
  * other scrape queued behind it and the run could not end until it
- * stopped (H1). The slow scrapers here are written in C, on their own
- * threads, against the listener in this process. */
+ * stopped (H1); `--metrics-listen HOST:0` bound a port it told nobody
+ * (M1). The slow scrapers here are written in C, on their own threads,
+ * against the listener in this process and against a real run. */
 #include "client/live.h"
 #include "common/clock.h"
 #include "raw_conn.h"
@@ -133,4 +134,67 @@ TEST(defects_listen_every_slot_held_waits_one_deadline) {
         close(idle[i]);
     metrics_listen_close(m);
     live_free(l);
+}
+
+/* The first line of `path` that holds `what`, waiting up to limit_ms for
+ * it to be written; NULL if it never came. */
+static char *line_in_file(const char *path, const char *what, int limit_ms) {
+    for (double end = now_ms() + limit_ms; now_ms() < end; sleep_ms(20)) {
+        char *s = read_file(path, NULL), *at = s ? strstr(s, what) : NULL;
+        if (at && strchr(at, '\n')) {
+            char *line = strndup(at, (size_t)(strchr(at, '\n') - at));
+            free(s);
+            return line;
+        }
+        free(s);
+    }
+    return NULL;
+}
+
+/* A real run with --metrics-listen 127.0.0.1:0 and --quiet says where it
+ * listens, once, on stderr; a scraper that trickles at it for 10 s does
+ * not keep the run (1 s of arrivals) from ending within a few seconds, nor
+ * a scrape beside it from being answered. */
+TEST(defects_listen_run_port_0_says_where_and_a_slow_scraper_holds_no_run) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), cmd[4096], errpath[1100];
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd,
+             "exec %s run --url http://127.0.0.1:%d --requests 10 --rate 10 --arrival constant "
+             "--out %s/run --metrics-listen 127.0.0.1:0 --quiet --no-sampling 2> %s",
+             servelab_bin(), sim.port, dir, errpath);
+    double t0 = now_ms();
+    pid_t run = spawn_sh(cmd, PROC_DEVNULL, PROC_INHERIT);
+    char *line = line_in_file(errpath, "servelab: metrics on http://127.0.0.1:", 5000);
+    int port = 0;
+    CHECK_MSG(line && sscanf(line, "servelab: metrics on http://127.0.0.1:%d/metrics", &port) == 1,
+              "no 'servelab: metrics on http://HOST:PORT/metrics' on stderr");
+    CHECK_MSG(strstr(line, "/metrics") && port > 0, "%s", line);
+    free(line);
+    trickler slow;
+    trickler_start(&slow, port, 10000);
+    sleep_ms(200);
+    static char buf[1 << 16];
+    double took = scrape(port, buf, sizeof buf, 3000);
+    CHECK_MSG(strstr(buf, "servelab_requests_scheduled 10\n"), "scrape: %.200s", buf);
+    CHECK_MSG(took < 500, "a scrape beside a slow scraper took %.0f ms", took);
+    int st = 0, ended = 0;
+    while (!ended && now_ms() - t0 < 20000) {
+        ended = waitpid(run, &st, WNOHANG) == run;
+        if (!ended)
+            sleep_ms(20);
+    }
+    double ran = now_ms() - t0;
+    if (!ended) {
+        kill(run, SIGKILL);
+        waitpid(run, &st, 0);
+    }
+    pthread_join(slow.tid, NULL);
+    sim_stop(&sim);
+    CHECK_MSG(ended && ran < 6000, "the run ended after %.0f ms (a 1 s schedule)", ran);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    char *all = read_file(errpath, NULL);
+    CHECK_MSG(count_of(all, "servelab: metrics on ") == 1, "stderr: %s", all);
+    free(all);
+    free(dir);
 }

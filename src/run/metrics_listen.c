@@ -33,7 +33,9 @@
 
 struct metrics_listen {
     int fd, port;
-    int wake[2]; /* a byte in wake[1] ends the thread's poll */
+    int wake[2];     /* a byte in wake[1] ends the thread's poll */
+    char where[300]; /* "http://HOST:PORT/metrics", as bound */
+    int announced;
     pthread_t tid;
     int started;
     atomic_int stop;
@@ -79,9 +81,26 @@ metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t err
     }
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
+    char addr[INET_ADDRSTRLEN] = "?";
     getsockname(fd, (struct sockaddr *)&sa, &sl);
+    inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof addr);
     m->port = ntohs(sa.sin_port);
+    snprintf(m->where, sizeof m->where, "http://%s:%d/metrics", addr, m->port);
+    if (port == 0) /* nothing else can tell which port it picked */
+        metrics_listen_announce(m, stderr);
     return m;
+}
+
+void metrics_listen_announce(metrics_listen *m, FILE *to) {
+    if (m->announced)
+        return;
+    m->announced = 1;
+    fprintf(to, "servelab: metrics on %s\n", m->where);
+    fflush(to);
+}
+
+const char *metrics_listen_url(const metrics_listen *m) {
+    return m->where;
 }
 
 int metrics_listen_port(const metrics_listen *m) {
