@@ -1,7 +1,8 @@
 /* Defects of the client (round 2): the --tokenize auto word probe asked
  * ~250 questions in a row, 10 s each at worst, silently and deaf to
- * SIGINT (H2). A small scripted server here sends the bytes each case
- * needs. */
+ * SIGINT (H2); a usage count lower than the tokens already streamed was
+ * taken as the answer's (M6). A small scripted server here sends the
+ * bytes each case needs. */
 #include "client/tokenizer.h"
 #include "common/stop.h"
 #include "csv_util.h"
@@ -410,4 +411,43 @@ TEST(defects_client_run_tokenize_probe_ends_at_sigint) {
     CHECK_MSG(ended && took < 2500, "the run ended %.0f ms after SIGINT", took);
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d", st);
     free(dir);
+}
+
+/* ---- M6: a usage count below what was streamed ---- */
+
+static csv_table *run_rows(int port, const char *client, const char *dir) {
+    char args[2048], path[1200], *out;
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --model m --no-sampling --prompts random:8:2 "
+             "--rate 50 --requests 3 --timeout 5 --http-client %s --out %s/run",
+             port, client, dir);
+    int code = servelab_cmd(args, &out);
+    free(out);
+    (void)code;
+    snprintf(path, sizeof path, "%s/run/requests.csv", dir);
+    csv_table *t = csv_read(path);
+    CHECK_MSG(t && t->n_rows == 3, "no rows in %s", path);
+    return t;
+}
+
+/* Two text chunks, then usage completion_tokens 0 (or 1): malformed, with
+ * either client; 2 (as many as came) and 3 (a chunk may hold more than one
+ * token) are fine. Before the fix 0 and 1 were successes of 0 and 1 tokens. */
+TEST(defects_client_usage_below_tokens_streamed_is_malformed) {
+    const char *usage[] = {"0", "1", "2", "3"}, *want[] = {"malformed", "malformed", "", ""};
+    const char *clients[] = {"builtin", "libcurl"};
+    for (int u = 0; u < 4; u++)
+        for (int c = 0; c < 2; c++) {
+            script s = {.usage = usage[u]};
+            server h = server_start(&s);
+            char *dir = temp_dir();
+            csv_table *t = run_rows(h.port, clients[c], dir);
+            server_stop(&h);
+            for (int i = 0; i < t->n_rows; i++)
+                CHECK_MSG(!strcmp(csv_get(t, i, "error"), want[u]),
+                          "usage %s after 2 chunks (%s): error '%s', output_tokens %s", usage[u],
+                          clients[c], csv_get(t, i, "error"), csv_get(t, i, "output_tokens"));
+            csv_free(t);
+            free(dir);
+        }
 }
