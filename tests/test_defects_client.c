@@ -1,8 +1,9 @@
 /* Defects of the client (round 2): the --tokenize auto word probe asked
  * ~250 questions in a row, 10 s each at worst, silently and deaf to
  * SIGINT (H2); a usage count lower than the tokens already streamed was
- * taken as the answer's (M6). A small scripted server here sends the
- * bytes each case needs. */
+ * taken as the answer's (M6); an answer that came while the request was
+ * still being written was taken as its answer (M12). A small scripted
+ * server here sends the bytes each case needs. */
 #include "client/tokenizer.h"
 #include "common/stop.h"
 #include "csv_util.h"
@@ -450,4 +451,48 @@ TEST(defects_client_usage_below_tokens_streamed_is_malformed) {
             csv_free(t);
             free(dir);
         }
+}
+
+/* ---- M12: an answer that comes while the request is being written ---- */
+
+/* Requests of ~8 MB one after another on one kept-alive connection; from
+ * the second on, the server sends an unasked answer (2 tokens, "stop") as
+ * soon as the request's head came and before reading its body, then the
+ * request's own answer (4 tokens, "length"). The first cannot be the
+ * request's answer (an OpenAI server reads the whole prompt first): the
+ * builtin client drops it, and every row is the request's own. Before the
+ * fix requests 2 and 3 took the unasked answer as theirs. */
+TEST(defects_client_answer_before_the_request_was_written_is_not_taken) {
+    script s = {.stray_mid_write = 1};
+    server h = server_start(&s);
+    char *dir = temp_dir(), args[2048], path[1200], *out;
+    snprintf(path, sizeof path, "%s/big.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs("{\"prompt\": \"", f);
+    for (int i = 0; i < 4 << 20; i++)
+        fputs("x ", f);
+    fputs("\", \"max_tokens\": 4}\n", f);
+    fclose(f);
+    snprintf(args, sizeof args,
+             "run --quiet --url http://127.0.0.1:%d --model m --no-sampling --prompts %s "
+             "--concurrency 1 --requests 3 --timeout 20 --http-client builtin --out %s/run",
+             h.port, path, dir);
+    int code = servelab_cmd(args, &out);
+    int strays = seen(&h.stats->strays);
+    server_stop(&h);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/requests.csv", dir);
+    csv_table *t = csv_read(path);
+    CHECK(t && t->n_rows == 3);
+    for (int i = 0; i < t->n_rows; i++)
+        CHECK_MSG(!*csv_get(t, i, "error") && !strcmp(csv_get(t, i, "output_tokens"), "4") &&
+                      !strcmp(csv_get(t, i, "finish_reason"), "length"),
+                  "%s: error '%s', %s tokens, finish '%s'", csv_get(t, i, "request_id"),
+                  csv_get(t, i, "error"), csv_get(t, i, "output_tokens"),
+                  csv_get(t, i, "finish_reason"));
+    CHECK_MSG(strays == 2, "the server sent %d unasked answers", strays);
+    csv_free(t);
+    free(dir);
 }
