@@ -1,15 +1,15 @@
 /* metrics_listen: one thread answers every scrape, with non-blocking
  * sockets and one poll() over the listening socket and the open
- * connections (at most METRICS_LISTEN_CONNS at once; more wait in the
- * backlog). A connection has METRICS_LISTEN_DEADLINE_MS from its accept to
- * send its request line and take the answer, then is closed whatever it
- * did: a scraper that trickles a byte a second, or never reads, holds its
- * own slot for that long and no one else's turn, and the run's end never
- * waits on it (a pipe wakes the poll, and nothing else blocks). The answer
- * is built from one snapshot, so its counters agree with each other; each
- * histogram's buckets are written cumulative (`le`), with _sum and _count,
- * as the exposition format wants. Label values are escaped (backslash,
- * quote, newline). */
+ * connections (at most METRICS_LISTEN_CONNS at once, taken from the
+ * backlog at most METRICS_LISTEN_RATE a second: a scrape costs ~0.15 ms of
+ * this thread and the kernel's work on its connection, which a flood of
+ * them would take from the client's loop). A connection has METRICS_LISTEN_DEADLINE_MS from its
+ * accept to send its request line and take the answer, then is closed whatever it did: a scraper
+ * that trickles a byte a second, or never reads, holds its own slot for that long and no one else's
+ * turn, and the run's end never waits on it (a pipe wakes the poll, and nothing else blocks). The
+ * answer is built from one snapshot, so its counters agree with each other; each histogram's
+ * buckets are written cumulative (`le`), with _sum and _count, as the exposition format wants.
+ * Label values are escaped (backslash, quote, newline). */
 #include "run/metrics_listen.h"
 #include "common/clock.h"
 #include "common/cpus.h"
@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 struct metrics_listen {
@@ -40,6 +41,8 @@ struct metrics_listen {
     int started;
     atomic_int stop;
     live_reader *live;
+    int64_t next_accept_us; /* no connection is taken before (the rate bound) */
+    double cpu_s;           /* the thread's CPU time, taken as it ends */
     char run[256], url[512];
 };
 
@@ -190,22 +193,21 @@ static void scrape_close(scrape *s) {
 
 /* The answer to a request line, into s->out. */
 static void build_answer(metrics_listen *m, scrape *s) {
-    strbuf *out = &s->out;
     if (!strncmp(s->req, "GET /metrics ", 13) || !strncmp(s->req, "GET /metrics?", 13)) {
         live_snapshot snap;
         live_read(m->live, mono_us(), &snap);
         char *text;
         size_t len;
         metrics_text(&snap, m->run, m->url, &text, &len);
-        sb_printf(out,
+        sb_printf(&s->out,
                   "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                   len);
-        sb_putn(out, text, len);
+        sb_putn(&s->out, text, len);
         free(text);
     } else {
-        sb_puts(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 22\r\nConnection: close\r\n\r\n"
-                     "only GET /metrics here");
+        sb_puts(&s->out, "HTTP/1.1 404 Not Found\r\nContent-Length: 22\r\nConnection: close\r\n\r\n"
+                         "only GET /metrics here");
     }
     s->answering = 1;
 }
@@ -237,22 +239,25 @@ static int scrape_step(metrics_listen *m, scrape *s) {
     return 0;
 }
 
-/* A new connection into a free slot (the caller saw one). */
+/* A new connection into a free slot (the caller saw one); the next not
+ * before 1/METRICS_LISTEN_RATE s from now. */
 static void scrape_accept(metrics_listen *m, scrape *conns) {
     int fd = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
         return;
+    int64_t now = mono_us();
+    m->next_accept_us = now + 1000000 / METRICS_LISTEN_RATE;
     for (int i = 0; i < METRICS_LISTEN_CONNS; i++)
         if (conns[i].fd < 0) {
-            conns[i] =
-                (scrape){.fd = fd, .deadline_us = mono_us() + METRICS_LISTEN_DEADLINE_MS * 1000};
+            conns[i] = (scrape){.fd = fd, .deadline_us = now + METRICS_LISTEN_DEADLINE_MS * 1000};
             return;
         }
     close(fd);
 }
 
-/* The poll set: the wake pipe, the socket while a slot is free, and every
- * connection; the wait until the nearest deadline (ms). */
+/* The poll set: the wake pipe, every connection, and the socket while a
+ * slot is free and the rate allows; the wait until the nearest deadline
+ * or the next accept allowed (ms). */
 static int poll_set(metrics_listen *m, scrape *conns, struct pollfd *p, int *np) {
     int n = 0, open = 0;
     int64_t now = mono_us(), first = now + 60000000;
@@ -266,15 +271,18 @@ static int poll_set(metrics_listen *m, scrape *conns, struct pollfd *p, int *np)
             first = s->deadline_us;
         p[n++] = (struct pollfd){s->fd, s->answering ? POLLOUT : POLLIN, 0};
     }
-    if (open < METRICS_LISTEN_CONNS)
+    if (open < METRICS_LISTEN_CONNS && now >= m->next_accept_us)
         p[n++] = (struct pollfd){m->fd, POLLIN, 0};
+    else if (open < METRICS_LISTEN_CONNS && m->next_accept_us < first)
+        first = m->next_accept_us;
     *np = n;
     return first <= now ? 0 : (int)((first - now + 999) / 1000);
 }
 
 /* One thread, many connections at once (non-blocking, one poll): a slow
  * or silent scraper holds its own slot until its deadline and nobody
- * else's turn. */
+ * else's turn; a flood of scrapers waits in the backlog, taken at
+ * METRICS_LISTEN_RATE a second. */
 static void *listen_main(void *arg) {
     metrics_listen *m = arg;
     cpus_watcher_thread();
@@ -301,6 +309,9 @@ static void *listen_main(void *arg) {
     for (int i = 0; i < METRICS_LISTEN_CONNS; i++)
         if (conns[i].fd >= 0)
             scrape_close(&conns[i]);
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    m->cpu_s = ts.tv_sec + ts.tv_nsec / 1e9;
     return NULL;
 }
 
@@ -313,9 +324,9 @@ void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, con
 
 /* The thread never blocks but in its poll, which the wake pipe ends: the
  * join waits for one round of it, however slow its scrapers. */
-void metrics_listen_close(metrics_listen *m) {
+double metrics_listen_close(metrics_listen *m) {
     if (!m)
-        return;
+        return 0;
     if (m->started) {
         atomic_store(&m->stop, 1);
         ssize_t w = write(m->wake[1], "x", 1);
@@ -326,5 +337,7 @@ void metrics_listen_close(metrics_listen *m) {
     close(m->wake[1]);
     close(m->fd);
     live_reader_free(m->live);
+    double cpu_s = m->cpu_s;
     free(m);
+    return cpu_s;
 }

@@ -20,6 +20,9 @@
 #define METRICS_LISTEN_DEADLINE_MS 2000
 /* The connections answered at once; more wait in the listen backlog. */
 #define METRICS_LISTEN_CONNS 64
+/* The most scrapes answered a second (one each 5 ms): what a flood of
+ * them may cost the client is bounded; Prometheus asks one every 15 s. */
+#define METRICS_LISTEN_RATE 200
 
 typedef struct metrics_listen metrics_listen;
 
@@ -37,9 +40,10 @@ void metrics_listen_announce(metrics_listen *m, FILE *to);
 /* Starts answering from l; labels go on servelab_run_info ("run", "url"). */
 void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, const char *url);
 /* Stops answering and closes the socket and every scrape's connection at
- * once, however slow their scrapers (it never waits for one). NULL is
- * fine. */
-void metrics_listen_close(metrics_listen *m);
+ * once, however slow their scrapers (it never waits for one). Returns the
+ * CPU seconds its thread used (for the run to leave out of the client's);
+ * 0 for NULL, which is fine. */
+double metrics_listen_close(metrics_listen *m);
 
 /* The exposition text of a snapshot (for tests). */
 void metrics_text(const live_snapshot *s, const char *run, const char *url, char **text,
