@@ -14,7 +14,9 @@
  * one read is parsed where it lies; one split across reads is gathered a
  * line at a time (so no body byte is copied) and parsed once whole. The
  * body decoder says where the body bytes lie in the read, and those go to
- * the callback as they are. */
+ * the callback as they are. A success that comes while the request is
+ * still being written is no answer to it (unasked_head): it is read and
+ * dropped, and the answer after it taken. */
 #include "client/h1.h"
 #include "client/h1parse.h"
 #include "client/h1target.h"
@@ -86,8 +88,9 @@ struct h1_xfer {
     size_t body_len;
     size_t sent;
     /* the response */
-    int in_body; /* the final head was taken; `decoder` reads what follows */
-    char *rhead; /* a head split across reads, gathered (rhead_len 0: none) */
+    int in_body;  /* the final head was taken; `decoder` reads what follows */
+    int dropping; /* that head and its body are an answer nobody asked for (unasked_head) */
+    char *rhead;  /* a head split across reads, gathered (rhead_len 0: none) */
     size_t rhead_len, rhead_cap;
     size_t got; /* response bytes seen, head included */
     int keep_alive;
@@ -334,6 +337,7 @@ static void finish(h1_xfer *x, h1_result r, int reuse) {
 
 static void reset_response(h1_xfer *x) {
     x->in_body = 0;
+    x->dropping = 0;
     x->rhead_len = 0;
     x->got = 0;
     x->sent = 0;
@@ -608,13 +612,31 @@ static char *cut_value(char *head, const char *value, size_t len) {
     return v;
 }
 
-/* The final head: the caller learns of it, the body decoder starts. */
+/* Whether a final head cannot be the answer to the transfer's request: a
+ * success that came before the request's last byte was handed to the
+ * kernel. An OpenAI server reads the whole prompt before it answers (an
+ * error such as 413 may come early, and is taken), so such a 2xx is a
+ * server answering out of turn, most likely a second answer to the
+ * request before on this kept-alive connection; taken, it would be this
+ * request's answer (the same bytes arriving after the last write cannot be
+ * told apart in HTTP/1.1, and are taken). */
+static int unasked_head(const h1_xfer *x, const h1p_head *h) {
+    return h->status >= 200 && h->status < 300 && x->sent < x->head_len + x->body_len;
+}
+
+/* The final head: the caller learns of it, the body decoder starts; an
+ * unasked one's body is read and dropped, and the head after it taken. */
 static void take_final_head(h1_xfer *x, char *head, const h1p_head *h) {
     char *ct = cut_value(head, h->content_type, h->content_type_len);
     char *ce = cut_value(head, h->content_encoding, h->content_encoding_len);
     x->keep_alive = h->keep_alive;
     h1p_body_start(&x->decoder, h);
     x->in_body = 1;
+    x->dropping = unasked_head(x, h);
+    if (x->dropping)
+        return;
+    if (x->t.first_byte_us < 0)
+        x->t.first_byte_us = x->c->arrived_us; /* after a dropped answer: this read's */
     x->c->h.head(x->ud, h->status, ct, ce);
 }
 
@@ -665,13 +687,16 @@ static int take_bytes(h1_xfer *x, char *p, size_t n) {
                 finish(x, H1_BROKEN, 0);
                 return 1;
             }
-            if (len && x->c->h.body(x->ud, data, len, x->c->arrived_us) != len) {
+            if (len && !x->dropping && x->c->h.body(x->ud, data, len, x->c->arrived_us) != len) {
                 finish(x, H1_ABORTED, 0);
                 return 1;
             }
         }
         i += (size_t)used;
-        if (x->in_body && h1p_body_done(&x->decoder)) {
+        if (x->in_body && h1p_body_done(&x->decoder) && x->dropping) {
+            x->in_body = x->dropping = 0; /* the request's own answer comes next */
+            x->t.first_byte_us = -1;
+        } else if (x->in_body && h1p_body_done(&x->decoder)) {
             finish(x, H1_OK, x->keep_alive && i == n);
             return 1;
         }
@@ -729,7 +754,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg) {
                 x->os_errno = errno;
             if (retry_fresh(x))
                 return;
-            int clean_end = n == 0 && x->in_body && h1p_body_until_close(&x->decoder);
+            int clean_end =
+                n == 0 && x->in_body && !x->dropping && h1p_body_until_close(&x->decoder);
             finish(x, clean_end ? H1_OK : H1_BROKEN, 0);
             return;
         }

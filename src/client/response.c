@@ -233,8 +233,20 @@ static void take_whole_json(inflight *f) {
         snprintf(f->finish, sizeof f->finish, "%s", ci.finish_reason);
 }
 
+/* A usage completion_tokens below the tokens already streamed (each chunk
+ * of output one token at least, or what the server's own counts made it)
+ * cannot be true: the answer is malformed, as a count out of range is. */
+static int usage_below_streamed(const inflight *f) {
+    if (!f->saw_usage)
+        return 0;
+    long streamed = 0;
+    for (int i = 0; i < f->n_chunks && streamed <= f->usage_completion; i++)
+        streamed += response_chunk_tokens(f, i);
+    return f->usage_completion < streamed;
+}
+
 static int classify(inflight *f, xfer_end end) {
-    if (f->failed_parse || f->unasked || f->encoded)
+    if (f->failed_parse || f->unasked || f->encoded || usage_below_streamed(f))
         return ERR_MALFORMED;
     if (f->error_event)
         return ERR_HTTP;

@@ -1,7 +1,13 @@
 /* tokenizer: POST /tokenize through libcurl's easy interface (see
  * tokenizer.h). It runs before t=0, once, so a blocking request is right;
- * the load loop never calls it. */
+ * the load loop never calls it. A probe word by word is up to ~250
+ * requests in a row, so it has one deadline for all of them (each
+ * request's timeout is what is left of it), and a stop signal ends it at
+ * once: libcurl's progress callback, which it calls at least once a second
+ * while it waits, looks at the flag and abandons the request. */
 #include "client/tokenizer.h"
+#include "common/clock.h"
+#include "common/stop.h"
 #include "common/util.h"
 
 #include <jansson.h>
@@ -26,7 +32,19 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
     return n;
 }
 
-int tokenizer_count(const server_tokenizer *t, const char *text, int *count) {
+/* libcurl's progress callback: nonzero abandons the transfer. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    (void)ud;
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return stop_signal() != 0;
+}
+
+/* tokenizer_count within timeout_ms: 0, -1, or TOKENIZER_STOPPED. */
+static int count_within(const server_tokenizer *t, const char *text, int *count, long timeout_ms) {
     json_t *body = json_pack("{s:s,s:s,s:b,s:b}", "prompt", text, "content", text,
                              "add_special_tokens", 0, "add_special", 0);
     if (t->model)
@@ -46,15 +64,18 @@ int tokenizer_count(const server_tokenizer *t, const char *text, int *count) {
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, json);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &r);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     if (t->insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     long status = 0;
     int rc = -1;
-    if (curl_easy_perform(e) == CURLE_OK)
+    CURLcode done = curl_easy_perform(e);
+    if (done == CURLE_OK)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     json_t *answer = status == 200 && r.data ? json_loads(r.data, 0, NULL) : NULL;
     json_t *n = json_object_get(answer, "count"), *tokens = json_object_get(answer, "tokens");
@@ -70,20 +91,75 @@ int tokenizer_count(const server_tokenizer *t, const char *text, int *count) {
     curl_slist_free_all(h);
     free(r.data);
     free(json);
+    return done == CURLE_ABORTED_BY_CALLBACK ? TOKENIZER_STOPPED : rc;
+}
+
+int tokenizer_count(const server_tokenizer *t, const char *text, int *count) {
+    int rc = count_within(t, text, count, (long)(TOKENIZER_CALL_S * 1000));
+    return rc == TOKENIZER_STOPPED ? -1 : rc;
+}
+
+/* A probe against the server: its deadline, and how far it got. */
+typedef struct server_probe_state {
+    const server_tokenizer *t;
+    int64_t deadline_us;
+    int asked;
+} server_probe_state;
+
+/* One count within what is left of the probe's time (TOKENIZER_CALL_S at
+ * most): TOKENIZER_TOO_SLOW once it is spent, even by this request. */
+static int count_on_server(void *arg, const char *text, int *count) {
+    server_probe_state *p = arg;
+    long left_ms = (long)((p->deadline_us - mono_us()) / 1000);
+    if (left_ms <= 0)
+        return TOKENIZER_TOO_SLOW;
+    long call_ms = (long)(TOKENIZER_CALL_S * 1000);
+    int rc = count_within(p->t, text, count, left_ms < call_ms ? left_ms : call_ms);
+    p->asked++;
+    if (rc == -1 && mono_us() >= p->deadline_us)
+        return TOKENIZER_TOO_SLOW;
     return rc;
 }
 
-static int count_on_server(void *arg, const char *text, int *count) {
-    return tokenizer_count(arg, text, count);
+static int keep_words(tokenizer_count_fn count, void *arg, const char *const *words, int n,
+                      const char **kept, int say);
+
+int tokenizer_keep_words_within(const server_tokenizer *t, const tokenizer_limits *lim,
+                                const char *const *words, int n, const char **kept) {
+    server_probe_state p = {t, mono_us() + (int64_t)(lim->budget_s * 1e6), 0};
+    int k = keep_words(count_on_server, &p, words, n, kept, !lim->quiet);
+    if (k == TOKENIZER_TOO_SLOW && !lim->quiet)
+        fprintf(stderr,
+                "servelab: --tokenize auto: the server's /tokenize took more than %g s for %d "
+                "requests: too slow, giving up\n",
+                lim->budget_s, p.asked);
+    return k;
 }
 
 int tokenizer_keep_words(const server_tokenizer *t, const char *const *words, int n,
                          const char **kept) {
-    return tokenizer_keep_words_by(count_on_server, (void *)t, words, n, kept);
+    tokenizer_limits lim = {TOKENIZER_BUDGET_S, 0};
+    return tokenizer_keep_words_within(t, &lim, words, n, kept);
 }
 
 int tokenizer_keep_words_by(tokenizer_count_fn count, void *arg, const char *const *words, int n,
                             const char **kept) {
+    return keep_words(count, arg, words, n, kept, 0);
+}
+
+/* A count's code that ends the probe (too slow, stopped), else 0; a stop
+ * signal between two counts ends it too. */
+static int ends_probe(int rc) {
+    if (rc == TOKENIZER_TOO_SLOW || rc == TOKENIZER_STOPPED)
+        return rc;
+    return stop_signal() ? TOKENIZER_STOPPED : 0;
+}
+
+/* say: tell stderr before asking word by word. */
+static int keep_words(tokenizer_count_fn count, void *arg, const char *const *words, int n,
+                      const char **kept, int say) {
+    if (stop_signal())
+        return TOKENIZER_STOPPED;
     size_t len = 0;
     for (int i = 0; i < n; i++)
         len += strlen(words[i]) + 1;
@@ -96,22 +172,37 @@ int tokenizer_keep_words_by(tokenizer_count_fn count, void *arg, const char *con
         memcpy(all + at, words[i], k + 1);
         at += k;
     }
-    int whole, base;
+    int whole, base, end;
     int rc = count(arg, all, &whole);
     free(all);
-    if (rc || count(arg, "the", &base))
-        return -1;
+    if ((end = ends_probe(rc)))
+        return end;
+    if (rc == 0) {
+        rc = count(arg, "the", &base);
+        if ((end = ends_probe(rc)))
+            return end;
+    }
+    if (rc)
+        return TOKENIZER_CANNOT;
     int k = 0;
     if (whole - base == n) { /* every word one token */
         for (int i = 0; i < n; i++)
             kept[k++] = words[i];
         return k;
     }
+    if (say) {
+        fprintf(stderr,
+                "servelab: --tokenize auto: asking the server about %d words one at a time\n", n);
+        fflush(stderr);
+    }
     for (int i = 0; i < n; i++) {
         char one[64];
         int c;
         snprintf(one, sizeof one, "the %s", words[i]);
-        if (!count(arg, one, &c) && c - base == 1)
+        rc = count(arg, one, &c);
+        if ((end = ends_probe(rc)))
+            return end;
+        if (!rc && c - base == 1)
             kept[k++] = words[i];
     }
     return k;
