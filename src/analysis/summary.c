@@ -73,8 +73,9 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     for (int i = 0; i < 7; i++)
         free(v[i]);
 
-    double sum_end = 0, sum_sched = 0;
+    double sum_end = 0, sum_sched = 0, sum_span = 0;
     for (int j = 0; j < parts; j++) {
+        sum_span += part_sched[j]; /* the schedule's own span */
         /* a run stopped before its last arrival offered only until then */
         if (part_end[j] < part_sched[j])
             part_sched[j] = part_end[j];
@@ -85,7 +86,7 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     s->arrival_window_s = sum_sched / 1000.0;
     s->offered_rps = p->offered_rps;
     s->realized_offered_rps =
-        sum_sched > 0 ? (double)(n - (size_t)parts) / s->arrival_window_s : INFINITY;
+        sum_span > 0 ? (double)(n - (size_t)parts) / (sum_span / 1000.0) : INFINITY;
     double d = s->duration_s > 0 ? s->duration_s : NAN;
     s->achieved_rps = s->completed / d;
     s->output_tokens_per_s = s->output_tokens / d;

@@ -434,12 +434,18 @@ static void prepare_words(run_ctx *x) {
         return;
     server_tokenizer t = {x->base, x->headers, x->o.insecure, x->model};
     x->kept_words = xmalloc((size_t)n_common_words * sizeof *x->kept_words);
-    int k = x->o.predict ? tokenizer_keep_words_by(count_by_rule, NULL, common_words,
-                                                   n_common_words, x->kept_words)
-                         : tokenizer_keep_words(&t, common_words, n_common_words, x->kept_words);
-    const char *why = k < 0                 ? "the server has no /tokenize that answers"
-                      : k < TOKENIZER_WORDS ? "too few common words are one token on the server"
-                                            : NULL;
+    int k =
+        x->o.predict
+            ? tokenizer_keep_words_by(count_by_rule, NULL, common_words, n_common_words,
+                                      x->kept_words)
+            : tokenizer_keep_words_within(&t, &(tokenizer_limits){TOKENIZER_BUDGET_S, x->o.quiet},
+                                          common_words, n_common_words, x->kept_words);
+    const char *why = k == TOKENIZER_TOO_SLOW ? "the server's /tokenize was too slow (over 15 s in "
+                                                "all)"
+                      : k == TOKENIZER_STOPPED ? "stopped before it was done"
+                      : k < 0                  ? "the server has no /tokenize that answers"
+                      : k < TOKENIZER_WORDS    ? "too few common words are one token on the server"
+                                               : NULL;
     x->tokenizer = json_pack("{s:b,s:i,s:i,s:s?}", "used", why == NULL, "words_tried",
                              n_common_words, "words_kept", k < 0 ? 0 : k, "why", why);
     if (why) {
@@ -504,6 +510,11 @@ static int prepare(run_ctx *x, run_result *rr) {
         return -1;
     if (x->o.metrics_listen && !(x->ml = metrics_listen_open(x->o.metrics_listen, err, sizeof err)))
         return fail(rr, "%s", err);
+    if (x->ml) {
+        x->ml_port = metrics_listen_port(x->ml);
+        if (!x->o.quiet)
+            metrics_listen_announce(x->ml, stderr);
+    }
     prepare_watchers(x);
     prepare_target(x);
     prepare_words(x);
@@ -581,7 +592,7 @@ static int measure(run_ctx *x, run_result *rr) {
              : x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
                                  : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
     progress_stop(pg);
-    metrics_listen_close(x->ml);
+    double listen_cpu_s = metrics_listen_close(x->ml); /* the listener's, not the client's */
     x->ml = NULL;
     x->lc.live = NULL;
     live_free(x->live);
@@ -589,7 +600,7 @@ static int measure(run_ctx *x, run_result *rr) {
     if (rc)
         return fail(rr, "%s", err);
     x->have_res = 1;
-    x->res.cpu_s = process_cpu_s() - cpu0;
+    x->res.cpu_s = process_cpu_s() - cpu0 - listen_cpu_s;
     return 0;
 }
 

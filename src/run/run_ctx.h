@@ -23,6 +23,7 @@ struct metrics_listen;
 typedef struct run_ctx {
     run_opts o;                /* the options, with out resolved */
     struct metrics_listen *ml; /* --metrics-listen's socket, bound in prepare; NULL: none */
+    int ml_port;               /* its port as bound (meta.json); 0: none */
     struct live_stats *live;   /* what the watchers read; NULL when nothing watches */
     char out_default[128];     /* --out's default, when it was not given */
     int lock_fd;               /* the lock on --out, held for the run; -1: none */

@@ -150,6 +150,8 @@ static json_t *config_json(const run_ctx *x) {
     json_object_set_new(cfg, "headers", redacted_headers(&o->headers));
     json_object_set_new(cfg, "api_key_env", x->key_env ? json_string(x->key_env) : json_null());
     json_object_set_new(cfg, "realtime", json_string(x->priority));
+    json_object_set_new(cfg, "metrics_listen_port",
+                        x->ml_port ? json_integer(x->ml_port) : json_null());
     json_object_set_new(cfg, "http_client",
                         json_string(x->client == HTTP_CLIENT_BUILTIN ? "builtin" : "libcurl"));
     return cfg;
