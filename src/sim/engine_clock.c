@@ -61,9 +61,17 @@ static void on_step(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     sim_server *s = arg;
     eng_lock(s);
+    int64_t now = now_rel(s);
+    if (now < s->step_end_us) { /* the loop's cached clock fired it early: not yet */
+        int64_t wait = s->step_end_us - now;
+        struct timeval tv = {(time_t)(wait / 1000000), (suseconds_t)(wait % 1000000)};
+        evtimer_add(s->step_timer, &tv);
+        eng_unlock(s);
+        return;
+    }
     /* the step ends, and the next begins, when it was due to end (the
      * engine's clock: admissions, finishes), unless the loop is far behind */
-    int64_t now = now_rel(s), end = now - s->step_end_us < STEP_LATE_US ? s->step_end_us : now;
+    int64_t end = now - s->step_end_us < STEP_LATE_US ? s->step_end_us : now;
     engine_step_end(s->eng, end);
     hold_or_begin(s, end);
     eng_unlock(s);
