@@ -12,8 +12,9 @@
  * microseconds late, and steps begun at the firing would make every step
  * that much longer than the model says, so that 8 slots of 20 ms steps
  * served 19.9 requests/s instead of 20 (a queue at the knee that the model
- * does not have). Only a step that ends more than STEP_LATE_US late (the
- * loop was held up) starts the next one where it is. The timers run on the
+ * does not have). Only a step that ends later than a tenth of its length
+ * (at most STEP_LATE_US: the loop was held up, by its writes say) starts
+ * the next one where it is. The timers run on the
  * engine's loop and take the engine lock. */
 #include "sim/engine_clock.h"
 
@@ -26,6 +27,7 @@ static void begin_step_at(sim_server *s, int64_t start_us) {
     if (d < 0)
         return;
     s->step_end_us = start_us + d;
+    s->step_len_us = d;
     int64_t wait = start_us + d - now_rel(s);
     if (wait < 0)
         wait = 0;
@@ -70,8 +72,11 @@ static void on_step(evutil_socket_t fd, short what, void *arg) {
         return;
     }
     /* the step ends, and the next begins, when it was due to end (the
-     * engine's clock: admissions, finishes), unless the loop is far behind */
-    int64_t end = now - s->step_end_us < STEP_LATE_US ? s->step_end_us : now;
+     * engine's clock: admissions, finishes), when it is only a timer's
+     * lateness behind; a loop held up by its writes for longer stretches
+     * the steps, as before (the writes are then the limit) */
+    int64_t late = now - s->step_end_us, slack = s->step_len_us / 10;
+    int64_t end = late <= (slack < STEP_LATE_US ? slack : STEP_LATE_US) ? s->step_end_us : now;
     engine_step_end(s->eng, end);
     hold_or_begin(s, end);
     eng_unlock(s);

@@ -54,6 +54,7 @@ struct sim_server {
     int held;               /* threaded: the next step waits for the outboxes */
     struct event *step_timer, *flush_timer, *hold_timer;
     int64_t step_end_us; /* when the running step is due to end (engine_clock.c) */
+    int64_t step_len_us; /* and how long it was planned to last */
     int64_t t0_us;
     sim_metrics metrics;
     FILE *trace;
