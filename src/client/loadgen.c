@@ -328,22 +328,8 @@ static inflight *new_row(lg *g, size_t slot, uint32_t index, int64_t due_us) {
     inflight *f = xcalloc(1, sizeof *f);
     f->g = g;
     f->slot = slot;
-    request_row *r = &f->row;
-    r->index = index;
-    r->cls = workload_class_of(c->w, r->index);
-    r->scheduled_us = due_us;
-    r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
+    request_row_init(&f->row, c->w, index, due_us);
     f->ready_us = -1;
-    r->connect_us = r->written_us = r->first_byte_us = -1;
-    r->prompt_tokens = r->output_tokens = -1;
-    r->server_prompt_ms = r->server_decode_ms = -1;
-    r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
-    r->conversation = r->turn = -1;
-    if (workload_multi_turn(c->w) && index < c->w->conv.n_requests) {
-        r->conversation = (long)c->w->conv.conv[index];
-        r->turn = (long)c->w->conv.turn[index];
-    }
-    r->trace_line = replay_trace_line(c->w->replay, index);
     return f;
 }
 

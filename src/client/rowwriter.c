@@ -4,6 +4,7 @@
  * however many chunks it had: no write per chunk on the hot path, and no
  * chunk row held back once its request row is on disk. */
 #include "client/rowwriter.h"
+#include "workload/workload.h"
 #include "common/csv.h"
 #include "common/record.h"
 #include "common/util.h"
@@ -93,6 +94,24 @@ static void buffers_free(row_writer *w) {
     free(w->row);
     w->buf = w->row = NULL;
     w->cap = w->row_cap = 0;
+}
+
+void request_row_init(request_row *r, const workload *w, uint32_t index, int64_t due_us) {
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    r->cls = workload_class_of(w, index);
+    r->scheduled_us = due_us;
+    r->dispatched_us = r->sent_us = r->first_us = r->last_us = r->end_us = -1;
+    r->connect_us = r->written_us = r->first_byte_us = -1;
+    r->prompt_tokens = r->output_tokens = -1;
+    r->server_prompt_ms = r->server_decode_ms = -1;
+    r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
+    r->conversation = r->turn = -1;
+    if (workload_multi_turn(w) && index < w->conv.n_requests) {
+        r->conversation = (long)w->conv.conv[index];
+        r->turn = (long)w->conv.turn[index];
+    }
+    r->trace_line = replay_trace_line(w->replay, index);
 }
 
 req_rec request_row_record(const request_row *r) {

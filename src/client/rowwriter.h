@@ -73,6 +73,10 @@ void row_writer_chunks(row_writer *w, uint32_t index, const int64_t *t_us, const
                        const uint8_t *coalesced, int n);
 /* Write what is held and close; returns 0 or the first write errno. */
 int row_writer_close(row_writer *w);
+struct workload;
+/* Request `index` of the schedule, due at due_us, as a row with every field
+ * unknown (times and counts -1) but its class, turn and trace line. */
+void request_row_init(request_row *r, const struct workload *w, uint32_t index, int64_t due_us);
 /* The compact record of a finished request's row (common/record.h), as
  * the summary reads it: its times in ms, unknowns as NAN and -1, and the
  * server's figures only where requests.csv writes them. */
