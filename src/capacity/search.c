@@ -1,11 +1,16 @@
-/* search: bracket, bisect, confirm (see search.h and docs/capacity.md).
- * The probes at one load are pooled into a level (their requests and
- * met counts added up); each level has a point verdict (its pooled share
- * against the goal) and, when its Wilson interval (its counts shrunk by
- * the design effect of its runs' spread) lies wholly on one side of the
- * goal, a clear one. Bisection follows the point verdicts; the interval's
- * ends are the nearest clear verdicts around the answer, each from at
- * least two runs, so that the spread between seeds is in it. */
+/* search: bracket, measure the throughput, bisect, clear the ends,
+ * confirm (see search.h and docs/capacity.md). The probes at one load are
+ * pooled into a level; each level has a point verdict (the share met of
+ * all its runs planned, a stopped run's unfinished requests as met) and,
+ * when its Wilson interval (its counts shrunk by the design effect of its
+ * runs' spread, the largest within 10%) lies wholly on one side of the
+ * goal, a clear one; a run whose wait still drifted up makes no clear pass.
+ * A full probe's arrivals last long enough for an overload of the precision
+ * to push waits past the SLO's bound (plan_lengths). With random arrivals
+ * the closed-loop throughput probe's lower end fails every load at or above
+ * it. Bisection follows the point verdicts; the interval's ends are clear
+ * verdicts from two runs at least, the lower a precision step below the
+ * answer; the answer is then run once more, three probes long. */
 #include "capacity/search.h"
 #include "capacity/answer.h"
 #include "capacity/binomial.h"

@@ -1,13 +1,16 @@
 /* search: `servelab capacity`: the highest offered rate (or the most
- * closed-loop users) at which at least `goal` of the requests meet the SLO,
- * with a 95% interval. It brackets (doubles the load from the start until
- * a probe fails), then bisects; probes whose verdict is not clear at 95%
- * at the ends of the interval are repeated with fresh seeds; it stops
- * when the interval between the highest passing and the lowest failing
- * load is narrower than `precision` (relative), or at `max_time_s`. Every
- * probe is a run directory OUT/probe-NN-VALUE; OUT/capacity.json holds the
- * answer (capacity/answer.h); docs/capacity.md explains the search and
- * the interval. */
+ * closed-loop users) at which, in the long run, at least `goal` of the
+ * requests meet the SLO, with a 95% interval. It brackets (doubles the
+ * load from the start until a probe fails), measures what the server
+ * completes when kept busy (random arrivals), bisects with probes long
+ * enough for an overload of the precision to show, repeats the probes at
+ * the ends of the interval until their verdicts are clear at 95%, and runs
+ * the answer once more before saying it (`confirm`); it stops at
+ * `precision` (relative) or `max_time_s`, planning its probes to fit. Every
+ * probe is a run directory OUT/probe-NN-VALUE (or, with `vt`, a run on the
+ * simulator's engine in virtual time); OUT/capacity.json holds the answer
+ * (capacity/answer.h); docs/capacity.md explains the search and the
+ * interval and measures how often it covers the exact answer. */
 #ifndef SERVELAB_SEARCH_H
 #define SERVELAB_SEARCH_H
 
