@@ -247,13 +247,15 @@ const command cmd_capacity = {
              "[options]",
     .about = "the load at which users start waiting, with its 95% interval",
     .text = "Finds the highest offered request rate (or, with --by concurrency, the most\n"
-            "closed-loop users) at which at least --goal of the requests meet the SLO: doubles\n"
-            "the load until a probe fails, bisects, repeats the probes at the ends whose\n"
-            "verdict is not clear at 95%, and stops at --precision or --max-time. A probe\n"
-            "already lost (more misses than the goal allows, or a queue growing through the\n"
-            "run) is stopped early. Every probe is a run directory OUT/probe-NN-LOAD;\n"
-            "OUT/capacity.json holds the answer, its interval and every probe; one sentence\n"
-            "on stdout says it. Exit 0 found, 1 not found, 2 bad input.",
+            "closed-loop users) at which, in the long run, at least --goal of the requests\n"
+            "meet the SLO: doubles the load until a probe fails, measures what the server\n"
+            "completes when kept busy (random arrivals fail at or above it), bisects with\n"
+            "probes long enough for an overload of --precision to push waits past the SLO,\n"
+            "repeats the probes at the ends whose verdict is not clear at 95%, and runs the\n"
+            "answer once more, three probes long (--confirm). A probe already lost is stopped\n"
+            "early. Every probe is a run directory OUT/probe-NN-LOAD; OUT/capacity.json holds\n"
+            "the answer, its interval and every probe; one sentence on stdout says it. Exit 0\n"
+            "found, 1 not found, 2 bad input.",
     .options = capacity_options,
     .notes = "Every other option of servelab run (servelab run --help) is taken as well and\n"
              "passes to each probe: prompts, mix, max tokens, arrival, api, headers, warmup,\n"
