@@ -1,8 +1,9 @@
 #!/bin/sh
 # Memcheck of the simulator under load and of short client runs against it:
-# any memory error or definite leak fails (exit 1). Used by CI. Two passes:
+# any memory error or definite leak fails (exit 1). Used by CI. Three passes:
 #   1. the one-loop simulator, the client on its own HTTP/1.1 client
 #   2. the simulator with two I/O threads, the client on libcurl
+#   3. the engine in virtual time: servelab predict and capacity --virtual
 set -e
 BIN=${SERVELAB:-./servelab}
 DIR=$(mktemp -d /tmp/servelab-valgrind-XXXXXX)
@@ -47,10 +48,25 @@ pass() {
 
 pass own "" ""
 pass threads "--threads 2" "--http-client libcurl"
+# 3. the engine in virtual time: a prediction (prefix caching, EOS lengths,
+# a cap and timeouts) and a short virtual capacity search
+$VG --log-file="$DIR/predict.vg" "$BIN" predict --profile gpu-7b --api chat --rate 20 \
+    --requests 500 --concurrency 64 --timeout 5 --chunks --out "$DIR/predict" > /dev/null || rc=1
+$VG --log-file="$DIR/capacity.vg" "$BIN" capacity --virtual --sim "--max-num-seqs 8 --decode-base-ms 10" \
+    --prompts random:8:20 --ignore-eos --slo ttft=100ms --goal 0.9 --quiet --out "$DIR/capacity" \
+    > /dev/null || rc=1
+for f in predict capacity; do
+    if [ -s "$DIR/$f.vg" ]; then
+        echo "valgrind: errors in $f:"
+        cat "$DIR/$f.vg"
+        rc=1
+    fi
+done
 if [ "$rc" -ne 0 ]; then
     echo "valgrind: FAILED"
     exit 1
 fi
 echo "valgrind: 0 errors, no definite leaks (simulator under load with faults, one loop and" \
-    "two I/O threads; client runs of 300 requests on its own HTTP client and on libcurl)"
+    "two I/O threads; client runs of 300 requests on its own HTTP client and on libcurl;" \
+    "a prediction and a virtual capacity search)"
 exit 0
