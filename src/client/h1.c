@@ -511,6 +511,10 @@ h1_xfer *h1_start(h1_client *c, const char *extra_header, const char *body, size
     x->head_len = (size_t)(w - x->head);
     x->timer = evtimer_new(c->base, on_timer, x);
     if (timeout_s > 0) {
+        /* from now, not from when this loop pass began (libevent's cached
+         * time): the row's e2e counts from the send, and a busy pass would
+         * otherwise end the request early by the pass's length */
+        event_base_update_cache_time(c->base);
         struct timeval tv = {(time_t)timeout_s,
                              (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
         event_add(x->timer, &tv);

@@ -76,6 +76,28 @@ static void meta_rows(const report *r, table *t) {
     cells[0] = no_meta ? "server (of the runs with meta.json)" : "server";
     cells[1] = buf;
     table_add_row(t, cells);
+    json_t *bin = json_object_get(server, "binary");
+    if (json_is_string(json_object_get(bin, "sha256"))) {
+        snprintf(buf, sizeof buf, "%s, SHA-256 %s",
+                 json_string_value(json_object_get(bin, "path")) ?: "?",
+                 json_string_value(json_object_get(bin, "sha256")));
+        cells[0] = "server binary";
+        cells[1] = buf;
+        table_add_row(t, cells);
+    }
+    json_t *md = json_object_get(meta, "metadata");
+    if (json_object_size(md) > 0) {
+        buf[0] = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(md, k, v) {
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s=%s", buf[0] ? ", " : "", k,
+                     json_string_value(v) ?: "?");
+        }
+        cells[0] = "metadata";
+        cells[1] = buf;
+        table_add_row(t, cells);
+    }
     json_t *cfg = json_object_get(meta, "config");
     json_t *model = json_object_get(cfg, "model");
     cells[0] = no_meta ? "model (of the runs with meta.json)" : "model";

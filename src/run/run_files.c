@@ -11,6 +11,7 @@
 #include "analysis/summary.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
+#include "common/sha256.h"
 #include "common/stop.h"
 #include "common/util.h"
 #include "run/run_ctx.h"
@@ -209,6 +210,23 @@ static json_t *stages_of_run(const run_ctx *x) {
 
 /* A prediction's server: the simulator's engine in virtual time, and its
  * every parameter, so that the rows can be made again. */
+/* The server process's program (its /proc/PID/exe, the binary a wrapper
+ * such as env exec'd): the path, size and SHA-256 that say which build was
+ * measured when the server itself cannot (a build from a source snapshot
+ * reports "b0-unknown"). NULL when there is no pid or it cannot be read. */
+static json_t *server_binary_json(int pid) {
+    if (pid <= 0)
+        return NULL;
+    char link[64], path[4096], hex[65];
+    snprintf(link, sizeof link, "/proc/%d/exe", pid);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    long long bytes;
+    if (n <= 0 || sha256_file(link, hex, &bytes))
+        return NULL;
+    path[n] = 0;
+    return json_pack("{s:s,s:I,s:s}", "path", path, "bytes", (json_int_t)bytes, "sha256", hex);
+}
+
 static json_t *predicted_json(const virtual_target *t) {
     const engine_params *e = &t->engine;
     return json_pack(
@@ -252,8 +270,11 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
                         json_pack("{s:f,s:i,s:i}", "interval_s", o->metrics_interval_s,
                                   "metrics_samples", res->metrics_samples, "gpu_samples",
                                   res->gpu_samples));
-    json_object_set_new(meta, "server",
-                        o->predict ? predicted_json(o->predict) : probe_json(&x->probe));
+    json_t *server = o->predict ? predicted_json(o->predict) : probe_json(&x->probe);
+    json_t *binary = o->predict ? NULL : server_binary_json(o->server_pid);
+    if (binary)
+        json_object_set_new(server, "binary", binary);
+    json_object_set_new(meta, "server", server);
     json_object_set_new(meta, "fixture", json_boolean(o->predict || x->probe.is_sim));
     json_object_set_new(meta, "token_counting",
                         json_pack("{s:s,s:I,s:I}", "method", token_counting(res),

@@ -195,6 +195,7 @@ static void build_keys(loader *l) {
     keys_of(y, l->workload_keys, run_options, "workload.");
     keys_of(y, l->slo_keys, slo_rows, NULL);
     keys_of(y, l->server_keys, server_rows, NULL);
+    add_key(y, l->server_keys, "env", 3);
 }
 
 /* Letters, digits and "._-", as in run names and mix classes (they end up
@@ -403,6 +404,38 @@ static int read_sim(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
     return rc;
 }
 
+/* target.server.env: NAME: value pairs, NAME a shell variable's name. */
+static int read_env(loader *l, const yaml_node_t *k, const yaml_node_t *m) {
+    yread *y = &l->y;
+    campaign *c = l->c;
+    const char *prefix = "target.server.env";
+    if (yread_want_map(y, k, m, prefix) || yread_check_keys(y, m, prefix, NULL))
+        return -1;
+    int n = (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start);
+    c->env_names = xcalloc((size_t)n + 1, sizeof *c->env_names);
+    c->env_values = xcalloc((size_t)n + 1, sizeof *c->env_values);
+    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+        yaml_node_t *nk = yread_node(y, pr->key), *nv = yread_node(y, pr->value);
+        const char *name = yread_text(nk);
+        char path[KEY_PATH_LEN];
+        yread_join(path, prefix, name);
+        size_t len = strlen(name);
+        if (!len || len > 128 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+                                              "0123456789") != len ||
+            (name[0] >= '0' && name[0] <= '9'))
+            return yread_fail(y, nk, prefix,
+                              "'%.60s' is not a variable name (letters, digits and _, not "
+                              "starting with a digit)",
+                              name);
+        const char *value = yread_scalar(y, nk, nv, path, "a value");
+        if (!value)
+            return -1;
+        c->env_names[c->n_env] = yread_keep(y, name);
+        c->env_values[c->n_env++] = yread_keep(y, value);
+    }
+    return 0;
+}
+
 static int read_server(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
     yread *y = &l->y;
     campaign *c = l->c;
@@ -415,8 +448,12 @@ static int read_server(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         char path[KEY_PATH_LEN];
         yread_join(path, prefix, yread_text(k));
-        if (yread_set(y, k, v, path, opt_find_key(server_rows, yread_text(k)), c))
+        if (!strcmp(yread_text(k), "env")) {
+            if (read_env(l, k, v))
+                return -1;
+        } else if (yread_set(y, k, v, path, opt_find_key(server_rows, yread_text(k)), c)) {
             return -1;
+        }
     }
     c->restart_always = !strcmp(c->restart, "always");
     if (!c->server_command)
@@ -737,6 +774,36 @@ int campaign_load(const char *path, campaign *c, char *err, int errlen) {
     return rc;
 }
 
+static int has_key(const opt_list *l, const char *kv) {
+    size_t k = (size_t)(strchr(kv, '=') - kv);
+    for (int i = 0; i < l->n; i++)
+        if (!strncmp(l->v[i], kv, k + 1))
+            return 1;
+    return 0;
+}
+
+int campaign_add_metadata(campaign *c, const char *kv, char *err, int errlen) {
+    const opt_def *row = opt_find(run_options, "metadata");
+    char why[256];
+    if (row->check && row->check(kv, why, sizeof why)) {
+        snprintf(err, (size_t)errlen, "--metadata: %s", why);
+        return -1;
+    }
+    const char *mine = campaign_keep(c, kv);
+    for (int i = -1; i < c->n_runs; i++) {
+        opt_list *l = i < 0 ? &c->defaults.p.metadata : &c->runs[i].p.metadata;
+        if (has_key(l, kv))
+            continue;
+        if (l->n == OPT_LIST_MAX) {
+            snprintf(err, (size_t)errlen, "--metadata: more than %d entries for a run",
+                     OPT_LIST_MAX);
+            return -1;
+        }
+        l->v[l->n++] = mine;
+    }
+    return 0;
+}
+
 void campaign_free(campaign *c) {
     if (!c)
         return;
@@ -744,5 +811,7 @@ void campaign_free(campaign *c) {
         free(c->strings[i]);
     free(c->strings);
     free(c->runs);
+    free(c->env_names);
+    free(c->env_values);
     memset(c, 0, sizeof *c);
 }

@@ -44,6 +44,9 @@ typedef struct campaign {
     const char *health_path;    /* default "/health" */
     double ready_timeout_s;     /* default 600 */
     double stop_grace_s;        /* default 10 */
+    const char **env_names;     /* target.server.env: set in the server's environment, */
+    const char **env_values;    /* the values expanded by its shell as the command is */
+    int n_env;
     const char *restart;        /* on_change (default) | always */
     int restart_always;         /* restart is always */
     const char *shards;         /* shards: auto | N: run by N sweep processes at once
@@ -65,6 +68,11 @@ int campaign_load(const char *path, campaign *c, char *err, int errlen);
 /* The same from a string; `name` stands for the file in messages. */
 int campaign_load_string(const char *yaml, const char *name, campaign *c, char *err, int errlen);
 void campaign_free(campaign *c);
+
+/* `sweep --metadata KEY=VALUE`: appended to every run's metadata (a key
+ * the run sets already keeps the run's value). 0, or -1 with why (the
+ * value is not KEY=VALUE, or a run would hold too many). */
+int campaign_add_metadata(campaign *c, const char *kv, char *err, int errlen);
 
 /* `sweep --target sim`: the campaign runs against its target.sim instead of
  * its managed server. A run's arguments become its sim_args (a server's

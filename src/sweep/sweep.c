@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/stop.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 #include "run/start_at.h"
 #include "report/report.h"
@@ -251,6 +252,13 @@ static json_t *target_json(const campaign *c) {
                                       "health", c->health_path, "ready_timeout_s",
                                       c->ready_timeout_s, "stop_grace_s", c->stop_grace_s,
                                       "restart", c->restart));
+    if (c->n_env) {
+        json_t *env = json_object();
+        for (int i = 0; i < c->n_env; i++)
+            json_object_set_new(env, c->env_names[i], json_string(c->env_values[i]));
+        json_t *server = json_object_get(target, "server");
+        json_object_set_new(server ? server : target, "env", env);
+    }
     return target;
 }
 
@@ -262,6 +270,27 @@ static json_t *campaign_doc(const campaign *c, json_t *status) {
         json_array_append_new(resolved, resolved_run_json(&c->runs[i]));
     return json_pack("{s:s,s:s?,s:s,s:o,s:o,s:o}", "name", c->name, "file", c->path, "started_utc",
                      started, "target", target_json(c), "runs", resolved, "status", status);
+}
+
+
+/* The command with target.server.env before it: `env NAME="value" ... CMD`,
+ * each value in double quotes, so that its shell expands $VAR in it as in
+ * the command. */
+static char *server_command_with_env(const campaign *c) {
+    strbuf b = {0};
+    if (c->n_env)
+        sb_puts(&b, "env ");
+    for (int i = 0; i < c->n_env; i++) {
+        sb_printf(&b, "%s=\"", c->env_names[i]);
+        for (const char *v = c->env_values[i]; *v; v++) {
+            if (*v == '"' || *v == '\\' || *v == '`')
+                sb_puts(&b, "\\");
+            sb_printf(&b, "%c", *v);
+        }
+        sb_puts(&b, "\" ");
+    }
+    sb_puts(&b, c->server_command);
+    return b.s;
 }
 
 /* The managed server for a run with `args`: kept when it runs with the same
@@ -283,8 +312,11 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
     mkdir_p(dir);
     snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
     *restarted = 1;
-    return server_proc_start(&s->managed, c->server_command, args, c->health_path,
-                             c->ready_timeout_s, log, err, errlen);
+    char *cmd = server_command_with_env(c);
+    int rc = server_proc_start(&s->managed, cmd, args, c->health_path, c->ready_timeout_s, log,
+                               err, errlen);
+    free(cmd);
+    return rc;
 }
 
 /* A fresh simulator per run: clean metrics, its own trace in `dir`. */

@@ -28,6 +28,7 @@ typedef struct sweep_opts {
     const char *target;   /* auto | server | sim (campaign_use_sim); NULL: auto */
     double speedup;       /* with target sim: campaign_use_sim's K; 0 or 1: none */
     const char *shard;    /* I/N or auto: this process is one shard (sweep/sweep_shards.h) */
+    opt_list metadata;    /* --metadata KEY=VALUE: added to every run's (campaign_add_metadata) */
     double shards_wait_s; /* how long a shard waits for the others beyond the run's
                              timeout; 0 (the command line): SHARDS_WAIT_S */
 } sweep_opts;
