@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """results_tables.py: the README's tables of the llama.cpp experiments,
-made from what is committed under results/llamacpp-cpu/.
+made from what is committed under results/llamacpp-cpu/ (llama.cpp build
+4748, 2025) and results/llamacpp-cpu-2026/ (a 2026 build), and the tables
+that set the two side by side, made by `servelab compare`.
 
-    scripts/results_tables.py [RESULTS]            # print every table
+    scripts/results_tables.py [RESULTS]            # print every table of one folder
     scripts/results_tables.py --write README.md    # replace the tables in it
     scripts/results_tables.py --check README.md    # exit 1 when one differs
 
 Each table sits in the README between `<!-- results:NAME -->` and
-`<!-- /results:NAME -->`. The figures come from each experiment's report
+`<!-- /results:NAME -->` (2025), `<!-- results-2026:NAME -->` (2026) or
+`<!-- compare-2026:NAME -->` (servelab compare of the two: per run, the
+change of TTFT p50, TPOT p50 and output tokens/s, its 95% interval and
+verdict; $SERVELAB names the binary, ./servelab by default). The figures come from each experiment's report
 (report/summary.csv and report/summary.json: servelab's pooled figures of
 the committed rows, which `servelab report --check` holds to the rows),
 each repetition's summary.json (the server's sampled peak RSS),
@@ -21,6 +26,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 MIB = 1024.0 * 1024.0
@@ -211,6 +217,65 @@ def failure_table(root):
                     num(peak_rss_mib(reps), "%.0f")])
     head = ["run", "-c", "memory limit", "weights", "status", "completed", "failed", "errors",
             "server died", "prompt tokens (server's count)", "TPOT p50 ms", "peak RSS MiB"]
+    return table(head, out) + "\n\n" + first_failure(root, c)
+
+
+def server_words(root, run):
+    """Each error of a run's first repetition (a row of errors.csv: class,
+    HTTP status, count), in the server's words where it gave some (the
+    body: an OpenAI error's message)."""
+    p = os.path.join(root, "failure", run, "rep-1", "errors.csv")
+    out = []
+    for e in read_csv(p) if os.path.exists(p) else []:
+        what = e["error"] + (" %s" % e["http_status"] if e.get("http_status") else "")
+        body = e.get("body") or ""
+        try:
+            msg = json.loads(body).get("error", {}).get("message")
+        except (ValueError, AttributeError):
+            msg = body
+        out.append("%s x%s%s" % (what, e.get("count", "?"), ": " + msg if msg else ""))
+    return "; ".join(out) or None
+
+
+def first_failure(root, c):
+    """The search's first failing configuration, in its order of runs."""
+    for st in c["status"]:
+        if st["status"] != "ok" or st.get("failed", 0) > 0:
+            words = server_words(root, st["run"])
+            return "first failing configuration, in the search's order: `%s` (%s; %d of %d " \
+                "failed%s)" % (st["run"], st["status"], st.get("failed", 0), st.get("requests", 0),
+                               "; " + words.replace("|", "\\|") if words else "")
+    return "no configuration failed"
+
+
+def compare_json(base, new):
+    binary = os.environ.get("SERVELAB", "./servelab")
+    out = subprocess.run([binary, "compare", base, new, "--json"], capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        raise RuntimeError("servelab compare %s %s: %s" % (base, new, out.stderr.strip()))
+    return json.loads(out.stdout)
+
+
+def change(fig, fmt):
+    if not fig or fig.get("change_pct") is None:
+        return "-"
+    lo, hi = fig["ci_pct"]
+    return ("%s → %s (%+.1f%%, 95%% CI %+.1f%% to %+.1f%%): %s" % (
+        fmt % fig["base"], fmt % fig["new"], fig["change_pct"], lo, hi, fig["verdict"]))
+
+
+def compare_table(base_root, new_root, name):
+    """servelab compare of one experiment: 2025 (base) to 2026 (new)."""
+    new_dir = os.path.join(new_root, name)
+    base_dir = os.path.join(base_root, name.split("/")[-1])
+    doc = compare_json(base_dir, new_dir)
+    out = []
+    for r in doc["runs"]:
+        f = r["figures"]
+        out.append([r["name"], "%d / %d" % (r["base_requests"], r["new_requests"]),
+                    change(f.get("ttft_p50"), "%.0f"), change(f.get("tpot_p50"), "%.1f"),
+                    change(f.get("output_tokens_per_s"), "%.2f")])
+    head = ["run", "requests 2025 / 2026", "TTFT p50 ms", "TPOT p50 ms", "output tok/s"]
     return table(head, out)
 
 
@@ -225,12 +290,34 @@ TABLES = {
 }
 
 
-def block(name, text):
-    return "<!-- results:%s -->\n%s\n<!-- /results:%s -->" % (name, text, name)
+ROOT_2025, ROOT_2026 = "results/llamacpp-cpu", "results/llamacpp-cpu-2026"
+# The 2026 experiments servelab compare sets beside 2025's: the seven with
+# the real tokenizer, and those run again with 2025's made-up vocabulary
+# (the same model files: only the server differs).
+COMPARED = ["load", "context", "precision", "quantization", "prefix", "slots", "failure",
+            "made-up-vocab/context", "made-up-vocab/slots", "made-up-vocab/failure"]
+
+
+def block(kind, name, text):
+    return "<!-- %s:%s -->\n%s\n<!-- /%s:%s -->" % (kind, name, text, kind, name)
+
+
+def all_tables():
+    """(kind, name) -> text for every block the README holds."""
+    made = {}
+    for kind, root in (("results", ROOT_2025), ("results-2026", ROOT_2026)):
+        for name, fn in TABLES.items():
+            made[(kind, name)] = fn(root)
+    made[("results-2026", "made-up-vocab/failure")] = failure_table(
+        os.path.join(ROOT_2026, "made-up-vocab"))
+    for name in COMPARED:
+        if os.path.isdir(os.path.join(ROOT_2026, name)):
+            made[("compare-2026", name)] = compare_table(ROOT_2025, ROOT_2026, name)
+    return made
 
 
 def main(argv):
-    mode, target, root = None, None, "results/llamacpp-cpu"
+    mode, target, root = None, None, ROOT_2025
     args = list(argv)
     while args:
         a = args.pop(0)
@@ -241,20 +328,21 @@ def main(argv):
         else:
             print("usage: results_tables.py [RESULTS] [--write|--check README.md]", file=sys.stderr)
             return 2
-    made = {name: fn(root) for name, fn in TABLES.items()}
     if not mode:
-        for name, text in made.items():
-            print("## %s\n\n%s\n" % (name, text))
+        for name, fn in TABLES.items():
+            print("## %s\n\n%s\n" % (name, fn(root)))
         return 0
+    made = all_tables()
     with open(target) as f:
         readme = f.read()
     new, bad = readme, []
-    for name, text in made.items():
-        pat = re.compile(r"<!-- results:%s -->\n(?:.*?\n)?<!-- /results:%s -->" % (name, name), re.S)
+    for (kind, name), text in made.items():
+        key = re.escape("%s:%s" % (kind, name))
+        pat = re.compile(r"<!-- %s -->\n(?:.*?\n)?<!-- /%s -->" % (key, key), re.S)
         if not pat.search(new):
-            bad.append("%s: no <!-- results:%s --> block" % (target, name))
+            bad.append("%s: no <!-- %s:%s --> block" % (target, kind, name))
             continue
-        new = pat.sub(lambda m: block(name, text), new)
+        new = pat.sub(lambda m, k=kind, n=name, t=text: block(k, n, t), new)
     if mode == "--check":
         if new != readme:
             bad.append("%s: a results table differs from what results/ makes "

@@ -1,4 +1,5 @@
-/* The llama.cpp experiments (configs/experiments/, results/llamacpp-cpu/):
+/* The llama.cpp experiments (configs/experiments/, results/llamacpp-cpu/
+ * and results/llamacpp-cpu-2026/):
  * every config also runs against the simulator that stands in for its
  * server (sweep --target sim, sped up), and its output passes report
  * --check; every committed experiment's report still matches its rows;
@@ -86,28 +87,41 @@ TEST_SLOW(experiment_failure_config_runs_on_the_simulator) {
     csv_free(t);
 }
 
-/* Every committed experiment is there, and its report is the one its rows
- * make (the test fails if a table drifts from the rows). */
-TEST(llamacpp_results_regenerate_from_their_rows) {
-    for (int i = 0; experiments[i]; i++) {
-        char cmd[512], *out;
-        snprintf(cmd, sizeof cmd, "report results/llamacpp-cpu/%s --check", experiments[i]);
-        int code = servelab_cmd(cmd, &out);
-        CHECK_MSG(code == 0, "%s: %s", experiments[i], out);
-        free(out);
-    }
-    char *out;
-    int code = servelab_cmd("report results/llamacpp-cpu/load-capacity --check", &out);
-    CHECK_MSG(code == 0, "load-capacity: %s", out);
+/* The two builds' results: llama.cpp build 4748 (2025, the made-up
+ * vocabulary) and a 2026 build (Llama 3's tokenizer; and, for a
+ * like-for-like pair, some experiments again with 2025's model files). */
+static const char *const roots[] = {"results/llamacpp-cpu", "results/llamacpp-cpu-2026", NULL};
+static const char *const like_for_like[] = {"made-up-vocab/context", "made-up-vocab/slots",
+                                            "made-up-vocab/failure", NULL};
+
+static void check_regenerates(const char *root, const char *name) {
+    char cmd[512], *out;
+    snprintf(cmd, sizeof cmd, "report %s/%s --check", root, name);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "%s/%s: %s", root, name, out);
     free(out);
 }
 
-/* Per request of the committed load campaign: servelab's output tokens are
+/* Every committed experiment of both builds is there, and its report is
+ * the one its rows make (the test fails if a table drifts from the rows). */
+TEST(llamacpp_results_regenerate_from_their_rows) {
+    for (int r = 0; roots[r]; r++) {
+        for (int i = 0; experiments[i]; i++)
+            check_regenerates(roots[r], experiments[i]);
+        check_regenerates(roots[r], "load-capacity");
+    }
+    for (int i = 0; like_for_like[i]; i++)
+        check_regenerates(roots[1], like_for_like[i]);
+}
+
+/* Per request of a committed load campaign: servelab's output tokens are
  * llama.cpp's predicted_n, and its TPOT (last - first token) / (tokens - 1)
  * is within 1% of predicted_ms / (predicted_n - 1). */
-TEST(llamacpp_load_rows_agree_with_the_server) {
+static void check_load_rows_agree(const char *root) {
     glob_t g;
-    CHECK_INT(glob("results/llamacpp-cpu/load/*/rep-*/requests.csv", 0, NULL, &g), 0);
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, "%s/load/*/rep-*/requests.csv", root);
+    CHECK_INT(glob(pattern, 0, NULL, &g), 0);
     CHECK_MSG(g.gl_pathc >= 8, "%zu repetitions", g.gl_pathc);
     int rows = 0, compared = 0;
     double worst = 0;
@@ -134,8 +148,13 @@ TEST(llamacpp_load_rows_agree_with_the_server) {
     }
     globfree(&g);
     CHECK_MSG(compared == rows && rows >= 80, "%d of %d rows compared", compared, rows);
-    printf("  %d requests: output tokens equal, TPOT within %+.2f%% of the server's\n", rows,
-           100 * worst);
+    printf("  %s: %d requests: output tokens equal, TPOT within %+.2f%% of the server's\n", root,
+           rows, 100 * worst);
+}
+
+TEST(llamacpp_load_rows_agree_with_the_server) {
+    for (int r = 0; roots[r]; r++)
+        check_load_rows_agree(roots[r]);
 }
 
 /* The README's results tables are what scripts/results_tables.py makes of

@@ -344,3 +344,167 @@ TEST(gguf_writer_same_seed_same_bytes) {
     CHECK_MSG(system(cmd) != 0, "seeds 0 and 1 wrote the same file");
     free(dir);
 }
+
+/* --- a model with a real tokenizer (scripts/gguf_vocab.py) ------------------ */
+
+/* What the tokenizer model's header says, read without expecting shapes. */
+typedef struct tok_header {
+    char tok_model[32], pre[32];
+    uint64_t n_tokens, n_types, n_merges;
+    int32_t types[512]; /* the first 512 token types */
+    int has_template;
+    uint32_t bos, eos, vocab_size;
+    int n_tensors;
+    char names[TENSORS][48];
+    uint64_t dims[TENSORS][2], offset[TENSORS];
+    uint32_t type[TENSORS];
+    uint64_t data_start;
+} tok_header;
+
+static void tok_kv(FILE *f, tok_header *h) {
+    char key[128], s[64];
+    rd_str(f, key, sizeof key);
+    uint32_t type = (uint32_t)rd(f, 4);
+    if (type == GGUF_STR) {
+        rd_str(f, s, sizeof s);
+        if (!strcmp(key, "tokenizer.ggml.model"))
+            snprintf(h->tok_model, sizeof h->tok_model, "%s", s);
+        if (!strcmp(key, "tokenizer.ggml.pre"))
+            snprintf(h->pre, sizeof h->pre, "%s", s);
+        h->has_template |= !strcmp(key, "tokenizer.chat_template");
+        return;
+    }
+    if (type == GGUF_ARR) {
+        uint32_t etype = (uint32_t)rd(f, 4);
+        uint64_t n = rd(f, 8);
+        if (!strcmp(key, "tokenizer.ggml.tokens"))
+            h->n_tokens = n;
+        if (!strcmp(key, "tokenizer.ggml.merges"))
+            h->n_merges = n;
+        for (uint64_t i = 0; i < n; i++) {
+            if (etype == GGUF_STR) {
+                rd_str(f, s, sizeof s);
+                continue;
+            }
+            uint64_t v = rd(f, scalar_bytes(etype));
+            if (!strcmp(key, "tokenizer.ggml.token_type") && i < 512)
+                h->types[i] = (int32_t)v;
+        }
+        if (!strcmp(key, "tokenizer.ggml.token_type"))
+            h->n_types = n;
+        return;
+    }
+    uint64_t v = rd(f, scalar_bytes(type));
+    if (!strcmp(key, "tokenizer.ggml.bos_token_id"))
+        h->bos = (uint32_t)v;
+    if (!strcmp(key, "tokenizer.ggml.eos_token_id"))
+        h->eos = (uint32_t)v;
+    if (!strcmp(key, "llama.vocab_size"))
+        h->vocab_size = (uint32_t)v;
+}
+
+static tok_header read_tok_header(const char *path) {
+    tok_header h;
+    memset(&h, 0, sizeof h);
+    FILE *f = fopen(path, "rb");
+    CHECK_MSG(f != NULL, "cannot open %s", path);
+    char magic[4];
+    CHECK(fread(magic, 1, 4, f) == 4 && !memcmp(magic, "GGUF", 4));
+    CHECK_INT(rd(f, 4), 3);
+    h.n_tensors = (int)rd(f, 8);
+    CHECK_INT(h.n_tensors, TENSORS);
+    uint64_t n_kv = rd(f, 8);
+    for (uint64_t i = 0; i < n_kv; i++)
+        tok_kv(f, &h);
+    for (int i = 0; i < h.n_tensors; i++) {
+        rd_str(f, h.names[i], sizeof h.names[i]);
+        uint32_t nd = (uint32_t)rd(f, 4);
+        h.dims[i][1] = 1;
+        for (uint32_t d = 0; d < nd; d++)
+            h.dims[i][d] = rd(f, 8);
+        h.type[i] = (uint32_t)rd(f, 4);
+        h.offset[i] = rd(f, 8);
+    }
+    h.data_start = aligned((uint64_t)ftell(f));
+    fclose(f);
+    return h;
+}
+
+/* Element `i` of tensor `name` (an F16 or F32 one). */
+static float element(const char *path, const tok_header *h, const char *name, uint64_t i) {
+    int t = 0;
+    while (t < h->n_tensors && strcmp(h->names[t], name))
+        t++;
+    CHECK_MSG(t < h->n_tensors, "no tensor %s", name);
+    int w = h->type[t] == GGML_F32 ? 4 : 2;
+    CHECK(h->type[t] == GGML_F32 || h->type[t] == GGML_F16);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    CHECK(fseek(f, (long)(h->data_start + h->offset[t] + i * (uint64_t)w), SEEK_SET) == 0);
+    unsigned char b[4];
+    CHECK(fread(b, 1, (size_t)w, f) == (size_t)w);
+    fclose(f);
+    float v;
+    if (w == 4)
+        memcpy(&v, b, 4);
+    else
+        v = half_to_float((uint16_t)(b[0] | b[1] << 8));
+    return v;
+}
+
+/* tests/data/tokenizer-bpe: 256 byte tokens, 9 merges, 3 special tokens and
+ * one user-defined; the byte tokens 0x80-0xFF are pieces of a character. */
+TEST(gguf_writer_real_tokenizer_and_its_quiet_tokens) {
+    require_python3();
+    char *dir = temp_dir(), path[1200], cmd[2600];
+    snprintf(path, sizeof path, "%s/tok.gguf", dir);
+    snprintf(cmd, sizeof cmd,
+             "python3 scripts/gguf_write.py tiny-100m f16 %s --tokenizer tests/data/tokenizer-bpe "
+             "2>&1",
+             path);
+    int code;
+    char *out = run_capture(cmd, &code);
+    CHECK_MSG(code == 0 && strstr(out, "269 tokens, 132 quiet"), "%s", out);
+    free(out);
+    tok_header h = read_tok_header(path);
+    CHECK_STR(h.tok_model, "gpt2");
+    CHECK_STR(h.pre, "llama-bpe");
+    CHECK_INT(h.n_tokens, 269);
+    CHECK_INT(h.n_types, 269);
+    CHECK_INT(h.vocab_size, 269);
+    CHECK_INT(h.n_merges, 9);
+    CHECK(h.has_template);
+    CHECK_INT(h.bos, 265);
+    CHECK_INT(h.eos, 266);
+    CHECK(h.types[65] == 1 && h.types[265] == 3 && h.types[267] == 3 && h.types[268] == 4);
+    /* untied: output.weight, vocabulary long */
+    CHECK_STR(h.names[TENSORS - 1], "output.weight");
+    CHECK_INT(h.dims[TENSORS - 1][1], 269);
+    /* dimension 0: every embedding holds a large weight there, no layer
+     * writes it, the output norm scales it, and only quiet tokens weigh it */
+    for (uint64_t tok = 0; tok < 269; tok++) {
+        float e = element(path, &h, "token_embd.weight", tok * EMBD);
+        CHECK_MSG(e > 0.04f, "token %llu: embedding %g in dimension 0", (unsigned long long)tok,
+                  e);
+        float o = element(path, &h, "output.weight", tok * EMBD);
+        int quiet = (tok >= 128 && tok <= 255) || tok >= 265;
+        CHECK_MSG(quiet ? o == -4.0f : o == 0.0f, "token %llu: output weight %g",
+                  (unsigned long long)tok, o);
+        CHECK(element(path, &h, "output.weight", tok * EMBD + 1) != 0.0f);
+    }
+    for (uint64_t i = 0; i < EMBD; i++)
+        CHECK(element(path, &h, "blk.0.attn_output.weight", i) == 0.0f);
+    for (uint64_t i = 0; i < FF; i++)
+        CHECK(element(path, &h, "blk.7.ffn_down.weight", i) == 0.0f);
+    CHECK(element(path, &h, "blk.0.attn_output.weight", EMBD) != 0.0f);
+    CHECK(element(path, &h, "output_norm.weight", 0) == 5000.0f);
+    CHECK(element(path, &h, "output_norm.weight", 1) == 1.0f);
+    /* a folder without a tokenizer is refused in one line */
+    snprintf(cmd, sizeof cmd,
+             "python3 scripts/gguf_write.py tiny-100m f16 %s/x.gguf --tokenizer %s 2>&1", dir, dir);
+    out = run_capture(cmd, &code);
+    CHECK_MSG(code == 2 && strstr(out, "--tokenizer") && count_of(out, "\n") <= 1, "%s", out);
+    free(out);
+    CHECK(remove(path) == 0);
+    free(dir);
+}

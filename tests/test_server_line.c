@@ -87,3 +87,53 @@ TEST(summary_print_rate_inf_says_no_nan) {
     rows_free(&rows);
     rows_free(&none);
 }
+
+/* llama.cpp's decode figures: n_busy_slots_per_decode is busy slots over
+ * decode steps since the server started, so a run's mean batch comes from
+ * both counters at its ends (here: before the run 100 steps at 1.5 slots,
+ * during it 300 more steps with 900 busy slots, a mean of 3); 2026 builds
+ * count speculative drafts, and two runs pooled add up. */
+TEST(server_line_llamacpp_busy_slots_and_drafts) {
+    series_set m = {0};
+    series_add(&m, "llamacpp:n_decode_total", 0, 100);
+    series_add(&m, "llamacpp:n_busy_slots_per_decode", 0, 1.5);
+    series_add(&m, "llamacpp:n_decode_total", 1000, 250);
+    series_add(&m, "llamacpp:n_busy_slots_per_decode", 1000, 2.0);
+    series_add(&m, "llamacpp:n_decode_total", 2000, 400);
+    series_add(&m, "llamacpp:n_busy_slots_per_decode", 2000, 1050.0 / 400);
+    series_add(&m, "llamacpp:spec_decode_num_drafts_total", 0, 10);
+    series_add(&m, "llamacpp:spec_decode_num_drafts_total", 2000, 60);
+    series_add(&m, "llamacpp:spec_decode_num_draft_tokens_total", 0, 40);
+    series_add(&m, "llamacpp:spec_decode_num_draft_tokens_total", 2000, 240);
+    series_add(&m, "llamacpp:spec_decode_num_accepted_tokens_total", 0, 20);
+    series_add(&m, "llamacpp:spec_decode_num_accepted_tokens_total", 2000, 170);
+    CHECK(server_metric_wanted("llamacpp:n_busy_slots_per_decode"));
+    server_stats ss;
+    server_stats_compute(&m, NULL, &ss);
+    CHECK_NEAR(ss.decode_steps, 300, 1e-9);
+    CHECK_NEAR(ss.busy_per_decode, 3.0, 1e-9);
+    CHECK_NEAR(ss.spec_acceptance, 0.75, 1e-12);
+    char line[256];
+    server_stats_line(&ss, line, sizeof line);
+    CHECK_STR(line, "3.00 busy slots per decode step, 75.0% of draft tokens accepted");
+    json_t *j = server_stats_json(&ss, 100);
+    CHECK_NEAR(json_number_value(json_object_get(j, "busy_slots_per_decode")), 3.0, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(j, "spec_drafts")), 50, 1e-9);
+    json_decref(j);
+    /* pooled with a run of 100 steps at 1 slot: 1000 slot-steps over 400 */
+    series_set m2 = {0};
+    series_add(&m2, "llamacpp:n_decode_total", 0, 0);
+    series_add(&m2, "llamacpp:n_busy_slots_per_decode", 0, 0);
+    series_add(&m2, "llamacpp:n_decode_total", 500, 100);
+    series_add(&m2, "llamacpp:n_busy_slots_per_decode", 500, 1);
+    server_stats s2;
+    server_stats_compute(&m2, NULL, &s2);
+    server_stats_pool(&ss, &s2);
+    CHECK_NEAR(ss.busy_per_decode, 2.5, 1e-9);
+    /* samples that are not the same scrapes give no mean */
+    series_add(&m2, "llamacpp:n_decode_total", 600, 120);
+    server_stats_compute(&m2, NULL, &s2);
+    CHECK(isnan(s2.busy_per_decode));
+    series_set_free(&m);
+    series_set_free(&m2);
+}

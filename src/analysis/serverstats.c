@@ -35,6 +35,19 @@ static double peak(const series_set *m, const char *const *names) {
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* llama.cpp's n_busy_slots_per_decode is busy slots / decode steps since
+ * the server started, both cumulative: the run's busy slot-steps are the
+ * difference of gauge x steps at its last and first samples (taken by the
+ * same scrapes, so at the same times). */
+static double busy_slot_steps(const series_set *m) {
+    const series *g = series_find(m, "llamacpp:n_busy_slots_per_decode");
+    const series *d = series_find(m, "llamacpp:n_decode_total");
+    if (!g || !d || g->n < 1 || g->n != d->n || g->t_ms[0] != d->t_ms[0] ||
+        g->t_ms[g->n - 1] != d->t_ms[d->n - 1])
+        return NAN;
+    return g->v[g->n - 1] * d->v[d->n - 1] - g->v[0] * d->v[0];
+}
+
 void server_stats_compute(const series_set *metrics, const series_set *gpu, server_stats *o) {
     memset(o, 0, sizeof *o);
     o->has_metrics = metrics && metrics->n > 0;
@@ -44,7 +57,18 @@ void server_stats_compute(const series_set *metrics, const series_set *gpu, serv
     o->cache_queries = o->cache_hits = o->cache_hit_rate = NAN;
     o->preemptions = o->prompt_tokens = o->generation_tokens = NAN;
     o->peak_running = o->peak_waiting = o->peak_kv_usage = NAN;
+    o->decode_steps = o->busy_slot_steps = o->busy_per_decode = NAN;
+    o->spec_drafts = o->spec_draft_tokens = o->spec_accepted = o->spec_acceptance = NAN;
     if (o->has_metrics) {
+        o->decode_steps = delta(metrics, NAMES("llamacpp:n_decode_total"));
+        o->busy_slot_steps = busy_slot_steps(metrics);
+        if (isfinite(o->busy_slot_steps) && o->decode_steps > 0)
+            o->busy_per_decode = o->busy_slot_steps / o->decode_steps;
+        o->spec_drafts = delta(metrics, NAMES("llamacpp:spec_decode_num_drafts_total"));
+        o->spec_draft_tokens = delta(metrics, NAMES("llamacpp:spec_decode_num_draft_tokens_total"));
+        o->spec_accepted = delta(metrics, NAMES("llamacpp:spec_decode_num_accepted_tokens_total"));
+        if (isfinite(o->spec_accepted) && o->spec_draft_tokens > 0)
+            o->spec_acceptance = o->spec_accepted / o->spec_draft_tokens;
         o->preemptions = delta(metrics, NAMES("vllm:num_preemptions_total"));
         o->prompt_tokens =
             delta(metrics, NAMES("vllm:prompt_tokens_total", "llamacpp:prompt_tokens_total"));
@@ -115,6 +139,17 @@ void server_stats_pool(server_stats *into, const server_stats *add) {
     into->cache_hit_rate = isfinite(into->cache_hits) && into->cache_queries > 0
                                ? into->cache_hits / into->cache_queries
                                : NAN;
+    into->decode_steps = add_nan(into->decode_steps, add->decode_steps);
+    into->busy_slot_steps = add_nan(into->busy_slot_steps, add->busy_slot_steps);
+    into->busy_per_decode = isfinite(into->busy_slot_steps) && into->decode_steps > 0
+                                ? into->busy_slot_steps / into->decode_steps
+                                : NAN;
+    into->spec_drafts = add_nan(into->spec_drafts, add->spec_drafts);
+    into->spec_draft_tokens = add_nan(into->spec_draft_tokens, add->spec_draft_tokens);
+    into->spec_accepted = add_nan(into->spec_accepted, add->spec_accepted);
+    into->spec_acceptance = isfinite(into->spec_accepted) && into->spec_draft_tokens > 0
+                                ? into->spec_accepted / into->spec_draft_tokens
+                                : NAN;
     into->gpu_energy_j = add_nan(into->gpu_energy_j, add->gpu_energy_j);
     into->gpu_util_mean_pct = max_nan(into->gpu_util_mean_pct, add->gpu_util_mean_pct);
 }
@@ -138,6 +173,16 @@ json_t *server_stats_json(const server_stats *s, double output_tokens) {
         json_object_set_new(j, "prefix_cache_queries", jnum(s->cache_queries));
         json_object_set_new(j, "prefix_cache_hits", jnum(s->cache_hits));
         json_object_set_new(j, "prefix_cache_hit_rate", jnum(s->cache_hit_rate));
+    }
+    if (isfinite(s->decode_steps)) { /* llama.cpp's decode steps */
+        json_object_set_new(j, "decode_steps", jnum(s->decode_steps));
+        json_object_set_new(j, "busy_slots_per_decode", jnum(s->busy_per_decode));
+    }
+    if (isfinite(s->spec_drafts)) { /* a server that counts its speculative drafts */
+        json_object_set_new(j, "spec_drafts", jnum(s->spec_drafts));
+        json_object_set_new(j, "spec_draft_tokens", jnum(s->spec_draft_tokens));
+        json_object_set_new(j, "spec_accepted_tokens", jnum(s->spec_accepted));
+        json_object_set_new(j, "spec_acceptance_rate", jnum(s->spec_acceptance));
     }
     return j;
 }
@@ -163,5 +208,8 @@ size_t server_stats_line(const server_stats *s, char *buf, size_t n) {
     figure(buf, n, &used, "%.0f preemptions", s->preemptions);
     figure(buf, n, &used, "%.0f%% of TTFT queued", 100 * s->queue_share_of_ttft);
     figure(buf, n, &used, "prefix cache %.1f%% hits", 100 * s->cache_hit_rate);
+    figure(buf, n, &used, "%.2f busy slots per decode step", s->busy_per_decode);
+    if (s->spec_draft_tokens > 0)
+        figure(buf, n, &used, "%.1f%% of draft tokens accepted", 100 * s->spec_acceptance);
     return used < n ? used : n - 1;
 }

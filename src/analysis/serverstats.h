@@ -1,7 +1,8 @@
 /* serverstats: what the server and GPU did during a run, from samples of
  * /metrics and NVML taken while it ran: per-run deltas of the counters
  * (preemptions, prompt and generation tokens, prefix-cache queries and
- * hits), peaks of queue depth and KV use, the share of TTFT the server itself spent queueing (from
+ * hits, llama.cpp's decode steps, its busy slots per step, its speculative
+ * drafts and accepted tokens), peaks of queue depth and KV use, the share of TTFT the server itself spent queueing (from
  * vLLM's queue-time and TTFT histogram sums), and GPU energy per output token. `servelab run`
  * computes these from its live samples, `report` from server_metrics.csv and gpu.csv: the same
  * function either way. */
@@ -21,6 +22,12 @@ typedef struct server_stats {
     double queue_share_of_ttft;       /* queue_time_s / ttft_time_s; NAN unknown */
     double cache_queries, cache_hits; /* deltas of vLLM's prefix-cache counters (tokens) */
     double cache_hit_rate;            /* cache_hits / cache_queries; NAN unknown */
+    double decode_steps;              /* llama.cpp: delta of n_decode_total */
+    double busy_slot_steps;           /* and of the slots busy in them (the gauge
+                                         n_busy_slots_per_decode is their ratio since start) */
+    double busy_per_decode;           /* busy_slot_steps / decode_steps: the mean batch */
+    double spec_drafts, spec_draft_tokens, spec_accepted; /* speculative decoding deltas */
+    double spec_acceptance;           /* spec_accepted / spec_draft_tokens; NAN unknown */
     double gpu_energy_j;              /* all GPUs, trapezoid over power samples */
     double gpu_util_mean_pct;
 } server_stats;

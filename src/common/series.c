@@ -21,7 +21,12 @@ static const char *wanted[] = {"vllm:num_requests_running",
                                "llamacpp:requests_deferred",
                                "llamacpp:kv_cache_usage_ratio",
                                "llamacpp:prompt_tokens_total",
-                               "llamacpp:tokens_predicted_total"};
+                               "llamacpp:tokens_predicted_total",
+                               "llamacpp:n_decode_total",
+                               "llamacpp:n_busy_slots_per_decode",
+                               "llamacpp:spec_decode_num_drafts_total",
+                               "llamacpp:spec_decode_num_draft_tokens_total",
+                               "llamacpp:spec_decode_num_accepted_tokens_total"};
 
 int server_metric_wanted(const char *name) {
     for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++)

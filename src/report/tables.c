@@ -364,6 +364,13 @@ table *detail_table(const report_run *rr) {
         if (isfinite(sv->cache_queries))
             ROW("server: prefix-cache hits (of prompt tokens it looked up)", "%s%% (%.0f of %.0f)",
                 format_number(c, 100 * sv->cache_hit_rate, 1), sv->cache_hits, sv->cache_queries);
+        if (isfinite(sv->decode_steps))
+            ROW("server: decode steps / mean busy slots per step", "%.0f / %s", sv->decode_steps,
+                format_number(c, sv->busy_per_decode, 2));
+        if (isfinite(sv->spec_drafts))
+            ROW("server: speculative drafts / draft tokens accepted", "%.0f / %s%% (%.0f of %.0f)",
+                sv->spec_drafts, format_number(c, 100 * sv->spec_acceptance, 1),
+                sv->spec_accepted, sv->spec_draft_tokens);
     } else {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }

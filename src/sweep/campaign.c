@@ -420,8 +420,9 @@ static int read_env(loader *l, const yaml_node_t *k, const yaml_node_t *m) {
         char path[KEY_PATH_LEN];
         yread_join(path, prefix, name);
         size_t len = strlen(name);
-        if (!len || len > 128 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-                                              "0123456789") != len ||
+        if (!len || len > 128 ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+                         "0123456789") != len ||
             (name[0] >= '0' && name[0] <= '9'))
             return yread_fail(y, nk, prefix,
                               "'%.60s' is not a variable name (letters, digits and _, not "

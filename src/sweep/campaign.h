@@ -47,11 +47,11 @@ typedef struct campaign {
     const char **env_names;     /* target.server.env: set in the server's environment, */
     const char **env_values;    /* the values expanded by its shell as the command is */
     int n_env;
-    const char *restart;        /* on_change (default) | always */
-    int restart_always;         /* restart is always */
-    const char *shards;         /* shards: auto | N: run by N sweep processes at once
-                                   (sweep --shard, sweep/sweep_shards.h); NULL: one */
-    campaign_run defaults;      /* the top level's keys (its name is NULL) */
+    const char *restart;   /* on_change (default) | always */
+    int restart_always;    /* restart is always */
+    const char *shards;    /* shards: auto | N: run by N sweep processes at once
+                              (sweep --shard, sweep/sweep_shards.h); NULL: one */
+    campaign_run defaults; /* the top level's keys (its name is NULL) */
     campaign_run *runs;
     int n_runs;
     char **strings; /* the copies every string above points into */

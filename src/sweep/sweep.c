@@ -272,7 +272,6 @@ static json_t *campaign_doc(const campaign *c, json_t *status) {
                      started, "target", target_json(c), "runs", resolved, "status", status);
 }
 
-
 /* The command with target.server.env before it: `env NAME="value" ... CMD`,
  * each value in double quotes, so that its shell expands $VAR in it as in
  * the command. */
@@ -313,8 +312,8 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
     snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
     *restarted = 1;
     char *cmd = server_command_with_env(c);
-    int rc = server_proc_start(&s->managed, cmd, args, c->health_path, c->ready_timeout_s, log,
-                               err, errlen);
+    int rc = server_proc_start(&s->managed, cmd, args, c->health_path, c->ready_timeout_s, log, err,
+                               errlen);
     free(cmd);
     return rc;
 }
