@@ -63,7 +63,7 @@ static char *campaign_file(const char *dir, const char *env_block) {
     fprintf(f,
             "name: b\n"
             "target:\n  server:\n"
-            "    command: 'sh -c \"printf %%s \\\"$SERVELAB_T_ENV\\\" > %s/env.txt; exec %s sim "
+            "    command: 'sh -c \"printf %%s \\\"\\$SERVELAB_T_ENV\\\" > %s/env.txt; exec %s sim "
             "--port {port}\"'\n"
             "%s"
             "workload: {prompts: \"random:8:4\"}\nrequests: 4\nrate: 100\n"

@@ -349,7 +349,7 @@ TEST(gguf_writer_same_seed_same_bytes) {
 
 /* What the tokenizer model's header says, read without expecting shapes. */
 typedef struct tok_header {
-    char tok_model[32], pre[32];
+    char tok_model[64], pre[64];
     uint64_t n_tokens, n_types, n_merges;
     int32_t types[512]; /* the first 512 token types */
     int has_template;
@@ -484,8 +484,7 @@ TEST(gguf_writer_real_tokenizer_and_its_quiet_tokens) {
      * writes it, the output norm scales it, and only quiet tokens weigh it */
     for (uint64_t tok = 0; tok < 269; tok++) {
         float e = element(path, &h, "token_embd.weight", tok * EMBD);
-        CHECK_MSG(e > 0.04f, "token %llu: embedding %g in dimension 0", (unsigned long long)tok,
-                  e);
+        CHECK_MSG(e > 0.04f, "token %llu: embedding %g in dimension 0", (unsigned long long)tok, e);
         float o = element(path, &h, "output.weight", tok * EMBD);
         int quiet = (tok >= 128 && tok <= 255) || tok >= 265;
         CHECK_MSG(quiet ? o == -4.0f : o == 0.0f, "token %llu: output weight %g",

@@ -2,10 +2,10 @@
  * /metrics and NVML taken while it ran: per-run deltas of the counters
  * (preemptions, prompt and generation tokens, prefix-cache queries and
  * hits, llama.cpp's decode steps, its busy slots per step, its speculative
- * drafts and accepted tokens), peaks of queue depth and KV use, the share of TTFT the server itself spent queueing (from
- * vLLM's queue-time and TTFT histogram sums), and GPU energy per output token. `servelab run`
- * computes these from its live samples, `report` from server_metrics.csv and gpu.csv: the same
- * function either way. */
+ * drafts and accepted tokens), peaks of queue depth and KV use, the share of TTFT the server itself
+ * spent queueing (from vLLM's queue-time and TTFT histogram sums), and GPU energy per output token.
+ * `servelab run` computes these from its live samples, `report` from server_metrics.csv and
+ * gpu.csv: the same function either way. */
 #ifndef SERVELAB_SERVERSTATS_H
 #define SERVELAB_SERVERSTATS_H
 
@@ -27,8 +27,8 @@ typedef struct server_stats {
                                          n_busy_slots_per_decode is their ratio since start) */
     double busy_per_decode;           /* busy_slot_steps / decode_steps: the mean batch */
     double spec_drafts, spec_draft_tokens, spec_accepted; /* speculative decoding deltas */
-    double spec_acceptance;           /* spec_accepted / spec_draft_tokens; NAN unknown */
-    double gpu_energy_j;              /* all GPUs, trapezoid over power samples */
+    double spec_acceptance; /* spec_accepted / spec_draft_tokens; NAN unknown */
+    double gpu_energy_j;    /* all GPUs, trapezoid over power samples */
     double gpu_util_mean_pct;
 } server_stats;
 

@@ -369,8 +369,8 @@ table *detail_table(const report_run *rr) {
                 format_number(c, sv->busy_per_decode, 2));
         if (isfinite(sv->spec_drafts))
             ROW("server: speculative drafts / draft tokens accepted", "%.0f / %s%% (%.0f of %.0f)",
-                sv->spec_drafts, format_number(c, 100 * sv->spec_acceptance, 1),
-                sv->spec_accepted, sv->spec_draft_tokens);
+                sv->spec_drafts, format_number(c, 100 * sv->spec_acceptance, 1), sv->spec_accepted,
+                sv->spec_draft_tokens);
     } else {
         ROW("server metrics", "%s", "not sampled (no /metrics)");
     }
