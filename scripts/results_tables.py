@@ -242,9 +242,14 @@ def first_failure(root, c):
     for st in c["status"]:
         if st["status"] != "ok" or st.get("failed", 0) > 0:
             words = server_words(root, st["run"])
+            death = st.get("server_death") or {}
+            died = "; the server died: %s%s" % (death.get("class"), " (%s)" % death["signal_name"]
+                                                if death.get("signal_name") else "") \
+                if death.get("class") else ""
             return "first failing configuration, in the search's order: `%s` (%s; %d of %d " \
-                "failed%s)" % (st["run"], st["status"], st.get("failed", 0), st.get("requests", 0),
-                               "; " + words.replace("|", "\\|") if words else "")
+                "failed%s%s)" % (st["run"], st["status"], st.get("failed", 0),
+                                 st.get("requests", 0), died,
+                                 "; " + words.replace("|", "\\|") if words else "")
     return "no configuration failed"
 
 

@@ -477,7 +477,7 @@ TEST(campaign_err_server_command_without_port) {
     expect_error(
         "name: t\ntarget:\n  server: {command: \"x {port}\", port: 80}\nruns: [{name: a}]\n",
         "t.yaml:3: target.server.port: unknown key (known: command, health, "
-        "ready_timeout_s, stop_grace_s, restart)");
+        "ready_timeout_s, stop_grace_s, restart, env)");
 }
 
 TEST(campaign_err_bad_url_and_sim_keys) {
