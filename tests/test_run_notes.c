@@ -21,7 +21,11 @@ TEST(run_short_run_no_cpu_saturation_note) {
              "--max-tokens 2 --out %s/r",
              s.port, dir);
     CHECK_INT(servelab_cmd(cmd, &out), 0);
-    CHECK_MSG(!strstr(out, "saturated") && !strstr(out, "warning"), "%s", out);
+    /* the only warning it may give is a true one: a burst's requests that
+     * waited for the client (a sanitized build, a busy machine) */
+    CHECK_MSG(!strstr(out, "saturated") &&
+                  count_of(out, "warning") == count_of(out, "waited more than 1 ms for the client"),
+              "%s", out);
     snprintf(p, sizeof p, "%s/r/summary.json", dir);
     char *sj = read_file(p, NULL);
     CHECK_MSG(!strstr(sj, "client CPU saturated"), "%s", sj);
