@@ -208,8 +208,6 @@ static json_t *stages_of_run(const run_ctx *x) {
     return j;
 }
 
-/* A prediction's server: the simulator's engine in virtual time, and its
- * every parameter, so that the rows can be made again. */
 /* The server process's program (its /proc/PID/exe, the binary a wrapper
  * such as env exec'd): the path, size and SHA-256 that say which build was
  * measured when the server itself cannot (a build from a source snapshot
@@ -227,6 +225,8 @@ static json_t *server_binary_json(int pid) {
     return json_pack("{s:s,s:I,s:s}", "path", path, "bytes", (json_int_t)bytes, "sha256", hex);
 }
 
+/* A prediction's server: the simulator's engine in virtual time, and its
+ * every parameter, so that the rows can be made again. */
 static json_t *predicted_json(const virtual_target *t) {
     const engine_params *e = &t->engine;
     return json_pack(

@@ -503,7 +503,7 @@ static int read_target(loader *l, const yaml_node_t *tk, const yaml_node_t *t) {
 }
 
 /* A copy the campaign owns (freed by campaign_free). */
-static const char *campaign_keep(campaign *c, const char *text) {
+const char *campaign_keep(campaign *c, const char *text) {
     c->strings = xrealloc(c->strings, (size_t)(c->n_strings + 1) * sizeof *c->strings);
     return c->strings[c->n_strings++] = xstrdup(text);
 }

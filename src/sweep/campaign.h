@@ -68,6 +68,8 @@ int campaign_load(const char *path, campaign *c, char *err, int errlen);
 /* The same from a string; `name` stands for the file in messages. */
 int campaign_load_string(const char *yaml, const char *name, campaign *c, char *err, int errlen);
 void campaign_free(campaign *c);
+/* A copy of text that the campaign owns (freed by campaign_free). */
+const char *campaign_keep(campaign *c, const char *text);
 
 /* `sweep --metadata KEY=VALUE`: appended to every run's metadata (a key
  * the run sets already keeps the run's value). 0, or -1 with why (the

@@ -1,7 +1,6 @@
 /* campaign_metadata: `sweep --metadata KEY=VALUE`, added to every run of a
  * loaded campaign (see campaign.h). Its own file because it edits a
  * campaign after the loader is done with it. */
-#include "common/util.h"
 #include "run/run.h"
 #include "sweep/campaign.h"
 
@@ -23,8 +22,7 @@ int campaign_add_metadata(campaign *c, const char *kv, char *err, int errlen) {
         snprintf(err, (size_t)errlen, "--metadata: %s", why);
         return -1;
     }
-    c->strings = xrealloc(c->strings, (size_t)(c->n_strings + 1) * sizeof *c->strings);
-    const char *mine = c->strings[c->n_strings++] = xstrdup(kv); /* freed by campaign_free */
+    const char *mine = campaign_keep(c, kv);
     for (int i = -1; i < c->n_runs; i++) {
         opt_list *l = i < 0 ? &c->defaults.p.metadata : &c->runs[i].p.metadata;
         if (has_key(l, kv))

@@ -284,7 +284,7 @@ static char *server_command_with_env(const campaign *c) {
         for (const char *v = c->env_values[i]; *v; v++) {
             if (*v == '"' || *v == '\\' || *v == '`')
                 sb_puts(&b, "\\");
-            sb_printf(&b, "%c", *v);
+            sb_putn(&b, v, 1);
         }
         sb_puts(&b, "\" ");
     }
