@@ -3,7 +3,8 @@
 # together (--rate inf --concurrency N, as most people benchmark), against
 # the simulator's per-token trace. Runs `servelab calibrate` on burst
 # levels, each REPEAT times, and prints the median table and sentence of
-# each. A burst level burst:S@MS runs 3 x S requests of 100 tokens, at most
+# each. A burst level burst:S@MS runs 3 x S requests of 100 tokens
+# (--burst-rounds 3, one more than calibrate's default), at most
 # S in flight:
 #   300 and 1,000 streams with a 10 ms step (--seconds 1: 100 tokens each)
 #   5,000 streams with a 50 ms step (--seconds 5: 100 tokens each)
@@ -20,8 +21,8 @@ LEVELS_1S=${LEVELS_1S:-burst:300@10,burst:1000@10}
 LEVELS_5S=${LEVELS_5S:-burst:5000@50}
 echo "burst_accuracy: $LEVELS_1S, 100 tokens a request (--seconds 1), medians of $REPEAT" >&2
 "$BIN" calibrate --repeat "$REPEAT" --threads "$THREADS" --sim-threads "$SIM_THREADS" \
-    --levels "$LEVELS_1S" --seconds 1 --save /tmp/servelab-bench-burst-1s.json
+    --levels "$LEVELS_1S" --burst-rounds 3 --seconds 1 --save /tmp/servelab-bench-burst-1s.json
 echo
 echo "burst_accuracy: $LEVELS_5S, 100 tokens a request (--seconds 5), medians of $REPEAT" >&2
 "$BIN" calibrate --repeat "$REPEAT" --threads "$THREADS" --sim-threads "$SIM_THREADS" \
-    --levels "$LEVELS_5S" --seconds 5 --save /tmp/servelab-bench-burst-5s.json
+    --levels "$LEVELS_5S" --burst-rounds 3 --seconds 5 --save /tmp/servelab-bench-burst-5s.json

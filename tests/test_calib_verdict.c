@@ -14,7 +14,7 @@
 static calib_result good(int streams, double step_ms, int burst) {
     calib_result r;
     memset(&r, 0, sizeof r);
-    r.level = (calib_level){streams, step_ms, burst};
+    r.level = (calib_level){streams, step_ms, burst, burst ? CALIB_BURST_ROUNDS : 1};
     r.offered_chunks_per_s = streams * 1000.0 / step_ms;
     r.achieved_chunks_per_s = r.offered_chunks_per_s * 0.99;
     r.lag_p99_ms = 0.04;
@@ -51,7 +51,8 @@ TEST(calibrate_levels_parse_spread_and_burst) {
     CHECK_INT(lv[2].burst, 0);
     CHECK_NEAR(lv[2].step_ms, 2.5, 1e-9);
     CHECK_INT(calibrate_level_requests(&lv[0]), 10);
-    CHECK_INT(calibrate_level_requests(&lv[1]), 3000);
+    CHECK_INT(calibrate_level_requests(&lv[1]), 2000);
+    CHECK_INT(lv[1].rounds, CALIB_BURST_ROUNDS);
     free(lv);
     static const char *bad[] = {"burst:",     "burst:0@10",    "burst:10",        "burst:10@0",
                                 "burst10@1",  "1000@10,",      "burst:1000@10x",  "Burst:10@1",

@@ -93,7 +93,7 @@ TEST_SLOW_ALONE(calibrate_default_under_60s_and_sentence_matches_table) {
         int burst = !strcmp(arrivals, "burst");
         bursts += burst;
         int streams = (int)json_integer_value(json_object_get(lv, "streams"));
-        int requests = burst ? 3 * streams : streams;
+        int requests = burst ? 2 * streams : streams;
         CHECK_INT(json_integer_value(json_object_get(lv, "requests")), requests);
         CHECK_INT(json_integer_value(json_object_get(lv, "joined")), requests);
         CHECK_INT(json_integer_value(json_object_get(lv, "failed")), 0);
@@ -118,7 +118,8 @@ TEST_SLOW_ALONE(calibrate_default_under_60s_and_sentence_matches_table) {
     CHECK(saved && strstr(saved, sentence));
 }
 
-/* 20 streams started together run 60 requests; each is joined with the
+/* 20 streams started together, three rounds (--burst-rounds 3), run 60
+ * requests; each is joined with the
  * simulator's trace by its request id, not by its stream. Two repetitions:
  * each runs in a directory of its own (a run refuses an --out holding a
  * run), and the sentence says its figures are medians. */
@@ -126,7 +127,7 @@ TEST(calibrate_burst_level_joins_every_request) {
     char *dir = temp_dir();
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s calibrate --json --levels burst:20@10 --seconds 0.3 --repeat 2 --keep %s/keep "
+             "%s calibrate --json --levels burst:20@10 --burst-rounds 3 --seconds 0.3 --repeat 2 --keep %s/keep "
              "--save %s/cal.json 2>&1",
              servelab_bin(), dir, dir);
     int code;
@@ -140,6 +141,7 @@ TEST(calibrate_burst_level_joins_every_request) {
     json_t *lv = json_array_get(levels, 0);
     CHECK_STR(json_string_value(json_object_get(lv, "arrivals")), "burst");
     CHECK_INT(json_integer_value(json_object_get(lv, "streams")), 20);
+    CHECK_INT(json_integer_value(json_object_get(lv, "rounds")), 3);
     CHECK_INT(json_integer_value(json_object_get(lv, "requests")), 60);
     CHECK_INT(json_integer_value(json_object_get(lv, "joined")), 60);
     CHECK_INT(json_integer_value(json_object_get(lv, "failed")), 0);

@@ -1,6 +1,6 @@
 /* calibrate: the simulator and the client as child processes, then a join
  * of the client's chunks.csv with the simulator's per-token trace, request
- * by request (a burst runs three requests a stream, so a stream is not a
+ * by request (a burst runs two or more requests a stream, so a stream is not a
  * request). */
 #include "calibrate/calibrate.h"
 #include "calibrate/verdict.h"
@@ -144,7 +144,7 @@ static void add_placement(char **argv, const char *cpus, int realtime) {
 }
 
 int calibrate_level_requests(const calib_level *lv) {
-    return lv->burst ? 3 * lv->streams : lv->streams;
+    return lv->streams * (lv->rounds > 0 ? lv->rounds : 1);
 }
 
 /* One level's simulator: every stream gets one token per step, whatever
@@ -426,7 +426,7 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
     }
     free(tries);
     /* memory per stream: growth over the first level of the same arrivals
-     * (a burst keeps three requests' rows a stream) */
+     * (a burst keeps each round's rows) */
     for (int i = 0; i < o->n_levels; i++) {
         const calib_result *b = &results[0];
         for (int j = 0; j < i && b->level.burst != results[i].level.burst; j++)
@@ -470,6 +470,7 @@ json_t *calibrate_json(const calib_result *r, int n) {
         json_t *o = json_object();
         json_object_set_new(o, "streams", json_integer(r[i].level.streams));
         json_object_set_new(o, "arrivals", json_string(r[i].level.burst ? "burst" : "spread"));
+        json_object_set_new(o, "rounds", json_integer(r[i].level.rounds));
         json_object_set_new(o, "step_ms", jnum(r[i].level.step_ms));
         json_object_set_new(o, "seconds", jnum(r[i].seconds));
         json_object_set_new(o, "offered_chunks_per_s", jnum(r[i].offered_chunks_per_s));

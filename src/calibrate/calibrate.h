@@ -5,7 +5,7 @@
  * TTFT error (after aligning the two clocks by the median offset),
  * inter-token error (gap against gap, no alignment needed), CPU and peak
  * memory of both. A level's arrivals are spread evenly over a second, or
- * all start together (a burst: --rate inf --concurrency STREAMS, three
+ * all start together (a burst: --rate inf --concurrency STREAMS, two
  * requests a stream), as most people benchmark. `servelab calibrate`
  * prints the table and one sentence (verdict.c); bench/client_capacity.sh
  * and bench/burst_accuracy.sh repeat it and report medians. */
@@ -18,11 +18,16 @@
 typedef struct calib_level {
     int streams;    /* concurrent streams */
     double step_ms; /* the simulator's step: each stream gets a chunk per step */
-    int burst;      /* 1: STREAMS started together, 3 x STREAMS requests in all */
+    int burst;      /* 1: STREAMS started together, rounds x STREAMS requests in all */
+    int rounds;     /* requests each stream runs back to back (1 when spread) */
 } calib_level;
 
-/* Requests a level's client sends: one a stream when spread, three when
- * started together (each stream runs three requests back to back). */
+/* The requests each stream of a burst runs back to back unless
+ * `calibrate --burst-rounds` says otherwise. */
+#define CALIB_BURST_ROUNDS 2
+
+/* Requests a level's client sends: streams x rounds (one a stream when
+ * spread; CALIB_BURST_ROUNDS, or --burst-rounds, when started together). */
 int calibrate_level_requests(const calib_level *lv);
 
 typedef struct calib_result {
@@ -44,7 +49,7 @@ typedef struct calib_result {
 typedef struct calib_opts {
     const char *self; /* the servelab binary */
     const char *work; /* scratch directory */
-    double seconds;   /* per stream (default 3) */
+    double seconds;   /* per stream (default 2) */
     const calib_level *levels;
     int n_levels;
     int repeat;  /* runs of each level; every figure is the median over them */

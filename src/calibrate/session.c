@@ -15,9 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const calib_level default_levels[] = {{10, 1, 0},    {100, 1, 0},   {1000, 10, 0},
-                                             {5000, 50, 0}, {5000, 25, 0}, {1000, 10, 1},
-                                             {5000, 50, 1}};
+static const calib_level default_levels[] = {
+    {10, 1, 0, 1},    {100, 1, 0, 1},   {1000, 10, 0, 1},
+    {5000, 50, 0, 1}, {5000, 25, 0, 1}, {1000, 10, 1, CALIB_BURST_ROUNDS},
+    {5000, 50, 1, CALIB_BURST_ROUNDS}};
 
 /* One "[burst:|spread:]STREAMS@STEP_MS" of a level list of `len` bytes. */
 static int parse_level(const char *s, size_t len, calib_level *lv) {
@@ -28,8 +29,10 @@ static int parse_level(const char *s, size_t len, calib_level *lv) {
     t[len] = 0;
     const char *p = t;
     lv->burst = 0;
+    lv->rounds = 1;
     if (!strncmp(p, "burst:", 6)) {
         lv->burst = 1;
+        lv->rounds = CALIB_BURST_ROUNDS;
         p += 6;
     } else if (!strncmp(p, "spread:", 7)) {
         p += 7;
@@ -135,14 +138,19 @@ static int make_work(const calib_session *s, char *work, char *err, int errlen) 
 int calibrate_session(calib_session *s, char *err, int errlen) {
     calib_opts *o = &s->o;
     calib_level *custom = NULL;
-    o->levels = default_levels;
-    o->n_levels = (int)(sizeof default_levels / sizeof *default_levels);
     if (s->levels) {
         o->n_levels = calibrate_levels_parse(s->levels, &custom, err, (size_t)errlen);
         if (o->n_levels < 0)
             return -1;
-        o->levels = custom;
+    } else {
+        o->n_levels = (int)(sizeof default_levels / sizeof *default_levels);
+        custom = xmalloc(sizeof default_levels);
+        memcpy(custom, default_levels, sizeof default_levels);
     }
+    for (int i = 0; i < o->n_levels; i++)
+        if (custom[i].burst && s->burst_rounds > 0)
+            custom[i].rounds = s->burst_rounds;
+    o->levels = custom;
     char work[PATH_MAX], sim_cpus[64], client_cpus[64], placement[256];
     if (make_work(s, work, err, errlen)) {
         free(custom);

@@ -16,6 +16,7 @@ typedef struct calib_session {
     const char *keep;   /* keep rows and traces here; NULL: a scratch directory, removed */
     int json;           /* print JSON instead of the table */
     int no_pin;         /* do not put the simulator and the client on separate CPUs */
+    int burst_rounds;   /* requests each burst stream runs; 0: CALIB_BURST_ROUNDS */
 } calib_session;
 
 /* The levels of a list such as "10@1,1000@10,burst:1000@10" (a level is
