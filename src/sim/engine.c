@@ -29,6 +29,7 @@ struct engine {
     uint64_t admit_counter;
     seq **sched; /* this step's work, max_num_seqs slots */
     int n_sched;
+    double step_ctx_tokens; /* the context the step's prompt tokens attend to, summed */
     int in_step;
     engine_stats stats;
 };
@@ -86,8 +87,11 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
         why = "kv_blocks * block_size must hold at least max_model_len tokens";
     else if (p->max_batched_tokens < 1)
         why = "max_num_batched_tokens must be at least 1";
-    else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0)
+    else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0 ||
+             p->prefill_ctx_per_1k_ms < 0)
         why = "step cost terms must not be negative";
+    else if ((why = engine_step_table_check(p)))
+        ;
     else if (p->jitter < 0 || p->jitter > 1)
         why = "jitter must be in [0, 1]";
     if (why) {
@@ -212,6 +216,8 @@ static void preempt(engine *e, seq *v) {
 }
 
 static void schedule(engine *e, seq *s, int work, int decode) {
+    if (!decode) /* positions computed..computed+work-1 attend to as many before them */
+        e->step_ctx_tokens += (double)work * s->computed + (double)work * (work - 1) / 2;
     s->step_work = work;
     s->step_decode = decode;
     e->sched[e->n_sched++] = s;
@@ -270,6 +276,7 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     int budget = e->p.max_batched_tokens;
     int decoding = 0, prefill_tokens = 0, preempted = 0;
     e->n_sched = 0;
+    e->step_ctx_tokens = 0;
 
     /* 1. Running sequences, oldest first. */
     for (seq *s = e->running.head; s && budget > 0;) {
@@ -325,8 +332,8 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     if (e->n_sched == 0)
         return -1;
     /* 3. The step's cost. */
-    double ms = e->p.decode_base_ms + e->p.decode_per_seq_ms * decoding +
-                e->p.prefill_per_token_ms * prefill_tokens;
+    double ms = engine_decode_ms(&e->p, decoding) + e->p.prefill_per_token_ms * prefill_tokens +
+                e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0;
     if (e->p.jitter > 0) {
         double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
         ms *= f < 0.1 ? 0.1 : f;
@@ -393,4 +400,40 @@ engine_stats engine_get_stats(const engine *e) {
     st.used_blocks = e->p.kv_blocks - kv_cache_free_blocks(e->kv);
     st.cached_blocks = kv_cache_named_blocks(e->kv);
     return st;
+}
+
+const char *engine_step_table_check(const engine_params *p) {
+    if (p->n_step_points < 0 || p->n_step_points > ENGINE_STEP_POINTS)
+        return "the step table has too many points";
+    for (int i = 0; i < p->n_step_points; i++) {
+        if (p->step_batch[i] < 1 || (i > 0 && p->step_batch[i] <= p->step_batch[i - 1]))
+            return "the step table's batches must rise from 1";
+        if (!(p->step_ms[i] >= 0) || !isfinite(p->step_ms[i]))
+            return "the step table's costs must not be negative";
+    }
+    return NULL;
+}
+
+double engine_decode_ms(const engine_params *p, double b) {
+    int n = p->n_step_points;
+    if (n == 0)
+        return p->decode_base_ms + p->decode_per_seq_ms * b;
+    if (b <= 0)
+        return p->decode_base_ms;
+    double x0 = 0, y0 = p->decode_base_ms;
+    int i = 0;
+    while (i < n - 1 && b > p->step_batch[i]) {
+        x0 = p->step_batch[i];
+        y0 = p->step_ms[i];
+        i++;
+    }
+    /* b <= step_batch[i], or i is the last point and b may lie beyond it */
+    double x1 = p->step_batch[i], y1 = p->step_ms[i];
+    if (b > x1 && i > 0) { /* beyond the last point: the last two points' slope (the
+                            * line from decode_base when there is one point) */
+        x0 = p->step_batch[i - 1];
+        y0 = p->step_ms[i - 1];
+    }
+    double y = y0 + (y1 - y0) * (b - x0) / (x1 - x0);
+    return y < 0 ? 0 : y;
 }

@@ -24,10 +24,18 @@
  *      prompt block is named in the cache as soon as a step is scheduled
  *      to compute its last token, so a sequence admitted later in the same
  *      step already hits it, as in vLLM.
- *   3. The step lasts decode_base + decode_per_seq * decoding
- *      + prefill_per_token * prefill_tokens, times (1 + jitter * N(0,1))
- *      when jitter is set (seeded). `decoding` counts sequences that
- *      generate a token by decode this step.
+ *   3. The step lasts decode(decoding) + prefill, times (1 + jitter *
+ *      N(0,1)) when jitter is set (seeded). `decoding` counts sequences
+ *      that generate a token by decode this step. decode(b) is
+ *      decode_base + decode_per_seq * b, or, when the profile gives a
+ *      table of measured steps by batch, the table read at b: linear
+ *      between its points, from decode_base at b = 0 to its first point,
+ *      and along its last two points' slope beyond its last (a table is
+ *      what a measured engine needs: a CPU's step is far from linear in
+ *      the batch). prefill is prefill_per_token for every prompt token
+ *      computed in the step plus prefill_ctx_per_1k for every 1000
+ *      tokens that token attends to (its position in its sequence), so a
+ *      long prompt's later tokens cost more, as attention does.
  *   4. At its end every decoding sequence emits one token, and so does every
  *      sequence whose prefill completed (the first token, or the next one
  *      after a recompute). A sequence finishes at its target length or at
@@ -40,6 +48,9 @@
 
 #include <stdint.h>
 
+/* Most points of a step table (engine_params.step_batch/step_ms). */
+#define ENGINE_STEP_POINTS 64
+
 typedef struct engine_params {
     int max_num_seqs;       /* most sequences running at once */
     int kv_blocks;          /* KV cache size in blocks */
@@ -49,6 +60,12 @@ typedef struct engine_params {
     double decode_base_ms;  /* fixed cost of a step */
     double decode_per_seq_ms;
     double prefill_per_token_ms;
+    double prefill_ctx_per_1k_ms; /* a prompt token's extra cost per 1000 tokens before it */
+    /* The decode step by batch, measured: n_step_points points, batches
+     * rising from 1, in place of decode_per_seq when n_step_points > 0. */
+    int n_step_points;
+    int step_batch[ENGINE_STEP_POINTS];
+    double step_ms[ENGINE_STEP_POINTS];
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
     int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */
@@ -128,5 +145,11 @@ void engine_step_end(engine *e, int64_t now_us);
 int engine_in_step(const engine *e);
 
 engine_stats engine_get_stats(const engine *e);
+
+/* decode(b) of step 3 above, in ms, for the parameters p. */
+double engine_decode_ms(const engine_params *p, double batch);
+/* The step table is well formed (batches rising from 1, costs not
+ * negative): NULL, or what is wrong. */
+const char *engine_step_table_check(const engine_params *p);
 
 #endif

@@ -19,7 +19,7 @@
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "sim/sim_options.h"
-#include "sweep/yamlread.h"
+#include "common/yamlread.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
 

@@ -1,4 +1,5 @@
-/* yamlread: a YAML document read strictly, for the campaign loader.
+/* yamlread: a YAML document read strictly, for the campaign loader and the
+ * simulator's profile files.
  *
  * Two passes over the text. The first streams libyaml's events only to catch
  * what its document loader would hide: syntax errors (with their line),

@@ -1,6 +1,6 @@
 /* yamlread: the strict YAML reading behind the campaign loader (see
  * yamlread.h). */
-#include "sweep/yamlread.h"
+#include "common/yamlread.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
