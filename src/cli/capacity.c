@@ -172,8 +172,14 @@ static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virt
         snprintf(err, errlen, "--sim: %s", why);
         return -1;
     }
-    const char *profile = opt_value(&a, "profile");
-    if (sim_opts_init(so, profile ? profile : "tiny")) {
+    const char *profile = opt_value(&a, "profile"), *file = opt_value(&a, "profile-file");
+    if (profile && file) {
+        snprintf(err, errlen, "--sim: give --profile or --profile-file, not both");
+        rc = -1;
+    } else if (file && sim_opts_init_file(so, file, why, sizeof why)) {
+        snprintf(err, errlen, "--sim: --profile-file: %s", why);
+        rc = -1;
+    } else if (!file && sim_opts_init(so, profile ? profile : "tiny")) {
         snprintf(err, errlen, "--sim: unknown profile '%s'", profile);
         rc = -1;
     } else if (a.n_positional) {
@@ -190,7 +196,8 @@ static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virt
                            .eos_min_frac_pct = so->cfg.eos_min_frac_pct,
                            .seed = so->cfg.seed,
                            .model = so->cfg.model,
-                           .profile = so->profile};
+                           .profile = so->profile,
+                           .profile_file = so->profile_file};
     return 0;
 }
 

@@ -118,6 +118,7 @@ static int not_for_predict(const char *name) {
  * --sim-seed. */
 static int engine_row(const char *name) {
     static const char *const names[] = {"profile",
+                                        "profile-file",
                                         "max-num-seqs",
                                         "kv-blocks",
                                         "gpu-memory-utilization",
@@ -127,7 +128,9 @@ static int engine_row(const char *name) {
                                         "max-num-batched-tokens",
                                         "decode-base-ms",
                                         "decode-per-seq-ms",
+                                        "step-ms-by-batch",
                                         "prefill-per-token-ms",
+                                        "prefill-ctx-per-1k-ms",
                                         "jitter",
                                         "speedup",
                                         "eos-min-frac-pct",
@@ -185,17 +188,31 @@ static opt_def *full_table(void) {
 }
 
 /* The profile first, as `servelab sim` reads it: the engine's flags
- * override its values. */
-static void init_profile(predict_opts *o, const opt_def *table, int argc, char **argv) {
+ * override its values. 0, or -1 with why (a profile file that does not
+ * read, or two profiles). */
+static int init_profile(predict_opts *o, const opt_def *table, int argc, char **argv, char *err,
+                        int errlen) {
     opt_args args;
-    char err[512];
     sim_opts_init(&o->sim, "tiny");
-    if (opt_scan(table, argc, argv, &args, err, sizeof err) == 0) {
+    if (opt_scan(table, argc, argv, &args, err, (size_t)errlen) == 0) {
         const char *profile = opt_value(&args, "profile");
-        if (profile && sim_opts_init(&o->sim, profile) < 0)
+        const char *file = opt_value(&args, "profile-file");
+        int rc = 0;
+        if (profile && file) {
+            snprintf(err, (size_t)errlen, "give --profile or --profile-file, not both");
+            rc = -1;
+        } else if (profile && sim_opts_init(&o->sim, profile) < 0) {
             sim_opts_init(&o->sim, "tiny"); /* cli_parse reports the bad name */
+        } else if (file && sim_opts_init_file(&o->sim, file, err, errlen)) {
+            char why[1200];
+            snprintf(why, sizeof why, "--profile-file: %s", err);
+            snprintf(err, (size_t)errlen, "%.*s", errlen - 1, why);
+            rc = -1;
+        }
         opt_args_free(&args);
+        return rc;
     }
+    return 0;
 }
 
 static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
@@ -230,10 +247,13 @@ static int predict_main(int argc, char **argv) {
     opt_def *table = full_table();
     command with_all = cmd_predict;
     with_all.options = table;
-    init_profile(&o, table, argc, argv);
+    char err[1024];
+    if (init_profile(&o, table, argc, argv, err, sizeof err)) {
+        free(table);
+        return cli_fail(&cmd_predict, "%s", err);
+    }
     opt_defaults(predict_options, &o);
     int rc = cli_parse(&with_all, argc, argv, &o, 0, NULL);
-    char err[1024];
     if (rc) {
         free(table);
         return rc > 0 ? 0 : 2;
@@ -248,6 +268,7 @@ static int predict_main(int argc, char **argv) {
                          .seed = o.sim.cfg.seed,
                          .model = o.sim.cfg.model,
                          .profile = o.sim.profile,
+                         .profile_file = o.sim.profile_file,
                          .chunks = o.chunks};
     o.run.predict = &vt;
     o.run.progress = "off";

@@ -17,8 +17,17 @@ static int sim_main(int argc, char **argv) {
      * profile is reported by cli_parse, like any bad value). */
     if (opt_scan(sim_options, argc, argv, &args, err, sizeof err) == 0) {
         const char *profile = opt_value(&args, "profile");
+        const char *file = opt_value(&args, "profile-file");
+        if (profile && file) {
+            opt_args_free(&args);
+            return cli_fail(&cmd_sim, "give --profile or --profile-file, not both");
+        }
         if (profile)
             sim_opts_init(&o, profile);
+        if (file && sim_opts_init_file(&o, file, err, sizeof err)) {
+            opt_args_free(&args);
+            return cli_fail(&cmd_sim, "--profile-file: %s", err);
+        }
         opt_args_free(&args);
     }
     int rc = cli_parse(&cmd_sim, argc, argv, &o, 0, NULL);

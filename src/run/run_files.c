@@ -229,15 +229,35 @@ static json_t *server_binary_json(int pid) {
  * every parameter, so that the rows can be made again. */
 static json_t *predicted_json(const virtual_target *t) {
     const engine_params *e = &t->engine;
-    return json_pack(
-        "{s:b,s:s,s:s,s:s?,s:I,s:{s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:I,s:b,s:i}}", "predicted",
-        1, "kind", "servelab predict", "model", t->model, "profile", t->profile, "seed",
-        (json_int_t)t->seed, "engine", "max_num_seqs", e->max_num_seqs, "kv_blocks", e->kv_blocks,
-        "block_size", e->block_size, "max_model_len", e->max_model_len, "max_num_batched_tokens",
-        e->max_batched_tokens, "decode_base_ms", e->decode_base_ms, "decode_per_seq_ms",
-        e->decode_per_seq_ms, "prefill_per_token_ms", e->prefill_per_token_ms, "jitter", e->jitter,
-        "seed", (json_int_t)e->seed, "prefix_caching", e->enable_prefix_caching, "eos_min_frac_pct",
+    json_t *j = json_pack(
+        "{s:b,s:s,s:s,s:s?,s:I,s:{s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:i}}",
+        "predicted", 1, "kind", "servelab predict", "model", t->model, "profile", t->profile,
+        "seed", (json_int_t)t->seed, "engine", "max_num_seqs", e->max_num_seqs, "kv_blocks",
+        e->kv_blocks, "block_size", e->block_size, "max_model_len", e->max_model_len,
+        "max_num_batched_tokens", e->max_batched_tokens, "decode_base_ms", e->decode_base_ms,
+        "decode_per_seq_ms", e->decode_per_seq_ms, "prefill_per_token_ms", e->prefill_per_token_ms,
+        "prefill_ctx_per_1k_ms", e->prefill_ctx_per_1k_ms, "jitter", e->jitter, "seed",
+        (json_int_t)e->seed, "prefix_caching", e->enable_prefix_caching, "eos_min_frac_pct",
         t->eos_min_frac_pct);
+    json_t *eng = json_object_get(j, "engine");
+    if (e->n_step_points > 0) {
+        json_t *tbl = json_object();
+        for (int i = 0; i < e->n_step_points; i++) {
+            char b[16];
+            snprintf(b, sizeof b, "%d", e->step_batch[i]);
+            json_object_set_new(tbl, b, json_real(e->step_ms[i]));
+        }
+        json_object_set_new(eng, "step_ms_by_batch", tbl);
+    }
+    if (t->profile_file) {
+        char hex[65];
+        long long bytes;
+        json_object_set_new(j, "profile_file",
+                            sha256_file(t->profile_file, hex, &bytes)
+                                ? json_pack("{s:s}", "path", t->profile_file)
+                                : json_pack("{s:s,s:s}", "path", t->profile_file, "sha256", hex));
+    }
+    return j;
 }
 
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {

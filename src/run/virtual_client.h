@@ -20,7 +20,8 @@ typedef struct virtual_target {
     int eos_min_frac_pct;
     uint64_t seed; /* the simulator's --seed */
     const char *model;
-    const char *profile; /* for meta.json */
+    const char *profile;      /* for meta.json */
+    const char *profile_file; /* the profile's file (meta.json keeps its hash); NULL: built in */
     int chunks;          /* write chunks.csv and keep every gap for ITL */
 } virtual_target;
 

@@ -3,8 +3,11 @@
  * are the ones a sweep sets itself for the simulators it starts; the
  * profile is a key of target.sim of its own. */
 #include "sim/sim_options.h"
+#include "sim/profile_file.h"
 #include "sim/profiles.h"
+#include "common/util.h"
 
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +19,11 @@ static int fault_check(const char *text, char *err, size_t errlen) {
     /* fault_spec_parse names the flag itself; the caller puts the name in front */
     snprintf(err, errlen, "%s", strncmp(why, "--fault: ", 9) ? why : why + 9);
     return -1;
+}
+
+static int step_table_check(const char *text, char *err, size_t errlen) {
+    engine_params p = {0};
+    return profile_step_table_parse(text, &p, err, errlen);
 }
 
 #define SIM(field) OPT_AT(sim_opts, field)
@@ -41,6 +49,12 @@ const opt_def sim_options[] = {
      .choices = "tiny|gpu-7b|cpu-1b|cpu-1b-2c",
      .def = "tiny",
      .help = "the server modelled: tiny|gpu-7b|cpu-1b|cpu-1b-2c"},
+    {.name = "profile-file",
+     .key = "profile_file",
+     .type = OPT_STRING,
+     SIM(profile_file),
+     .arg = "FILE",
+     .help = "the server modelled, from a profile file (servelab fit writes them)"},
     {.name = "model",
      .key = "model",
      .type = OPT_STRING,
@@ -161,14 +175,29 @@ const opt_def sim_options[] = {
      .key = "decode_per_seq_ms",
      .type = OPT_NUMBER,
      SIM(cfg.engine.decode_per_seq_ms),
+     OPT_SEEN(sim_opts, per_seq_given),
      .arg = "MS",
-     .help = "a step's cost per decoding sequence"},
+     .help = "a step's cost per decoding sequence (replaces a step table)"},
+    {.name = "step-ms-by-batch",
+     .key = "step_ms_by_batch",
+     .type = OPT_STRING,
+     SIM(step_table),
+     .arg = "B:MS,...",
+     .check = step_table_check,
+     .help = "the decode step measured by batch, read between points (replaces "
+             "--decode-per-seq-ms)"},
     {.name = "prefill-per-token-ms",
      .key = "prefill_per_token_ms",
      .type = OPT_NUMBER,
      SIM(cfg.engine.prefill_per_token_ms),
      .arg = "MS",
      .help = "a step's cost per prompt token"},
+    {.name = "prefill-ctx-per-1k-ms",
+     .key = "prefill_ctx_per_1k_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.prefill_ctx_per_1k_ms),
+     .arg = "MS",
+     .help = "a prompt token's extra cost per 1000 tokens before it"},
     {.name = "jitter",
      .key = "jitter",
      .type = OPT_NUMBER,
@@ -252,18 +281,46 @@ int sim_opts_init(sim_opts *o, const char *name) {
     return 0;
 }
 
+int sim_opts_init_file(sim_opts *o, const char *path, char *err, int errlen) {
+    memset(o, 0, sizeof *o);
+    opt_defaults(sim_options, o);
+    profile_doc *d = xcalloc(1, sizeof *d);
+    if (profile_file_read(path, d, err, (size_t)errlen)) {
+        free(d);
+        return -1;
+    }
+    o->file = d;
+    o->profile = d->name;
+    o->profile_file = path;
+    o->cfg.profile_name = d->name;
+    o->cfg.engine = d->engine;
+    o->cfg.eos_min_frac_pct = d->eos_min_frac_pct;
+    o->no_prefix_caching = !d->engine.enable_prefix_caching;
+    o->kv_blocks_given = 1; /* a file's blocks are its own, not computed from a GPU */
+    return 0;
+}
+
+void sim_opts_free(sim_opts *o) {
+    if (o->file) {
+        profile_doc_free(o->file);
+        free(o->file);
+        o->file = NULL;
+    }
+}
+
 /* The KV blocks: --kv-blocks as given (vLLM's num_gpu_blocks_override),
  * else from the profile's model and GPU at the utilisation in force, with
  * the final block size. */
 static int size_kv_cache(sim_opts *o, char *err, int errlen) {
-    const sim_profile *p = sim_profile_find(o->profile);
-    const model_memory *m = &p->memory;
+    const sim_profile *p = o->file ? NULL : sim_profile_find(o->profile);
+    static const model_memory none = {0};
+    const model_memory *m = p ? &p->memory : &none;
     o->cfg.gpu_memory_utilization = 0;
     if (o->gpu_memory_utilization > 0 && m->layers == 0) {
         snprintf(err, errlen,
                  "--gpu-memory-utilization: the %s profile names no model or GPU memory; give "
                  "--kv-blocks instead",
-                 p->name);
+                 o->profile);
         return -1;
     }
     if (o->kv_blocks_given || m->layers == 0)
@@ -286,6 +343,11 @@ static int size_kv_cache(sim_opts *o, char *err, int errlen) {
 
 int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.profile_name = o->profile;
+    if (o->step_table &&
+        profile_step_table_parse(o->step_table, &o->cfg.engine, err, (size_t)errlen))
+        return -1;
+    if (o->per_seq_given && !o->step_table)
+        o->cfg.engine.n_step_points = 0; /* the line the flag asks for, not the table */
     if (o->fault && fault_spec_parse(o->fault, &o->cfg.faults, err, errlen))
         return -1;
     if (size_kv_cache(o, err, errlen))
@@ -296,5 +358,8 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.engine.decode_base_ms /= o->speedup;
     o->cfg.engine.decode_per_seq_ms /= o->speedup;
     o->cfg.engine.prefill_per_token_ms /= o->speedup;
+    o->cfg.engine.prefill_ctx_per_1k_ms /= o->speedup;
+    for (int i = 0; i < o->cfg.engine.n_step_points; i++)
+        o->cfg.engine.step_ms[i] /= o->speedup;
     return 0;
 }

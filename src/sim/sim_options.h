@@ -15,7 +15,11 @@
 
 typedef struct sim_opts {
     sim_config cfg;
-    const char *profile;           /* a name sim/profiles.c knows */
+    const char *profile;           /* a name sim/profiles.c knows, or the file's name */
+    const char *profile_file;      /* --profile-file: the profile's file; NULL: a built-in */
+    struct profile_doc *file;      /* what it holds (provenance), sim_opts_free frees it */
+    const char *step_table;        /* --step-ms-by-batch B:MS,...; NULL: the profile's */
+    int per_seq_given;             /* --decode-per-seq-ms was given: the line, no table */
     const char *fault;             /* --fault SPEC, parsed into cfg.faults by sim_opts_finish */
     const char *cpus;              /* pin the simulator to these CPUs; NULL: no pinning */
     int realtime;                  /* ask for SCHED_FIFO (common/cpus.h) */
@@ -30,6 +34,11 @@ extern const opt_def sim_options[];
 /* Every option at its default and the engine at profile `name`'s values:
  * 0, or -1 when the profile is unknown. */
 int sim_opts_init(sim_opts *o, const char *name);
+/* Every option at its default and the engine at the profile in file `path`
+ * (sim/profile_file.h): 0, or -1 with "PATH:LINE: KEY: what" in err. */
+int sim_opts_init_file(sim_opts *o, const char *path, char *err, int errlen);
+/* What sim_opts_init_file kept. */
+void sim_opts_free(sim_opts *o);
 /* After the options were applied: the fault spec, the KV cache's size and
  * the last checks. 0, or -1 with a message naming the flag. */
 int sim_opts_finish(sim_opts *o, char *err, int errlen);
