@@ -122,6 +122,36 @@ static json_t *llamacpp_props(const char *body) {
     return out;
 }
 
+/* The labels of vLLM's cache_config_info gauge in a /metrics body, as
+ * strings: the KV cache's blocks and block size a fit takes as the server's
+ * limits. NULL when the body has no such line. */
+static json_t *vllm_cache_config(const char *body) {
+    const char *name = "vllm:cache_config_info{";
+    const char *p = body;
+    while ((p = strstr(p, name)) && p != body && p[-1] != '\n')
+        p += strlen(name);
+    if (!p)
+        return NULL;
+    p += strlen(name);
+    json_t *out = json_object();
+    while (*p && *p != '}' && *p != '\n') {
+        const char *eq = strchr(p, '=');
+        if (!eq || eq[1] != '"' || eq - p >= 64)
+            break;
+        char key[64], val[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+        const char *v = eq + 2, *end = strchr(v, '"');
+        if (!end)
+            break;
+        snprintf(val, sizeof val, "%.*s", (int)(end - v), v);
+        json_object_set_new(out, key, json_string(val));
+        p = end + 1;
+        if (*p == ',')
+            p++;
+    }
+    return out;
+}
+
 void probe_server(const char *base, struct curl_slist *headers, int insecure, server_probe *p) {
     memset(p, 0, sizeof *p);
     buf *b = malloc(sizeof *b);
@@ -160,6 +190,11 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
         p->is_sim = 1;
     if (p->is_sim)
         p->vllm_like = 1;
+    if (p->vllm_like) {
+        snprintf(url, sizeof url, "%s/metrics", base);
+        if (get(url, headers, insecure, b, p, NULL, 0, NULL) == 200)
+            p->cache_config = vllm_cache_config(b->data);
+    }
     free(b);
 }
 
@@ -225,6 +260,8 @@ json_t *probe_json(const server_probe *p) {
     json_object_set(o, "models", p->models ? p->models : json_null());
     if (p->props)
         json_object_set(o, "llamacpp_props", p->props);
+    if (p->cache_config)
+        json_object_set(o, "vllm_cache_config", p->cache_config);
     json_object_set_new(o, "server_header",
                         p->server_header[0] ? json_string(p->server_header) : json_null());
     if (p->error[0])
@@ -236,5 +273,6 @@ void probe_free(server_probe *p) {
     json_decref(p->version);
     json_decref(p->models);
     json_decref(p->props);
-    p->version = p->models = p->props = NULL;
+    json_decref(p->cache_config);
+    p->version = p->models = p->props = p->cache_config = NULL;
 }
