@@ -10,7 +10,7 @@
 #include <strings.h>
 
 typedef struct buf {
-    char data[1 << 16];
+    char data[1 << 20]; /* room for a /metrics page of many series */
     size_t n;
 } buf;
 
