@@ -3,7 +3,8 @@
 # data flows workload -> client -> analysis -> report, with the simulator
 # and the monitors beside; common/ is below everything; run/ (which may send
 # a schedule to the simulator's engine in virtual time), calibrate/ and
-# sweep/ put the pieces together, capacity/ searches with sweep/'s; cli/ holds
+# sweep/ put the pieces together, capacity/ searches with sweep/'s, fit/
+# reads rows into a simulator profile; cli/ holds
 # the commands. An include that
 # climbs (client/ including analysis/, say) is printed with its file and
 # line, and the exit status is 1.
@@ -18,7 +19,8 @@ allowed() {
     calibrate) echo "calibrate analysis common" ;;
     sweep) echo "sweep run report sim analysis client monitor workload common" ;;
     capacity) echo "capacity sweep run report sim analysis client monitor workload common" ;;
-    cli) echo "cli capacity sweep run calibrate report sim analysis client monitor workload common" ;;
+    fit) echo "fit sim common" ;;
+    cli) echo "cli capacity sweep run calibrate fit report sim analysis client monitor workload common" ;;
     *) echo "" ;;
     esac
 }

@@ -127,7 +127,8 @@ TEST(calibrate_burst_level_joins_every_request) {
     char *dir = temp_dir();
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s calibrate --json --levels burst:20@10 --burst-rounds 3 --seconds 0.3 --repeat 2 --keep %s/keep "
+             "%s calibrate --json --levels burst:20@10 --burst-rounds 3 --seconds 0.3 --repeat 2 "
+             "--keep %s/keep "
              "--save %s/cal.json 2>&1",
              servelab_bin(), dir, dir);
     int code;

@@ -15,10 +15,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const calib_level default_levels[] = {
-    {10, 1, 0, 1},    {100, 1, 0, 1},   {1000, 10, 0, 1},
-    {5000, 50, 0, 1}, {5000, 25, 0, 1}, {1000, 10, 1, CALIB_BURST_ROUNDS},
-    {5000, 50, 1, CALIB_BURST_ROUNDS}};
+static const calib_level default_levels[] = {{10, 1, 0, 1},
+                                             {100, 1, 0, 1},
+                                             {1000, 10, 0, 1},
+                                             {5000, 50, 0, 1},
+                                             {5000, 25, 0, 1},
+                                             {1000, 10, 1, CALIB_BURST_ROUNDS},
+                                             {5000, 50, 1, CALIB_BURST_ROUNDS}};
 
 /* One "[burst:|spread:]STREAMS@STEP_MS" of a level list of `len` bytes. */
 static int parse_level(const char *s, size_t len, calib_level *lv) {

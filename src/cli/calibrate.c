@@ -117,7 +117,8 @@ const command cmd_calibrate = {
             "up to which streams and chunk rate it measures within 1 ms: schedule lag, TTFT\n"
             "and inter-token errors against the simulator's per-token trace. A level's\n"
             "arrivals are spread over a second (S@MS) or all start together (burst:S@MS:\n"
-            "--rate inf --concurrency S, 2 x S requests (--burst-rounds)); for each, the sentence claims no\n"
+            "--rate inf --concurrency S, 2 x S requests (--burst-rounds)); for each, the sentence "
+            "claims no\n"
             "further than below the lightest level that failed. The two processes are\n"
             "pinned to separate CPUs when there are enough (--no-pin to not) and ask for\n"
             "SCHED_FIFO (--no-realtime to not).",

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 const command *const commands[] = {
-    &cmd_sim,    &cmd_run,        &cmd_sweep, &cmd_capacity, &cmd_predict,
-    &cmd_report, &cmd_compare,    &cmd_merge, &cmd_demo,     &cmd_calibrate,
-    &cmd_env,    &cmd_completion, &cmd_help,  NULL};
+    &cmd_sim,       &cmd_run,     &cmd_sweep,      &cmd_capacity, &cmd_predict,
+    &cmd_report,    &cmd_compare, &cmd_merge,      &cmd_fit,      &cmd_demo,
+    &cmd_calibrate, &cmd_env,     &cmd_completion, &cmd_help,     NULL};
 
 int cli_fail(const command *c, const char *fmt, ...) {
     char msg[2048];

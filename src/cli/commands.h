@@ -24,7 +24,7 @@ typedef struct command {
 } command;
 
 extern const command cmd_sim, cmd_run, cmd_sweep, cmd_capacity, cmd_predict, cmd_report,
-    cmd_compare, cmd_merge, cmd_demo, cmd_calibrate, cmd_env, cmd_completion, cmd_help;
+    cmd_compare, cmd_merge, cmd_fit, cmd_demo, cmd_calibrate, cmd_env, cmd_completion, cmd_help;
 /* Every command, in the order servelab --help lists them; NULL ends it. */
 extern const command *const commands[];
 

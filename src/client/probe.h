@@ -18,15 +18,15 @@ typedef struct server_probe {
     int models_listed; /* its answer was a model list (data: [...]) */
     char first_model[256];
     char server_header[256];
-    json_t *version; /* parsed /version body or NULL */
-    json_t *models;  /* parsed /v1/models body or NULL */
-    json_t *props;   /* llama.cpp's /props, kept in part: build_info, model_path,
-                        total_slots, n_ctx; NULL when it has none */
+    json_t *version;      /* parsed /version body or NULL */
+    json_t *models;       /* parsed /v1/models body or NULL */
+    json_t *props;        /* llama.cpp's /props, kept in part: build_info, model_path,
+                             total_slots, n_ctx; NULL when it has none */
     json_t *cache_config; /* the labels of vLLM's vllm:cache_config_info gauge (block_size,
                              num_gpu_blocks, ...) from /metrics; NULL when it has none */
-    int is_sim;      /* servelab sim */
-    int vllm_like;   /* known to accept stream_options.continuous_usage_stats */
-    char error[256]; /* why /v1/models got no answer (curl's words, the URL redacted) */
+    int is_sim;           /* servelab sim */
+    int vllm_like;        /* known to accept stream_options.continuous_usage_stats */
+    char error[256];      /* why /v1/models got no answer (curl's words, the URL redacted) */
 } server_probe;
 
 void probe_server(const char *base, struct curl_slist *headers, int insecure, server_probe *p);

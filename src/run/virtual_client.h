@@ -22,7 +22,7 @@ typedef struct virtual_target {
     const char *model;
     const char *profile;      /* for meta.json */
     const char *profile_file; /* the profile's file (meta.json keeps its hash); NULL: built in */
-    int chunks;          /* write chunks.csv and keep every gap for ITL */
+    int chunks;               /* write chunks.csv and keep every gap for ITL */
 } virtual_target;
 
 /* Runs cfg's schedule against the target as loadgen_run does against a

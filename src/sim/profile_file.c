@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const top_keys[] = {"name",       "about", "server", "model", "engine",
-                                       "provenance", "fit",   NULL};
+static const char *const top_keys[] = {"name",   "about",      "server", "model",
+                                       "engine", "provenance", "fit",    NULL};
 static const char *const engine_keys[] = {"max_num_seqs",
                                           "kv_blocks",
                                           "block_size",
@@ -250,7 +250,6 @@ static void put_string(strbuf *b, const char *s) {
     json_decref(j);
 }
 
-
 /* A JSON value as YAML, block style, at `indent` spaces. */
 static void put_yaml(strbuf *b, json_t *v, int indent) {
     if (json_is_object(v)) {
@@ -276,7 +275,7 @@ static void put_yaml(strbuf *b, json_t *v, int indent) {
         json_array_foreach(v, i, x) {
             sb_printf(b, "%*s-", indent, "");
             if (json_is_object(x) || json_is_array(x)) {
-                char *flow = json_dumps(x, JSON_COMPACT);
+                char *flow = json_dumps(x, JSON_COMPACT | JSON_REAL_PRECISION(6));
                 sb_printf(b, " %s\n", flow);
                 free(flow);
             } else {
@@ -309,8 +308,9 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
     sb_printf(&b, "# A servelab simulator profile: `servelab sim --profile-file FILE` and\n"
                   "# `servelab predict --profile-file FILE` read it. Each figure's provenance\n"
                   "# is below it; docs/simulator.md says what every key means.\n");
-    const char *texts[] = {"name",   d->name ? d->name : "fitted", "about", d->about,
-                           "server", d->server,                    "model", d->model};
+    const char *texts[] = {
+        "name",  d->name ? d->name : "fitted", "about", d->about, "server", d->server, "model",
+        d->model};
     for (int i = 0; i < 8; i += 2)
         if (texts[i + 1]) {
             sb_printf(&b, "%s: ", texts[i]);
@@ -327,8 +327,8 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
               "  max_model_len: %d\n"
               "  max_num_batched_tokens: %d\n"
               "  decode_base_ms: %.6g\n",
-              e->max_num_seqs, e->kv_blocks, e->block_size, e->max_model_len,
-              e->max_batched_tokens, e->decode_base_ms);
+              e->max_num_seqs, e->kv_blocks, e->block_size, e->max_model_len, e->max_batched_tokens,
+              e->decode_base_ms);
     if (e->n_step_points > 0)
         sb_printf(&b, "  step_ms_by_batch: \"%s\"\n", table);
     else

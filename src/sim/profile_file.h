@@ -35,8 +35,7 @@ typedef struct profile_doc {
 int profile_file_read(const char *path, profile_doc *d, char *err, size_t errlen);
 /* Writes *d to `path`, which must not exist unless `force`. 0, or -1 with
  * why in err. */
-int profile_file_write(const char *path, const profile_doc *d, int force, char *err,
-                       size_t errlen);
+int profile_file_write(const char *path, const profile_doc *d, int force, char *err, size_t errlen);
 void profile_doc_free(profile_doc *d);
 
 /* "B:MS,B:MS,..." (the flag's and the file's form of the step table) into

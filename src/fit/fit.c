@@ -1,0 +1,683 @@
+/* fit: the estimation behind `servelab fit` (see fit.h for the method). */
+#include "fit/fit.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile (0..1) of v[0..n), sorting it; NAN when empty. */
+static double quantile(double *v, size_t n, double q) {
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_d);
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+}
+
+/* ---- prefill ---- */
+
+typedef struct pre_obs {
+    double n, ctx, y, ttft;
+    int len;
+    double w; /* its weight in the least squares */
+} pre_obs;
+
+/* Least squares of y on the columns used (1, n, ctx/1000; `cols` of them,
+ * the first always), over the kept points: 0, or -1 when singular. */
+static int lsq(const pre_obs *o, const char *keep, size_t m, int cols, double beta[3]) {
+    double A[3][4] = {{0}};
+    for (size_t i = 0; i < m; i++) {
+        if (!keep[i])
+            continue;
+        double x[3] = {1, o[i].n, o[i].ctx / 1000.0};
+        for (int r = 0; r < cols; r++) {
+            for (int c = 0; c < cols; c++)
+                A[r][c] += o[i].w * x[r] * x[c];
+            A[r][3] += o[i].w * x[r] * o[i].y;
+        }
+    }
+    for (int c = 0; c < cols; c++) { /* Gaussian elimination, partial pivoting */
+        int piv = c;
+        for (int r = c + 1; r < cols; r++)
+            if (fabs(A[r][c]) > fabs(A[piv][c]))
+                piv = r;
+        if (fabs(A[piv][c]) < 1e-12)
+            return -1;
+        for (int k = 0; k < 4; k++) {
+            double t = A[c][k];
+            A[c][k] = A[piv][k];
+            A[piv][k] = t;
+        }
+        for (int r = 0; r < cols; r++) {
+            if (r == c)
+                continue;
+            double f = A[r][c] / A[c][c];
+            for (int k = c; k < 4; k++)
+                A[r][k] -= f * A[c][k];
+        }
+    }
+    beta[0] = beta[1] = beta[2] = 0;
+    for (int c = 0; c < cols; c++)
+        beta[c] = A[c][3] / A[c][c];
+    return 0;
+}
+
+static double predict_pre(const double b[3], const pre_obs *o) {
+    return b[0] + b[1] * o->n + b[2] * o->ctx / 1000.0;
+}
+
+/* Fits beta with the most columns the points support and no negative
+ * cost: by ordinary least squares, then weighted by 1 / fitted^2 (a step's
+ * jitter is a share of it, so a long prompt's first token is noisier by as
+ * much), then once more without the points whose relative residual is
+ * beyond 3.5 robust sd. Returns the columns used. */
+static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
+    char *keep = xmalloc(m ? m : 1);
+    memset(keep, 1, m ? m : 1);
+    /* distinct lengths decide what can be told apart */
+    double *lens = xmalloc((m ? m : 1) * sizeof *lens);
+    for (size_t i = 0; i < m; i++)
+        lens[i] = o[i].n;
+    qsort(lens, m, sizeof *lens, cmp_d);
+    int distinct = 0;
+    for (size_t i = 0; i < m; i++)
+        distinct += i == 0 || lens[i] > lens[i - 1] * 1.02 + 0.5;
+    free(lens);
+    int cols = distinct >= 3 ? 3 : distinct == 2 ? 2 : 0;
+    for (size_t i = 0; i < m; i++)
+        o[i].w = 1;
+    for (int pass = 0; pass < 3; pass++) {
+        while (cols >= 2 &&
+               (lsq(o, keep, m, cols, beta) || beta[cols - 1] < 0 || beta[1] < 0 || beta[0] < 0))
+            cols--;
+        if (cols < 2) {
+            /* one length: the whole cost per token, no fixed part */
+            double *r = xmalloc((m ? m : 1) * sizeof *r);
+            size_t k = 0;
+            for (size_t i = 0; i < m; i++)
+                if (keep[i] && o[i].n > 0)
+                    r[k++] = o[i].y / o[i].n;
+            beta[0] = beta[2] = 0;
+            beta[1] = k ? quantile(r, k, 0.5) : 0;
+            free(r);
+            cols = 0;
+        }
+        if (pass == 2)
+            break;
+        for (size_t i = 0; i < m; i++) {
+            double f = predict_pre(beta, &o[i]);
+            o[i].w = f > 1e-9 ? 1 / (f * f) : 1;
+        }
+        if (pass == 1) {
+            double *res = xmalloc((m ? m : 1) * sizeof *res);
+            for (size_t i = 0; i < m; i++)
+                res[i] = fabs(o[i].y - predict_pre(beta, &o[i])) * sqrt(o[i].w);
+            double mad = quantile(res, m, 0.5);
+            for (size_t i = 0; i < m; i++)
+                keep[i] = fabs(o[i].y - predict_pre(beta, &o[i])) * sqrt(o[i].w) <=
+                          3.5 * 1.4826 * mad + 1e-12;
+            free(res);
+        }
+        if (cols == 0)
+            cols = distinct >= 3 ? 3 : distinct == 2 ? 2 : 0;
+    }
+    free(keep);
+    return cols;
+}
+
+/* ---- the runs, one at a time ---- */
+
+typedef struct span {
+    double a, b;
+    size_t i;
+} span;
+
+static int by_a(const void *x, const void *y) {
+    const span *p = x, *q = y;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+/* How many of the sorted v[0..n) are < x (or <= x with le). */
+static size_t count_below(const double *v, size_t n, double x, int le) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] < x || (le && v[mid] == x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct acc {
+    pre_obs *pre;
+    size_t n_pre, cap_pre;
+    double **gaps; /* by batch */
+    size_t *n_gaps, *cap_gaps;
+    int max_batch;
+    size_t all_gaps, clean;
+    int max_decoding;
+} acc;
+
+static void add_gap(acc *a, int b, double g) {
+    if (b < 1 || b >= ENGINE_STEP_POINTS * 16)
+        return;
+    if (b > a->max_batch) {
+        a->gaps = xrealloc(a->gaps, (size_t)(b + 1) * sizeof *a->gaps);
+        a->n_gaps = xrealloc(a->n_gaps, (size_t)(b + 1) * sizeof *a->n_gaps);
+        a->cap_gaps = xrealloc(a->cap_gaps, (size_t)(b + 1) * sizeof *a->cap_gaps);
+        for (int k = a->max_batch + 1; k <= b; k++) {
+            a->gaps[k] = NULL;
+            a->n_gaps[k] = a->cap_gaps[k] = 0;
+        }
+        a->max_batch = b;
+    }
+    if (a->n_gaps[b] == a->cap_gaps[b])
+        a->gaps[b] =
+            xrealloc(a->gaps[b], (a->cap_gaps[b] = a->cap_gaps[b] ? 2 * a->cap_gaps[b] : 256) *
+                                     sizeof **a->gaps);
+    a->gaps[b][a->n_gaps[b]++] = g;
+}
+
+/* The lone requests of a run: no other request's [sent, last] meets their
+ * [sent, first]. */
+static void lone_requests(const fit_run *run, acc *a) {
+    span *s = xmalloc((run->n_req ? run->n_req : 1) * sizeof *s);
+    size_t m = 0;
+    for (size_t i = 0; i < run->n_req; i++) {
+        const fit_req *q = &run->req[i];
+        if (isfinite(q->sent) && isfinite(q->last))
+            s[m++] = (span){q->sent, q->last, i};
+        else if (isfinite(q->sent)) /* failed: it held the server until it ended, unknown */
+            s[m++] = (span){q->sent, INFINITY, i};
+    }
+    qsort(s, m, sizeof *s, by_a);
+    double reach = -INFINITY; /* the latest end among those sent before */
+    for (size_t k = 0; k < m; k++) {
+        const fit_req *q = &run->req[s[k].i];
+        int alone = reach <= q->sent && (k + 1 == m || s[k + 1].a >= q->first);
+        if (s[k].b > reach)
+            reach = s[k].b;
+        if (!alone || !q->ok)
+            continue;
+        int n = q->prompt - q->cached, c = q->cached;
+        int server = isfinite(q->server_prompt_ms) && q->server_prompt_n > 0;
+        if (server) {
+            n = q->server_prompt_n;
+            c = q->prompt > n ? q->prompt - n : 0;
+        }
+        if (n < 1)
+            continue;
+        if (a->n_pre == a->cap_pre)
+            a->pre =
+                xrealloc(a->pre, (a->cap_pre = a->cap_pre ? 2 * a->cap_pre : 256) * sizeof *a->pre);
+        a->pre[a->n_pre++] = (pre_obs){(double)n,
+                                       (double)n * c + (double)n * (n - 1) / 2.0,
+                                       server ? q->server_prompt_ms : q->first - q->sent,
+                                       q->first - q->sent,
+                                       q->prompt,
+                                       1};
+    }
+    free(s);
+}
+
+/* The run's clean decode gaps, by batch. pre_ms(n, ctx) is the prefill
+ * fitted already, to know how long before its first token a request was
+ * computing its prompt. */
+static void decode_gaps(const fit_run *run, const double beta[3], acc *a) {
+    size_t n = 0;
+    double *firsts = xmalloc((run->n_req + 1) * sizeof *firsts);
+    double *lasts = xmalloc((run->n_req + 1) * sizeof *lasts);
+    span *win = xmalloc((run->n_req + 1) * sizeof *win); /* prefill windows, by their end */
+    size_t nw = 0;
+    double longest = 0;
+    for (size_t i = 0; i < run->n_req; i++) {
+        const fit_req *q = &run->req[i];
+        if (!q->ok)
+            continue;
+        firsts[n] = q->first;
+        lasts[n] = q->last;
+        n++;
+        int tok = q->prompt - q->cached;
+        pre_obs o = {
+            (double)tok, (double)tok * q->cached + (double)tok * (tok - 1) / 2.0, 0, 0, 0, 1};
+        double p = beta[1] * o.n + beta[2] * o.ctx / 1000.0;
+        if (p < 0)
+            p = 0;
+        if (p > longest)
+            longest = p;
+        win[nw++] = (span){q->first, q->first - p, i}; /* a: end, b: start */
+    }
+    qsort(firsts, n, sizeof *firsts, cmp_d);
+    qsort(lasts, n, sizeof *lasts, cmp_d);
+    qsort(win, nw, sizeof *win, by_a);
+    double *wend = xmalloc((nw + 1) * sizeof *wend);
+    for (size_t k = 0; k < nw; k++)
+        wend[k] = win[k].a;
+    for (size_t i = 0; i < run->n_req; i++) {
+        const fit_req *q = &run->req[i];
+        if (!q->ok || q->n_chunks < 2)
+            continue;
+        for (int j = 1; j < q->n_chunks; j++) {
+            double t0 = run->chunk_t[q->chunk0 + j - 1], t1 = run->chunk_t[q->chunk0 + j];
+            if (!(t1 > t0) || run->chunk_tokens[q->chunk0 + j] != 1)
+                continue;
+            a->all_gaps++;
+            double g = t1 - t0, mid = (t0 + t1) / 2;
+            /* a prompt computed in the gap: a window that ends after t0 and
+             * starts before t1 (its end within the gap plus the longest
+             * prefill; a tenth of the gap either side for the clocks) */
+            double slack = 0.1 * g;
+            size_t k = count_below(wend, nw, t0 + slack, 1);
+            int dirty = 0;
+            for (; k < nw && wend[k] <= t1 + longest + slack && !dirty; k++)
+                dirty = win[k].i != i && win[k].b - slack < t1;
+            if (dirty)
+                continue;
+            int b = (int)(count_below(firsts, n, mid, 0) - count_below(lasts, n, mid, 0));
+            if (b > a->max_decoding)
+                a->max_decoding = b;
+            a->clean++;
+            add_gap(a, b, g);
+        }
+    }
+    free(firsts);
+    free(lasts);
+    free(win);
+    free(wend);
+}
+
+/* ---- limits ---- */
+
+/* The most common nonzero value of field `off` over the runs (the larger
+ * on a tie), with how many runs gave it and the first one's source. */
+static int common_limit(const fit_run *runs, int n, size_t off, size_t from_off, int *agree,
+                        int *given, const char **from) {
+    int best = 0, best_n = 0;
+    *given = 0;
+    *from = NULL;
+    for (int i = 0; i < n; i++) {
+        int v = *(const int *)((const char *)&runs[i] + off);
+        if (v <= 0)
+            continue;
+        (*given)++;
+        int c = 0;
+        for (int k = 0; k < n; k++)
+            c += *(const int *)((const char *)&runs[k] + off) == v;
+        if (c > best_n || (c == best_n && v > best)) {
+            best = v;
+            best_n = c;
+            *from = from_off ? (const char *)&runs[i] + from_off : NULL;
+        }
+    }
+    *agree = best_n;
+    return best;
+}
+
+static void prov(json_t *p, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void prov(json_t *p, const char *key, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_object_set_new(p, key, json_string(buf));
+}
+
+/* "the 3 runs under results/x" or "results/x/a, results/x/b": where the
+ * figures came from, short. */
+static void runs_phrase(const fit_run *runs, int n, char *buf, size_t cap) {
+    if (n == 1) {
+        snprintf(buf, cap, "%s", runs[0].dir);
+        return;
+    }
+    size_t common = strlen(runs[0].dir);
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < common && runs[i].dir[k] == runs[0].dir[k])
+            k++;
+        common = k;
+    }
+    while (common > 0 && runs[0].dir[common - 1] != '/')
+        common--;
+    if (common > 1)
+        snprintf(buf, cap, "%d runs under %.*s", n, (int)common - 1, runs[0].dir);
+    else
+        snprintf(buf, cap, "%d runs", n);
+}
+
+int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, char *err,
+                 size_t errlen) {
+    memset(r, 0, sizeof *r);
+    r->overhead_ms = NAN;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(runs[i].server, runs[0].server)) {
+            snprintf(err, errlen, "runs of different servers: %s (%s) and %s (%s)", runs[0].server,
+                     runs[0].dir, runs[i].server, runs[i].dir);
+            return -1;
+        }
+        if (strcmp(runs[i].model, runs[0].model)) {
+            snprintf(err, errlen, "runs of different models: %s (%s) and %s (%s)", runs[0].model,
+                     runs[0].dir, runs[i].model, runs[i].dir);
+            return -1;
+        }
+    }
+    int min_gaps = o->min_gaps > 0 ? o->min_gaps : 30;
+    acc a = {.max_batch = 0};
+    a.gaps = xcalloc(1, sizeof *a.gaps);
+    a.n_gaps = xcalloc(1, sizeof *a.n_gaps);
+    a.cap_gaps = xcalloc(1, sizeof *a.cap_gaps);
+    for (int i = 0; i < n; i++) {
+        lone_requests(&runs[i], &a);
+        r->requests += runs[i].n_req;
+    }
+    r->runs = (size_t)n;
+    char where[600];
+    runs_phrase(runs, n, where, sizeof where);
+    if (a.n_pre < 3) {
+        snprintf(err, errlen,
+                 "%zu requests had the server to themselves (3 are needed to fit the prefill); "
+                 "add a run at a low rate or --concurrency 1",
+                 a.n_pre);
+        free(a.pre);
+        free(a.gaps);
+        free(a.n_gaps);
+        free(a.cap_gaps);
+        return -1;
+    }
+    double beta[3];
+    int cols = fit_prefill_model(a.pre, a.n_pre, beta);
+    int server = 1;
+    for (size_t i = 0; i < a.n_pre; i++)
+        server &= a.pre[i].y != a.pre[i].ttft;
+    /* the server's prompt time leaves out what it does before and after it */
+    double *over = xmalloc(a.n_pre * sizeof *over);
+    for (size_t i = 0; i < a.n_pre; i++)
+        over[i] = a.pre[i].ttft - a.pre[i].y;
+    r->prefill_from_server = server;
+    r->overhead_ms = server ? quantile(over, a.n_pre, 0.5) : NAN;
+    free(over);
+    double base = beta[0] + (server ? r->overhead_ms : 0);
+    if (base < 0)
+        base = 0;
+    r->lone = a.n_pre;
+    /* residuals of the first token, in TTFT terms */
+    double *res = xmalloc(a.n_pre * sizeof *res), *abs_res = xmalloc(a.n_pre * sizeof *abs_res);
+    span *by_len = xmalloc(a.n_pre * sizeof *by_len);
+    for (size_t i = 0; i < a.n_pre; i++) {
+        double fitted = base + beta[1] * a.pre[i].n + beta[2] * a.pre[i].ctx / 1000.0;
+        res[i] = (fitted - a.pre[i].ttft) / a.pre[i].ttft;
+        abs_res[i] = fabs(res[i]);
+        by_len[i] = (span){a.pre[i].n, res[i], 0};
+    }
+    r->resid_p50 = quantile(abs_res, a.n_pre, 0.5);
+    r->resid_p90 = quantile(abs_res, a.n_pre, 0.9);
+    qsort(by_len, a.n_pre, sizeof *by_len, by_a);
+    int bins = a.n_pre >= 60 ? 6 : a.n_pre >= 20 ? 3 : 1;
+    for (int b = 0; b < bins; b++) {
+        size_t lo = a.n_pre * (size_t)b / (size_t)bins,
+               hi = a.n_pre * (size_t)(b + 1) / (size_t)bins;
+        size_t k = 0;
+        for (size_t i = lo; i < hi; i++)
+            res[k++] = by_len[i].b;
+        r->bin_lo[b] = (int)by_len[lo].a;
+        r->bin_hi[b] = (int)by_len[hi - 1].a;
+        r->bin_n[b] = hi - lo;
+        r->bin_err[b] = quantile(res, k, 0.5);
+    }
+    r->n_bins = bins;
+    free(res);
+    free(abs_res);
+    free(by_len);
+
+    for (int i = 0; i < n; i++)
+        decode_gaps(&runs[i], beta, &a);
+    r->gaps = a.all_gaps;
+    r->clean_gaps = a.clean;
+    /* every point's gaps as relative deviations from its median, pooled */
+    size_t n_dev = 0;
+    for (int b = 1; b <= a.max_batch; b++)
+        n_dev += a.n_gaps[b];
+    double *dev = xmalloc((n_dev ? n_dev : 1) * sizeof *dev);
+    size_t ns = 0;
+    for (int b = 1; b <= a.max_batch && r->n_points < ENGINE_STEP_POINTS; b++) {
+        if (a.n_gaps[b] < (size_t)min_gaps)
+            continue;
+        fit_point *p = &r->points[r->n_points++];
+        p->batch = b;
+        p->gaps = a.n_gaps[b];
+        p->p10 = quantile(a.gaps[b], a.n_gaps[b], 0.1);
+        p->p90 = quantile(a.gaps[b], a.n_gaps[b], 0.9);
+        p->median = quantile(a.gaps[b], a.n_gaps[b], 0.5);
+        for (size_t k = 0; k < a.n_gaps[b]; k++)
+            dev[ns++] = fabs(a.gaps[b][k] - p->median) / p->median;
+    }
+    for (int b = 0; b <= a.max_batch; b++)
+        free(a.gaps[b]);
+    free(a.gaps);
+    free(a.n_gaps);
+    free(a.cap_gaps);
+    if (r->n_points == 0) {
+        snprintf(err, errlen,
+                 "no batch had %d clean gaps between tokens (%zu gaps, %zu clean); give runs with "
+                 "chunks.csv and longer answers, or a lower --min-gaps",
+                 min_gaps, a.all_gaps, a.clean);
+        free(dev);
+        free(a.pre);
+        return -1;
+    }
+
+    profile_doc *d = &r->doc;
+    engine_params *e = &d->engine;
+    json_t *pv = d->provenance = json_object();
+    d->name = xstrdup(o->name ? o->name : "fitted");
+    d->server = xstrdup(runs[0].server);
+    d->model = xstrdup(runs[0].model);
+    char about[1024];
+    snprintf(about, sizeof about, "fitted by servelab fit from %s", where);
+    d->about = xstrdup(about);
+    /* limits */
+    int agree, given;
+    const char *from;
+    e->max_num_seqs = common_limit(runs, n, offsetof(fit_run, slots), offsetof(fit_run, slots_from),
+                                   &agree, &given, &from);
+    if (e->max_num_seqs > 0)
+        prov(pv, "max_num_seqs", "%s, in %d of %d runs%s", from, agree, n,
+             agree < given ? " (the others differ: give --max-num-seqs to choose)" : "");
+    else {
+        e->max_num_seqs = a.max_decoding > 0 ? a.max_decoding : 1;
+        prov(pv, "max_num_seqs",
+             "no run reported it: the most streams seen decoding at once, a lower bound");
+    }
+    int bs = common_limit(runs, n, offsetof(fit_run, block_size), 0, &agree, &given, &from);
+    e->block_size = bs > 0 ? bs : 16;
+    e->max_model_len = common_limit(runs, n, offsetof(fit_run, max_model_len),
+                                    offsetof(fit_run, len_from), &agree, &given, &from);
+    const char *len_from = from;
+    int len_agree = agree, len_given = given;
+    e->kv_blocks = common_limit(runs, n, offsetof(fit_run, kv_blocks), offsetof(fit_run, kv_from),
+                                &agree, &given, &from);
+    if (e->kv_blocks > 0)
+        prov(pv, "kv_blocks", "%s, in %d of %d runs", from, agree, n);
+    int longest = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < runs[i].n_req; k++)
+            if (runs[i].req[k].prompt + runs[i].req[k].output > longest)
+                longest = runs[i].req[k].prompt + runs[i].req[k].output;
+    if (e->max_model_len > 0)
+        prov(pv, "max_model_len", "%s, in %d of %d runs", len_from, len_agree, n);
+    else {
+        e->max_model_len = longest > 2 ? longest : 2048;
+        prov(pv, "max_model_len", "no run reported it: the longest request seen (%d tokens)",
+             longest);
+    }
+    (void)len_given;
+    if (e->kv_blocks <= 0) {
+        e->kv_blocks = (e->max_model_len * e->max_num_seqs + e->block_size - 1) / e->block_size;
+        prov(pv, "kv_blocks", "no run reported it: room for max_model_len x max_num_seqs");
+    }
+    if ((long long)e->kv_blocks * e->block_size < e->max_model_len)
+        e->max_model_len = e->kv_blocks * e->block_size;
+    prov(pv, "block_size", bs > 0 ? "with kv_blocks" : "vLLM's and llama.cpp's 16 (not reported)");
+    e->max_batched_tokens = common_limit(runs, n, offsetof(fit_run, batch_tokens),
+                                         offsetof(fit_run, batch_from), &agree, &given, &from);
+    if (e->max_batched_tokens > 0)
+        prov(pv, "max_num_batched_tokens", "%s, in %d of %d runs", from, agree, n);
+    else {
+        e->max_batched_tokens = e->max_model_len > 2048 ? e->max_model_len : 2048;
+        prov(pv, "max_num_batched_tokens",
+             "not reported: %d, so that every prompt seen is one step", e->max_batched_tokens);
+    }
+    /* steps */
+    e->decode_base_ms = base;
+    e->n_step_points = r->n_points;
+    strbuf counts = {0};
+    for (int i = 0; i < r->n_points; i++) {
+        e->step_batch[i] = r->points[i].batch;
+        e->step_ms[i] = r->points[i].median;
+        sb_printf(&counts, "%s%d: %zu", i ? ", " : "", r->points[i].batch, r->points[i].gaps);
+    }
+    prov(pv, "step_ms_by_batch",
+         "the median gap between two tokens of a stream, by the streams decoding in its middle, "
+         "with no prompt computed in it; %zu of %zu gaps of %s (by batch: %s)",
+         a.clean, a.all_gaps, where, counts.s);
+    sb_free(&counts);
+    const char *src = server ? "llama.cpp's own prompt_ms" : "the TTFT";
+    prov(pv, "prefill_per_token_ms",
+         "least squares of %s of %zu requests that had the server to themselves, on their "
+         "computed prompt tokens%s",
+         src, a.n_pre, cols == 3 ? " and the context those attend to" : "");
+    if (cols == 3)
+        prov(pv, "prefill_ctx_per_1k_ms", "with prefill_per_token_ms (same fit)");
+    else
+        prov(pv, "prefill_ctx_per_1k_ms",
+             "0: the requests alone had too few prompt lengths to tell it (%d columns fitted)",
+             cols);
+    if (server)
+        prov(pv, "decode_base_ms",
+             "that fit's intercept plus the median TTFT - prompt_ms of the same requests (%.3f "
+             "ms: HTTP, tokenizing, the first token's sampling)",
+             r->overhead_ms);
+    else
+        prov(pv, "decode_base_ms",
+             "that fit's intercept: a step's fixed cost and the request's own overhead together "
+             "(the TTFT alone cannot part them)");
+    e->prefill_per_token_ms = beta[1];
+    e->prefill_ctx_per_1k_ms = beta[2];
+    /* a robust sd first (1.4826 x MAD), then the root mean square of the
+     * deviations within 4 of it: as steady as a plain sd on a normal step,
+     * and deaf to the odd gap the network stretched */
+    double s0 = ns ? 1.4826 * quantile(dev, ns, 0.5) : 0, ss = 0;
+    size_t in = 0;
+    for (size_t k = 0; k < ns; k++)
+        if (dev[k] <= 4 * s0) {
+            ss += dev[k] * dev[k];
+            in++;
+        }
+    e->jitter = in ? sqrt(ss / (double)in) : 0;
+    free(dev);
+    if (e->jitter > 0.5)
+        e->jitter = 0.5;
+    prov(pv, "jitter",
+         "the root mean square of (gap - its point's median) / that median over the table's "
+         "gaps, those beyond 4 robust sd left out");
+    e->enable_prefix_caching = 1;
+    prov(pv, "no_prefix_caching", "false: vLLM's default (llama.cpp's prompt cache stands in)");
+    /* output length without --ignore-eos */
+    double sum = 0;
+    size_t cnt = 0;
+    for (int i = 0; i < n; i++) {
+        if (runs[i].ignore_eos || runs[i].max_tokens <= 0)
+            continue;
+        for (size_t k = 0; k < runs[i].n_req; k++)
+            if (runs[i].req[k].ok && runs[i].req[k].output > 0) {
+                sum += (double)runs[i].req[k].output / runs[i].max_tokens;
+                cnt++;
+            }
+    }
+    if (cnt >= 10) {
+        double p = 2 * sum / (double)cnt - 1;
+        d->eos_min_frac_pct = (int)lround(100 * (p < 0 ? 0 : p > 1 ? 1 : p));
+        prov(pv, "eos_min_frac_pct", "2 x the mean of output / max_tokens - 1, over %zu requests",
+             cnt);
+    } else {
+        d->eos_min_frac_pct = 50;
+        prov(pv, "eos_min_frac_pct", "50, the simulator's: no run let the server end its answers");
+    }
+    /* the record */
+    json_t *rec = d->fit = json_object();
+    json_t *rl = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(rl, json_string(runs[i].dir));
+    json_object_set_new(rec, "runs", rl);
+    json_object_set_new(rec, "requests", json_integer((json_int_t)r->requests));
+    json_object_set_new(rec, "gaps", json_integer((json_int_t)a.all_gaps));
+    json_object_set_new(rec, "clean_gaps", json_integer((json_int_t)a.clean));
+    json_t *pts = json_array();
+    for (int i = 0; i < r->n_points; i++)
+        json_array_append_new(pts, json_pack("{s:i,s:I,s:f,s:f,s:f}", "batch", r->points[i].batch,
+                                             "gaps", (json_int_t)r->points[i].gaps, "median_ms",
+                                             r->points[i].median, "p10_ms", r->points[i].p10,
+                                             "p90_ms", r->points[i].p90));
+    json_object_set_new(rec, "decode", pts);
+    json_t *pre = json_pack("{s:I,s:s,s:f,s:f}", "requests", (json_int_t)a.n_pre, "from",
+                            server ? "prompt_ms" : "ttft", "abs_err_p50", r->resid_p50,
+                            "abs_err_p90", r->resid_p90);
+    json_t *bl = json_array();
+    for (int b = 0; b < r->n_bins; b++)
+        json_array_append_new(bl, json_pack("{s:i,s:i,s:I,s:f}", "tokens_from", r->bin_lo[b],
+                                            "tokens_to", r->bin_hi[b], "requests",
+                                            (json_int_t)r->bin_n[b], "median_err", r->bin_err[b]));
+    json_object_set_new(pre, "by_length", bl);
+    if (server)
+        json_object_set_new(pre, "ttft_less_prompt_ms_p50", json_real(r->overhead_ms));
+    json_object_set_new(rec, "prefill", pre);
+    free(a.pre);
+    return 0;
+}
+
+void fit_print(FILE *f, const fit_result *r) {
+    const engine_params *e = &r->doc.engine;
+    fprintf(f, "fit: %zu runs, %zu requests; %zu gaps between tokens, %zu with no prompt in them\n",
+            r->runs, r->requests, r->gaps, r->clean_gaps);
+    fprintf(f, "server: %s; model: %s\n\n", r->doc.server, r->doc.model);
+    fprintf(f, "decode step by batch (ms)\n  batch      gaps    median       p10       p90\n");
+    for (int i = 0; i < r->n_points; i++)
+        fprintf(f, "  %5d  %8zu  %8.3f  %8.3f  %8.3f\n", r->points[i].batch, r->points[i].gaps,
+                r->points[i].median, r->points[i].p10, r->points[i].p90);
+    fprintf(f,
+            "\nprefill from %zu requests alone (%s): first token = %.3f ms + %.5f ms a prompt "
+            "token + %.5f ms a token per 1000 before it\n",
+            r->lone, r->prefill_from_server ? "the server's prompt_ms" : "their TTFT",
+            e->decode_base_ms, e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms);
+    if (r->prefill_from_server)
+        fprintf(f, "  TTFT - prompt_ms p50 %.3f ms (in the fixed part)\n", r->overhead_ms);
+    fprintf(f, "  residuals |fitted - measured| / measured TTFT: p50 %.1f%%, p90 %.1f%%\n",
+            100 * r->resid_p50, 100 * r->resid_p90);
+    fprintf(f, "  by prompt tokens:");
+    for (int b = 0; b < r->n_bins; b++)
+        fprintf(f, "%s %d-%d (%zu) %+.1f%%", b ? "," : "", r->bin_lo[b], r->bin_hi[b], r->bin_n[b],
+                100 * r->bin_err[b]);
+    fprintf(f,
+            "\n\nlimits: max_num_seqs %d, kv_blocks %d x %d tokens, max_model_len %d, "
+            "max_num_batched_tokens %d; jitter %.3f; eos_min_frac_pct %d\n",
+            e->max_num_seqs, e->kv_blocks, e->block_size, e->max_model_len, e->max_batched_tokens,
+            e->jitter, r->doc.eos_min_frac_pct);
+}
+
+void fit_result_free(fit_result *r) {
+    profile_doc_free(&r->doc);
+}

@@ -1,0 +1,73 @@
+/* fit: the simulator's step model estimated from a black-box server's
+ * rows (`servelab fit`; docs/simulator.md, "Fitting a profile").
+ *
+ * - Prefill: from the requests that had the server to themselves (no other
+ *   request between their send and their first token, none sent before it
+ *   still streaming), whose first token is one step of nothing but their
+ *   prompt. The server's own prompt time (llama.cpp's prompt_ms) where it
+ *   gives one, else the TTFT, is fitted by least squares to
+ *   c0 + a x tokens + k x context / 1000 (context: the positions the
+ *   prompt's tokens sit at, summed, so that attention's growth shows as k);
+ *   weighted by 1 / fitted^2 since a step's noise is a share of it, and
+ *   once more without the points beyond 3.5 robust sd. The
+ *   step's fixed cost (decode_base_ms) is the TTFT left over: c0 plus the
+ *   median of TTFT - prompt_ms where the server gave one.
+ * - Decode: every gap between two one-token chunks of a stream, grouped by
+ *   how many streams were decoding in its middle (between their first and
+ *   last token), leaving out every gap that a prompt was being computed in
+ *   (any other request whose first token came in the gap or within its
+ *   predicted prefill after it). The median of each batch's gaps with at
+ *   least min_gaps of them is the table's point; jitter is their relative
+ *   spread about it (root mean square, beyond 4 robust sd left out).
+ * - Limits: what the servers reported (fit_data.h), the most common value
+ *   over the runs; slots, when no run reported them, the most streams seen
+ *   decoding at once (a lower bound, and the provenance says so).
+ * - Output length: without --ignore-eos, the simulator draws it uniformly
+ *   from [p x max_tokens, max_tokens]; p = 2 x mean(output / max_tokens) - 1.
+ * Runs of different servers or models are refused. */
+#ifndef SERVELAB_FIT_H
+#define SERVELAB_FIT_H
+
+#include "fit/fit_data.h"
+#include "sim/profile_file.h"
+
+#include <stdio.h>
+
+typedef struct fit_opts {
+    int min_gaps;     /* clean gaps a batch needs to be a point (default 30) */
+    const char *name; /* the profile's name; NULL: "fitted" */
+} fit_opts;
+
+typedef struct fit_point {
+    int batch;
+    size_t gaps;
+    double median, p10, p90; /* ms */
+} fit_point;
+
+#define FIT_LEN_BINS 12
+
+typedef struct fit_result {
+    profile_doc doc; /* the profile, with provenance and the fit's record */
+    fit_point points[ENGINE_STEP_POINTS];
+    int n_points;
+    size_t runs, requests, gaps, clean_gaps;
+    size_t lone;                 /* requests the prefill was fitted from */
+    int prefill_from_server;     /* 1: the server's prompt_ms */
+    double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
+    double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */
+    /* the prefill's residuals by prompt length (bins of equal counts) */
+    int n_bins;
+    int bin_lo[FIT_LEN_BINS], bin_hi[FIT_LEN_BINS];
+    size_t bin_n[FIT_LEN_BINS];
+    double bin_err[FIT_LEN_BINS]; /* median signed relative error */
+} fit_result;
+
+/* Estimates the profile from the runs. 0, or -1 with one line in err
+ * (different servers or models; too little to fit). */
+int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, char *err,
+                 size_t errlen);
+/* The fit and its residuals, as a table. */
+void fit_print(FILE *f, const fit_result *r);
+void fit_result_free(fit_result *r);
+
+#endif

@@ -1,0 +1,163 @@
+/* test_fit: `servelab fit` against a ground truth it cannot see. The
+ * simulator's engine is given a hidden step table that is far from linear
+ * in the batch, a prefill that grows with the context and 3% jitter; a
+ * campaign of its runs (random arrivals, prompts of five lengths, loads
+ * from nearly idle to saturated) goes to fit, and every figure of the
+ * profile it writes must come back within 2%. The fitted profile then
+ * predicts a workload it was not fitted on as the hidden one does. Runs of
+ * two models are refused with one line, and so is an --out that exists. */
+#include "sim/profile_file.h"
+#include "support.h"
+#include "test.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIDDEN                                                                                     \
+    "--max-num-seqs 6 --kv-blocks 6000 --block-size 16 --max-model-len 4096 "                      \
+    "--max-num-batched-tokens 4096 --decode-base-ms 4 "                                            \
+    "--step-ms-by-batch 1:7,2:9,3:12.5,4:17,5:23,6:30 --prefill-per-token-ms 0.03 "                \
+    "--prefill-ctx-per-1k-ms 0.015 --jitter 0.03"
+
+static const int hidden_batch[] = {1, 2, 3, 4, 5, 6};
+static const double hidden_ms[] = {7, 9, 12.5, 17, 23, 30};
+
+static void predict(const char *dir, const char *name, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "predict " HIDDEN " --api completions --ignore-eos --chunks --quiet --out %s/%s %s",
+             dir, name, args);
+    servelab_ok(cmd);
+}
+
+/* The hidden engine's campaign: prompts of five lengths at a rate that
+ * leaves most requests alone, and four loads of one shape. */
+static void campaign(const char *dir) {
+    static const int lens[] = {64, 400, 1200, 2400, 3600};
+    char name[64], args[256];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "campaign/alone-%d", lens[i]);
+        snprintf(args, sizeof args, "--prompts random:%d:16 --requests 200 --rate 1 --seed %d",
+                 lens[i], i + 1);
+        predict(dir, name, args);
+    }
+    static const char *rates[] = {"0.5", "1.5", "3", "6"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "campaign/load-%s", rates[i]);
+        snprintf(args, sizeof args,
+                 "--prompts random:256:48 --requests 300 --rate %s --seed %d --sim-seed %d",
+                 rates[i], 10 + i, 20 + i);
+        predict(dir, name, args);
+    }
+}
+
+#define WITHIN(got, want, rel)                                                                     \
+    CHECK_MSG(fabs((got) - (want)) <= (rel)*fabs(want), "%s: fitted %g, hidden %g (%.2f%% off)",   \
+              #want, (double)(got), (double)(want), 100 * fabs((got) - (want)) / fabs(want))
+
+TEST(fit_recovers_a_hidden_nonlinear_engine_within_2pct) {
+    char *dir = temp_dir();
+    campaign(dir);
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "fit %s/campaign --out %s/fitted.yaml --name hidden", dir, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "%s", out);
+    CHECK_MSG(strstr(out, "decode step by batch") && strstr(out, "residuals"), "%s", out);
+    char path[1200], err[512];
+    snprintf(path, sizeof path, "%s/fitted.yaml", dir);
+    profile_doc d;
+    CHECK_MSG(profile_file_read(path, &d, err, sizeof err) == 0, "%s", err);
+    const engine_params *e = &d.engine;
+    CHECK_INT(e->max_num_seqs, 6);
+    CHECK_INT(e->kv_blocks, 6000);
+    CHECK_INT(e->block_size, 16);
+    CHECK_INT(e->max_model_len, 4096);
+    CHECK_INT(e->max_batched_tokens, 4096);
+    CHECK_INT(e->n_step_points, 6);
+    for (int i = 0; i < 6 && i < e->n_step_points; i++) {
+        CHECK_INT(e->step_batch[i], hidden_batch[i]);
+        WITHIN(e->step_ms[i], hidden_ms[i], 0.02);
+    }
+    WITHIN(e->decode_base_ms, 4.0, 0.02);
+    WITHIN(e->prefill_per_token_ms, 0.03, 0.02);
+    WITHIN(e->prefill_ctx_per_1k_ms, 0.015, 0.02);
+    WITHIN(e->jitter, 0.03, 0.02);
+    /* every figure says where it came from */
+    static const char *const figures[] = {"max_num_seqs",         "kv_blocks",
+                                          "max_model_len",        "step_ms_by_batch",
+                                          "prefill_per_token_ms", "prefill_ctx_per_1k_ms",
+                                          "decode_base_ms",       "jitter"};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        CHECK_MSG(json_is_string(json_object_get(d.provenance, figures[i])), "no provenance: %s",
+                  figures[i]);
+    profile_doc_free(&d);
+}
+
+static double p(const char *dir, const char *run, const char *metric, const char *q) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s/summary.json", dir, run);
+    json_t *s = json_load_file(path, 0, NULL);
+    CHECK_MSG(s, "no %s", path);
+    double v = json_number_value(json_object_get(json_object_get(s, metric), q));
+    json_decref(s);
+    return v;
+}
+
+/* A workload the fit never saw (longer prompts and answers, near the
+ * hidden engine's capacity): the fitted profile's prediction is the hidden
+ * one's within 3% at p50 and p95. */
+TEST(fit_profile_predicts_an_unseen_workload_like_the_hidden_engine) {
+    char *dir = temp_dir();
+    campaign(dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "fit %s/campaign --out %s/fitted.yaml --quiet", dir, dir);
+    servelab_ok(cmd);
+    const char *work = "--api completions --ignore-eos --prompts random:900:120 --requests 400 "
+                       "--rate 1.6 --seed 77 --sim-seed 5 --quiet";
+    snprintf(cmd, sizeof cmd, "predict " HIDDEN " %s --out %s/truth", work, dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd, "predict --profile-file %s/fitted.yaml %s --out %s/twin", dir, work,
+             dir);
+    servelab_ok(cmd);
+    static const char *const metrics[] = {"ttft_ms", "tpot_ms", "e2e_ms"};
+    static const char *const qs[] = {"p50", "p95"};
+    for (int m = 0; m < 3; m++)
+        for (int q = 0; q < 2; q++) {
+            double want = p(dir, "truth", metrics[m], qs[q]),
+                   got = p(dir, "twin", metrics[m], qs[q]);
+            CHECK_MSG(want > 0 && fabs(got - want) <= 0.03 * want, "%s %s: twin %g, truth %g",
+                      metrics[m], qs[q], got, want);
+        }
+    char meta[1200];
+    snprintf(meta, sizeof meta, "%s/twin/meta.json", dir);
+    char *text = read_file(meta, NULL);
+    CHECK(text && strstr(text, "fitted.yaml") && strstr(text, "\"sha256\""));
+    free(text);
+}
+
+TEST(fit_refuses_runs_of_two_models_and_an_existing_out) {
+    char *dir = temp_dir();
+    predict(dir, "a", "--model model-a --prompts random:64:16 --requests 20 --rate 1");
+    predict(dir, "b", "--model model-b --prompts random:64:16 --requests 20 --rate 1");
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "fit %s/a %s/b --out %s/p.yaml", dir, dir, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(strstr(out, "different models") && count_of(out, "\n") == 1, "%s", out);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/p.yaml", dir);
+    CHECK(read_file(path, NULL) == NULL);
+    free(out);
+    snprintf(cmd, sizeof cmd, "fit %s/a --out %s/p.yaml --min-gaps 5 --quiet", dir, dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd, "fit %s/a --out %s/p.yaml --min-gaps 5", dir, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(strstr(out, "exists") && count_of(out, "\n") == 1, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "fit %s/nothing-here --out %s/q.yaml", dir, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(count_of(out, "\n") == 1, "%s", out);
+    free(out);
+}
