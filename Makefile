@@ -44,6 +44,9 @@ $(BUILD)/src/common/hostinfo.o: $(BUILD)/commit-$(GIT_COMMIT).stamp
 $(BUILD)/commit-%.stamp:
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/commit-*.stamp && touch $@
 
+# the fitted profiles are built into this object (.incbin)
+$(BUILD)/src/sim/profile_files.o: $(wildcard profiles/*.yaml)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<

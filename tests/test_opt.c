@@ -118,6 +118,8 @@ TEST(opt_sim_speedup_scales_the_step_costs) {
     sim_opts o;
     CHECK_INT(sim_opts_init(&o, "cpu-1b-2c"), 0);
     double base = o.cfg.engine.decode_base_ms, seq = o.cfg.engine.decode_per_seq_ms;
+    CHECK(o.cfg.engine.n_step_points >= 4); /* the fitted file's table */
+    double step4 = o.cfg.engine.step_ms[3], ctx = o.cfg.engine.prefill_ctx_per_1k_ms;
     o.cfg.engine.prefill_per_token_ms = 5; /* as --prefill-per-token-ms 5 would */
     o.speedup = 10;
     char err[256];
@@ -125,6 +127,8 @@ TEST(opt_sim_speedup_scales_the_step_costs) {
     CHECK(fabs(o.cfg.engine.decode_base_ms - base / 10) < 1e-12);
     CHECK(fabs(o.cfg.engine.decode_per_seq_ms - seq / 10) < 1e-12);
     CHECK(fabs(o.cfg.engine.prefill_per_token_ms - 0.5) < 1e-12);
+    CHECK(fabs(o.cfg.engine.step_ms[3] - step4 / 10) < 1e-12);
+    CHECK(fabs(o.cfg.engine.prefill_ctx_per_1k_ms - ctx / 10) < 1e-12);
 }
 
 /* A bad value given to `run` on the command line and the same value given

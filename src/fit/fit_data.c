@@ -333,14 +333,14 @@ static void read_meta(fit_run *run) {
     /* the KV cache */
     json_t *nctx = json_object_get(props, "n_ctx");
     if (json_is_integer(nctx)) {
+        /* a slot's context (default_generation_settings.n_ctx): the slots
+         * share -c, each holding its own share */
         run->n_ctx = (int)json_integer_value(nctx);
         run->block_size = 16;
-        run->kv_blocks = run->n_ctx / 16;
-        set_from(run->kv_from, "llama.cpp /props n_ctx, in blocks of 16");
-        if (run->slots > 0) {
-            run->max_model_len = run->n_ctx / run->slots;
-            set_from(run->len_from, "llama.cpp /props n_ctx / total_slots");
-        }
+        run->max_model_len = run->n_ctx;
+        set_from(run->len_from, "llama.cpp /props n_ctx (a slot's context)");
+        run->kv_blocks = run->n_ctx * (run->slots > 0 ? run->slots : 1) / 16;
+        set_from(run->kv_from, "llama.cpp /props n_ctx x total_slots, in blocks of 16");
     } else if (cc && json_object_get(cc, "num_gpu_blocks")) {
         const char *nb = json_string_value(json_object_get(cc, "num_gpu_blocks")),
                    *bs = json_string_value(json_object_get(cc, "block_size"));

@@ -48,7 +48,8 @@ int profile_step_table_parse(const char *text, engine_params *p, char *err, size
         }
         s = end + 1;
         double ms = strtod(s, &end);
-        if (end == s || !(ms >= 0) || !isfinite(ms) || (*end && *end != ',')) {
+        if (end == s || !(ms >= 0) || !isfinite(ms) || (*end && *end != ',') ||
+            (*end == ',' && !end[1])) {
             snprintf(err, errlen, "'%s' is not BATCH:MS,... (e.g. 1:38.2,2:97.1)", text);
             return -1;
         }
@@ -209,6 +210,14 @@ int profile_file_read(const char *path, profile_doc *d, char *err, size_t errlen
         snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
+    int rc = profile_file_parse(buf, len, path, d, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int profile_file_parse(const char *buf, size_t len, const char *path, profile_doc *d, char *err,
+                       size_t errlen) {
+    memset(d, 0, sizeof *d);
     reader r = {.d = d};
     r.y.name = path;
     r.y.err = err;
@@ -216,7 +225,6 @@ int profile_file_read(const char *path, profile_doc *d, char *err, size_t errlen
     /* engine figures start at nothing: the required ones must be given */
     r.scratch.cfg.eos_min_frac_pct = 50;
     int rc = yread_document(&r.y, buf, len, read_root, &r);
-    free(buf);
     for (int i = 0; i < r.y.n_strings; i++)
         free(r.y.strings[i]);
     free(r.y.strings);

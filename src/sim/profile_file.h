@@ -33,6 +33,10 @@ typedef struct profile_doc {
  * jitter, eos_min_frac_pct, no_prefix_caching). 0, or -1 with
  * "PATH:LINE: KEY: what is wrong" in err. */
 int profile_file_read(const char *path, profile_doc *d, char *err, size_t errlen);
+/* The same from text already in memory; `name` stands for the file in
+ * messages. */
+int profile_file_parse(const char *text, size_t len, const char *name, profile_doc *d, char *err,
+                       size_t errlen);
 /* Writes *d to `path`, which must not exist unless `force`. 0, or -1 with
  * why in err. */
 int profile_file_write(const char *path, const profile_doc *d, int force, char *err, size_t errlen);

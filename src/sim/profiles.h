@@ -13,6 +13,7 @@ typedef struct sim_profile {
     model_memory memory;  /* the model and GPU the KV blocks come from; layers 0: none */
     int eos_min_frac_pct; /* without ignore_eos, output length is drawn
                              uniformly in [max(min_tokens,1, max_tokens*pct/100), max_tokens] */
+    const char *file;     /* a fitted file's path in the source tree (profiles/); NULL: a table */
 } sim_profile;
 
 /* NULL when unknown. */
