@@ -3,7 +3,8 @@
  * in the batch, a prefill that grows with the context and 3% jitter; a
  * campaign of its runs (random arrivals, prompts of five lengths, loads
  * from nearly idle to saturated) goes to fit, and every figure of the
- * profile it writes must come back within 2%. The fitted profile then
+ * profile it writes must come back within 2%: the step table, the fixed
+ * cost, the prefill's line and its table by prompt length, the jitter. The fitted profile then
  * predicts a workload it was not fitted on as the hidden one does. Runs of
  * two models are refused with one line, and so is an --out that exists. */
 #include "sim/profile_file.h"
@@ -84,6 +85,12 @@ TEST(fit_recovers_a_hidden_nonlinear_engine_within_2pct) {
     WITHIN(e->decode_base_ms, 4.0, 0.02);
     WITHIN(e->prefill_per_token_ms, 0.03, 0.02);
     WITHIN(e->prefill_ctx_per_1k_ms, 0.015, 0.02);
+    /* and the prefill as measured, at the five prompt lengths */
+    CHECK(e->n_prefill_points >= 5); /* the loads add their 259-token prompts alone */
+    for (int i = 0; i < e->n_prefill_points; i++) {
+        double n = e->prefill_tokens[i], hidden = 0.03 * n + 0.015 * n * (n - 1) / 2000;
+        WITHIN(e->prefill_ms[i], hidden, 0.02);
+    }
     WITHIN(e->jitter, 0.03, 0.02);
     /* every figure says where it came from */
     static const char *const figures[] = {"max_num_seqs",         "kv_blocks",

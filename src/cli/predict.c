@@ -131,6 +131,7 @@ static int engine_row(const char *name) {
                                         "step-ms-by-batch",
                                         "prefill-per-token-ms",
                                         "prefill-ctx-per-1k-ms",
+                                        "prefill-ms-by-tokens",
                                         "jitter",
                                         "speedup",
                                         "eos-min-frac-pct",

@@ -28,19 +28,27 @@ static double quantile(double *v, size_t n, double q) {
 /* ---- prefill ---- */
 
 typedef struct pre_obs {
-    double n, ctx, y, ttft;
+    double n, ctx, y; /* y: the TTFT */
+    double server_ms; /* the server's own prompt time; NAN unknown */
     int len;
     double w; /* its weight in the least squares */
 } pre_obs;
 
-/* Least squares of y on the columns used (1, n, ctx/1000; `cols` of them,
- * the first always), over the kept points: 0, or -1 when singular. */
-static int lsq(const pre_obs *o, const char *keep, size_t m, int cols, double beta[3]) {
+/* Weighted least squares of y on the columns in `mask` (bit 0: 1, bit 1:
+ * tokens, bit 2: context / 1000) over the kept points; the others are 0.
+ * 0, or -1 when singular. */
+static int lsq(const pre_obs *o, const char *keep, size_t m, int mask, double beta[3]) {
+    int col[3], cols = 0;
+    for (int c = 0; c < 3; c++)
+        if (mask & (1 << c))
+            col[cols++] = c;
     double A[3][4] = {{0}};
     for (size_t i = 0; i < m; i++) {
         if (!keep[i])
             continue;
-        double x[3] = {1, o[i].n, o[i].ctx / 1000.0};
+        double all[3] = {1, o[i].n, o[i].ctx / 1000.0}, x[3];
+        for (int c = 0; c < cols; c++)
+            x[c] = all[col[c]];
         for (int r = 0; r < cols; r++) {
             for (int c = 0; c < cols; c++)
                 A[r][c] += o[i].w * x[r] * x[c];
@@ -52,7 +60,7 @@ static int lsq(const pre_obs *o, const char *keep, size_t m, int cols, double be
         for (int r = c + 1; r < cols; r++)
             if (fabs(A[r][c]) > fabs(A[piv][c]))
                 piv = r;
-        if (fabs(A[piv][c]) < 1e-12)
+        if (fabs(A[piv][c]) < 1e-12 * (1 + fabs(A[c][c])))
             return -1;
         for (int k = 0; k < 4; k++) {
             double t = A[c][k];
@@ -69,7 +77,7 @@ static int lsq(const pre_obs *o, const char *keep, size_t m, int cols, double be
     }
     beta[0] = beta[1] = beta[2] = 0;
     for (int c = 0; c < cols; c++)
-        beta[c] = A[c][3] / A[c][c];
+        beta[col[c]] = A[c][3] / A[c][c];
     return 0;
 }
 
@@ -77,11 +85,38 @@ static double predict_pre(const double b[3], const pre_obs *o) {
     return b[0] + b[1] * o->n + b[2] * o->ctx / 1000.0;
 }
 
-/* Fits beta with the most columns the points support and no negative
- * cost: by ordinary least squares, then weighted by 1 / fitted^2 (a step's
- * jitter is a share of it, so a long prompt's first token is noisier by as
- * much), then once more without the points whose relative residual is
- * beyond 3.5 robust sd. Returns the columns used. */
+/* The best fit with no negative cost: of the column sets the prompt
+ * lengths can tell apart (three lengths for all three columns, two for
+ * two), the one with every coefficient >= 0 and the least weighted
+ * squared error. Its mask, or 0 (beta all 0) when none fits. */
+static int best_fit(const pre_obs *o, const char *keep, size_t m, int distinct, double beta[3]) {
+    int best = 0;
+    double best_sse = INFINITY, b[3];
+    beta[0] = beta[1] = beta[2] = 0;
+    for (int mask = 1; mask < 8; mask++) {
+        int bits = (mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1);
+        if (bits > (distinct >= 3 ? 3 : distinct) || lsq(o, keep, m, mask, b) || b[0] < 0 ||
+            b[1] < 0 || b[2] < 0)
+            continue;
+        double sse = 0;
+        for (size_t i = 0; i < m; i++)
+            if (keep[i]) {
+                double e = o[i].y - predict_pre(b, &o[i]);
+                sse += o[i].w * e * e;
+            }
+        if (sse < best_sse) {
+            best_sse = sse;
+            best = mask;
+            memcpy(beta, b, sizeof b);
+        }
+    }
+    return best;
+}
+
+/* Fits beta (see best_fit): by ordinary least squares, then weighted by
+ * 1 / fitted^2 (a step's jitter is a share of it, so a long prompt's first
+ * token is noisier by as much), then once more without the points whose
+ * relative residual is beyond 3.5 robust sd. Returns the columns' mask. */
 static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
     char *keep = xmalloc(m ? m : 1);
     memset(keep, 1, m ? m : 1);
@@ -94,25 +129,11 @@ static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
     for (size_t i = 0; i < m; i++)
         distinct += i == 0 || lens[i] > lens[i - 1] * 1.02 + 0.5;
     free(lens);
-    int cols = distinct >= 3 ? 3 : distinct == 2 ? 2 : 0;
     for (size_t i = 0; i < m; i++)
         o[i].w = 1;
+    int mask = 0;
     for (int pass = 0; pass < 3; pass++) {
-        while (cols >= 2 &&
-               (lsq(o, keep, m, cols, beta) || beta[cols - 1] < 0 || beta[1] < 0 || beta[0] < 0))
-            cols--;
-        if (cols < 2) {
-            /* one length: the whole cost per token, no fixed part */
-            double *r = xmalloc((m ? m : 1) * sizeof *r);
-            size_t k = 0;
-            for (size_t i = 0; i < m; i++)
-                if (keep[i] && o[i].n > 0)
-                    r[k++] = o[i].y / o[i].n;
-            beta[0] = beta[2] = 0;
-            beta[1] = k ? quantile(r, k, 0.5) : 0;
-            free(r);
-            cols = 0;
-        }
+        mask = best_fit(o, keep, m, distinct, beta);
         if (pass == 2)
             break;
         for (size_t i = 0; i < m; i++) {
@@ -129,11 +150,19 @@ static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
                           3.5 * 1.4826 * mad + 1e-12;
             free(res);
         }
-        if (cols == 0)
-            cols = distinct >= 3 ? 3 : distinct == 2 ? 2 : 0;
     }
     free(keep);
-    return cols;
+    return mask;
+}
+
+/* Which columns the prefill fit kept, in words. */
+static const char *distinct_phrase(int mask) {
+    switch (mask) {
+    case 1: return "a fixed cost only";
+    case 2: return "a cost per token only";
+    case 3: return "a fixed cost and one per token";
+    default: return "too few prompt lengths";
+    }
 }
 
 /* ---- the runs, one at a time ---- */
@@ -225,18 +254,18 @@ static void lone_requests(const fit_run *run, acc *a) {
                 xrealloc(a->pre, (a->cap_pre = a->cap_pre ? 2 * a->cap_pre : 256) * sizeof *a->pre);
         a->pre[a->n_pre++] = (pre_obs){(double)n,
                                        (double)n * c + (double)n * (n - 1) / 2.0,
-                                       server ? q->server_prompt_ms : q->first - q->sent,
                                        q->first - q->sent,
+                                       server ? q->server_prompt_ms : NAN,
                                        q->prompt,
                                        1};
     }
     free(s);
 }
 
-/* The run's clean decode gaps, by batch. pre_ms(n, ctx) is the prefill
- * fitted already, to know how long before its first token a request was
- * computing its prompt. */
-static void decode_gaps(const fit_run *run, const double beta[3], acc *a) {
+/* The run's clean decode gaps, by batch. e holds the prefill fitted
+ * already, to know how long before its first token a request was computing
+ * its prompt. */
+static void decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
     size_t n = 0;
     double *firsts = xmalloc((run->n_req + 1) * sizeof *firsts);
     double *lasts = xmalloc((run->n_req + 1) * sizeof *lasts);
@@ -250,10 +279,7 @@ static void decode_gaps(const fit_run *run, const double beta[3], acc *a) {
         firsts[n] = q->first;
         lasts[n] = q->last;
         n++;
-        int tok = q->prompt - q->cached;
-        pre_obs o = {
-            (double)tok, (double)tok * q->cached + (double)tok * (tok - 1) / 2.0, 0, 0, 0, 1};
-        double p = beta[1] * o.n + beta[2] * o.ctx / 1000.0;
+        double p = engine_prefill_ms(e, q->prompt) - engine_prefill_ms(e, q->cached);
         if (p < 0)
             p = 0;
         if (p > longest)
@@ -359,6 +385,55 @@ static void runs_phrase(const fit_run *runs, int n, char *buf, size_t cap) {
         snprintf(buf, cap, "%d runs", n);
 }
 
+/* The prefill as measured, by prompt length: for each length that at
+ * least 5 requests alone had (lengths within 2% are one), the median TTFT
+ * less the fixed cost c0, at the median length; a table when there are two
+ * or more (a point no higher than the one before is left out). */
+static void prefill_table(pre_obs *o, size_t m, double c0, engine_params *e, json_t *pv) {
+    span *s = xmalloc((m ? m : 1) * sizeof *s);
+    for (size_t i = 0; i < m; i++)
+        s[i] = (span){o[i].n, o[i].y, 0};
+    qsort(s, m, sizeof *s, by_a);
+    double *v = xmalloc((m ? m : 1) * sizeof *v), *ln = xmalloc((m ? m : 1) * sizeof *ln);
+    int k = 0;
+    strbuf counts = {0};
+    for (size_t i = 0; i < m && k < ENGINE_STEP_POINTS;) {
+        size_t j = i;
+        while (j < m && s[j].a <= s[i].a * 1.02 + 0.5)
+            j++;
+        if (j - i >= 5) {
+            for (size_t q = i; q < j; q++) {
+                v[q - i] = s[q].b;
+                ln[q - i] = s[q].a;
+            }
+            int len = (int)lround(quantile(ln, j - i, 0.5));
+            double f = quantile(v, j - i, 0.5) - c0;
+            if (f < 0)
+                f = 0;
+            /* a point no higher than the one before is noise: left out */
+            if (len >= 1 && (k == 0 || (len > e->prefill_tokens[k - 1] && f > e->prefill_ms[k - 1]))) {
+                e->prefill_tokens[k] = len;
+                e->prefill_ms[k] = f;
+                sb_printf(&counts, "%s%d: %zu", k ? ", " : "", len, j - i);
+                k++;
+            }
+        }
+        i = j;
+    }
+    if (k >= 2) {
+        e->n_prefill_points = k;
+        prov(pv, "prefill_ms_by_tokens",
+             "the median TTFT less decode_base_ms of the requests alone at each prompt length "
+             "(tokens: requests %s); in place of the two per-token terms, which stay as the "
+             "fitted line",
+             counts.s);
+    }
+    sb_free(&counts);
+    free(s);
+    free(v);
+    free(ln);
+}
+
 int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, char *err,
                  size_t errlen) {
     memset(r, 0, sizeof *r);
@@ -399,27 +474,34 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
         return -1;
     }
     double beta[3];
-    int cols = fit_prefill_model(a.pre, a.n_pre, beta);
-    int server = 1;
-    for (size_t i = 0; i < a.n_pre; i++)
-        server &= a.pre[i].y != a.pre[i].ttft;
-    /* the server's prompt time leaves out what it does before and after it */
+    int mask = fit_prefill_model(a.pre, a.n_pre, beta);
+    /* what the server's own prompt time leaves out of the TTFT (HTTP, the
+     * queue to its slot, the first sampling): told, not fitted, since the
+     * twin's first token must be the user's */
     double *over = xmalloc(a.n_pre * sizeof *over);
+    size_t n_over = 0;
     for (size_t i = 0; i < a.n_pre; i++)
-        over[i] = a.pre[i].ttft - a.pre[i].y;
+        if (isfinite(a.pre[i].server_ms))
+            over[n_over++] = a.pre[i].y - a.pre[i].server_ms;
+    int server = n_over > 0;
     r->prefill_from_server = server;
-    r->overhead_ms = server ? quantile(over, a.n_pre, 0.5) : NAN;
+    r->overhead_ms = server ? quantile(over, n_over, 0.5) : NAN;
     free(over);
-    double base = beta[0] + (server ? r->overhead_ms : 0);
-    if (base < 0)
-        base = 0;
+    double base = beta[0];
     r->lone = a.n_pre;
+    json_t *pv = json_object(); /* the provenance, figure by figure */
+    engine_params *e = &r->doc.engine;
+    e->decode_base_ms = base;
+    e->prefill_per_token_ms = beta[1];
+    e->prefill_ctx_per_1k_ms = beta[2];
+    prefill_table(a.pre, a.n_pre, base, e, pv);
     /* residuals of the first token, in TTFT terms */
     double *res = xmalloc(a.n_pre * sizeof *res), *abs_res = xmalloc(a.n_pre * sizeof *abs_res);
     span *by_len = xmalloc(a.n_pre * sizeof *by_len);
     for (size_t i = 0; i < a.n_pre; i++) {
-        double fitted = base + beta[1] * a.pre[i].n + beta[2] * a.pre[i].ctx / 1000.0;
-        res[i] = (fitted - a.pre[i].ttft) / a.pre[i].ttft;
+        double n = a.pre[i].n, c = (a.pre[i].ctx - n * (n - 1) / 2) / n;
+        double fitted = base + engine_prefill_ms(e, c + n) - engine_prefill_ms(e, c);
+        res[i] = (fitted - a.pre[i].y) / a.pre[i].y;
         abs_res[i] = fabs(res[i]);
         by_len[i] = (span){a.pre[i].n, res[i], 0};
     }
@@ -444,7 +526,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
     free(by_len);
 
     for (int i = 0; i < n; i++)
-        decode_gaps(&runs[i], beta, &a);
+        decode_gaps(&runs[i], e, &a);
     r->gaps = a.all_gaps;
     r->clean_gaps = a.clean;
     /* every point's gaps as relative deviations from its median, pooled */
@@ -477,12 +559,13 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
                  min_gaps, a.all_gaps, a.clean);
         free(dev);
         free(a.pre);
+        json_decref(pv);
+        r->doc.engine = (engine_params){0};
         return -1;
     }
 
     profile_doc *d = &r->doc;
-    engine_params *e = &d->engine;
-    json_t *pv = d->provenance = json_object();
+    d->provenance = pv;
     d->name = xstrdup(o->name ? o->name : "fitted");
     d->server = xstrdup(runs[0].server);
     d->model = xstrdup(runs[0].model);
@@ -555,28 +638,28 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
          "with no prompt computed in it; %zu of %zu gaps of %s (by batch: %s)",
          a.clean, a.all_gaps, where, counts.s);
     sb_free(&counts);
-    const char *src = server ? "llama.cpp's own prompt_ms" : "the TTFT";
     prov(pv, "prefill_per_token_ms",
-         "least squares of %s of %zu requests that had the server to themselves, on their "
-         "computed prompt tokens%s",
-         src, a.n_pre, cols == 3 ? " and the context those attend to" : "");
-    if (cols == 3)
+         "weighted least squares of the TTFT of %zu requests that had the server to themselves, "
+         "on their computed prompt tokens%s",
+         a.n_pre, mask & 4 ? " and the context those attend to" : "");
+    if (mask & 4)
         prov(pv, "prefill_ctx_per_1k_ms", "with prefill_per_token_ms (same fit)");
     else
-        prov(pv, "prefill_ctx_per_1k_ms",
-             "0: the requests alone had too few prompt lengths to tell it (%d columns fitted)",
-             cols);
-    if (server)
-        prov(pv, "decode_base_ms",
-             "that fit's intercept plus the median TTFT - prompt_ms of the same requests (%.3f "
-             "ms: HTTP, tokenizing, the first token's sampling)",
-             r->overhead_ms);
-    else
-        prov(pv, "decode_base_ms",
-             "that fit's intercept: a step's fixed cost and the request's own overhead together "
-             "(the TTFT alone cannot part them)");
-    e->prefill_per_token_ms = beta[1];
-    e->prefill_ctx_per_1k_ms = beta[2];
+        prov(pv, "prefill_ctx_per_1k_ms", "0: the requests alone do not show one (%s)",
+             distinct_phrase(mask));
+    prov(pv, "decode_base_ms",
+         "that fit's intercept: a step's fixed cost and the request's own overhead together%s",
+         server ? "" : " (the TTFT alone cannot part them)");
+    if (server) {
+        char t[160];
+        snprintf(t, sizeof t,
+                 " (of it, %.3f ms at the median is outside the server's own prompt_ms)",
+                 r->overhead_ms);
+        json_t *pb = json_object_get(pv, "decode_base_ms");
+        char buf[1200];
+        snprintf(buf, sizeof buf, "%s%s", json_string_value(pb), t);
+        json_object_set_new(pv, "decode_base_ms", json_string(buf));
+    }
     /* a robust sd first (1.4826 x MAD), then the root mean square of the
      * deviations within 4 of it: as steady as a plain sd on a normal step,
      * and deaf to the odd gap the network stretched */
@@ -634,7 +717,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
                                              "p90_ms", r->points[i].p90));
     json_object_set_new(rec, "decode", pts);
     json_t *pre = json_pack("{s:I,s:s,s:f,s:f}", "requests", (json_int_t)a.n_pre, "from",
-                            server ? "prompt_ms" : "ttft", "abs_err_p50", r->resid_p50,
+                            "ttft", "abs_err_p50", r->resid_p50,
                             "abs_err_p90", r->resid_p90);
     json_t *bl = json_array();
     for (int b = 0; b < r->n_bins; b++)
@@ -660,11 +743,18 @@ void fit_print(FILE *f, const fit_result *r) {
                 r->points[i].median, r->points[i].p10, r->points[i].p90);
     fprintf(f,
             "\nprefill from %zu requests alone (%s): first token = %.3f ms + %.5f ms a prompt "
-            "token + %.5f ms a token per 1000 before it\n",
-            r->lone, r->prefill_from_server ? "the server's prompt_ms" : "their TTFT",
+            "token + %.5f ms a token per 1000 before it (the fitted line)\n",
+            r->lone, "their TTFT",
             e->decode_base_ms, e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms);
+    if (e->n_prefill_points > 0) {
+        fprintf(f, "  as measured, the twin's (the cost of a prompt's first N tokens, ms):");
+        for (int i = 0; i < e->n_prefill_points; i++)
+            fprintf(f, "%s %d: %.2f", i ? "," : "", e->prefill_tokens[i], e->prefill_ms[i]);
+        fprintf(f, "\n");
+    }
     if (r->prefill_from_server)
-        fprintf(f, "  TTFT - prompt_ms p50 %.3f ms (in the fixed part)\n", r->overhead_ms);
+        fprintf(f, "  of which outside the server's own prompt_ms: %.3f ms at the median\n",
+                r->overhead_ms);
     fprintf(f, "  residuals |fitted - measured| / measured TTFT: p50 %.1f%%, p90 %.1f%%\n",
             100 * r->resid_p50, 100 * r->resid_p90);
     fprintf(f, "  by prompt tokens:");

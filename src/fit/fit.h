@@ -4,14 +4,16 @@
  * - Prefill: from the requests that had the server to themselves (no other
  *   request between their send and their first token, none sent before it
  *   still streaming), whose first token is one step of nothing but their
- *   prompt. The server's own prompt time (llama.cpp's prompt_ms) where it
- *   gives one, else the TTFT, is fitted by least squares to
- *   c0 + a x tokens + k x context / 1000 (context: the positions the
- *   prompt's tokens sit at, summed, so that attention's growth shows as k);
- *   weighted by 1 / fitted^2 since a step's noise is a share of it, and
- *   once more without the points beyond 3.5 robust sd. The
- *   step's fixed cost (decode_base_ms) is the TTFT left over: c0 plus the
- *   median of TTFT - prompt_ms where the server gave one.
+ *   prompt. Their TTFT (what the twin's first token must be: the server's
+ *   own prompt_ms leaves out work it does in the same loop, which grew with
+ *   the prompt on llama.cpp) is fitted to c0 + a x tokens + k x context /
+ *   1000 (context: the positions the prompt's tokens sit at, summed, so
+ *   that attention's growth shows as k), tokens being those the server
+ *   computed (its prompt_n where it gives one), by weighted least squares
+ *   (weights 1 / fitted^2, since a step's noise is a share of it) with no
+ *   negative term: of the column sets the lengths can tell apart, the one
+ *   with the least error; then once more without the points beyond 3.5
+ *   robust sd. decode_base_ms is c0.
  * - Decode: every gap between two one-token chunks of a stream, grouped by
  *   how many streams were decoding in its middle (between their first and
  *   last token), leaving out every gap that a prompt was being computed in
@@ -52,7 +54,7 @@ typedef struct fit_result {
     int n_points;
     size_t runs, requests, gaps, clean_gaps;
     size_t lone;                 /* requests the prefill was fitted from */
-    int prefill_from_server;     /* 1: the server's prompt_ms */
+    int prefill_from_server;     /* 1: the server gave its prompt_ms */
     double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
     double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */
     /* the prefill's residuals by prompt length (bins of equal counts) */

@@ -249,6 +249,15 @@ static json_t *predicted_json(const virtual_target *t) {
         }
         json_object_set_new(eng, "step_ms_by_batch", tbl);
     }
+    if (e->n_prefill_points > 0) {
+        json_t *tbl = json_object();
+        for (int i = 0; i < e->n_prefill_points; i++) {
+            char b[16];
+            snprintf(b, sizeof b, "%d", e->prefill_tokens[i]);
+            json_object_set_new(tbl, b, json_real(e->prefill_ms[i]));
+        }
+        json_object_set_new(eng, "prefill_ms_by_tokens", tbl);
+    }
     if (t->profile_file) {
         char hex[65];
         long long bytes;

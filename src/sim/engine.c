@@ -30,6 +30,7 @@ struct engine {
     seq **sched; /* this step's work, max_num_seqs slots */
     int n_sched;
     double step_ctx_tokens; /* the context the step's prompt tokens attend to, summed */
+    double step_prefill_ms; /* with a prefill table: the step's prompt chunks' cost */
     int in_step;
     engine_stats stats;
 };
@@ -216,8 +217,12 @@ static void preempt(engine *e, seq *v) {
 }
 
 static void schedule(engine *e, seq *s, int work, int decode) {
-    if (!decode) /* positions computed..computed+work-1 attend to as many before them */
+    if (!decode) { /* positions computed..computed+work-1 attend to as many before them */
         e->step_ctx_tokens += (double)work * s->computed + (double)work * (work - 1) / 2;
+        if (e->p.n_prefill_points > 0)
+            e->step_prefill_ms += engine_prefill_ms(&e->p, s->computed + work) -
+                                  engine_prefill_ms(&e->p, s->computed);
+    }
     s->step_work = work;
     s->step_decode = decode;
     e->sched[e->n_sched++] = s;
@@ -277,6 +282,7 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     int decoding = 0, prefill_tokens = 0, preempted = 0;
     e->n_sched = 0;
     e->step_ctx_tokens = 0;
+    e->step_prefill_ms = 0;
 
     /* 1. Running sequences, oldest first. */
     for (seq *s = e->running.head; s && budget > 0;) {
@@ -332,8 +338,11 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     if (e->n_sched == 0)
         return -1;
     /* 3. The step's cost. */
-    double ms = engine_decode_ms(&e->p, decoding) + e->p.prefill_per_token_ms * prefill_tokens +
-                e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0;
+    double ms = engine_decode_ms(&e->p, decoding) +
+                (e->p.n_prefill_points > 0
+                     ? e->step_prefill_ms
+                     : e->p.prefill_per_token_ms * prefill_tokens +
+                           e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0);
     if (e->p.jitter > 0) {
         double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
         ms *= f < 0.1 ? 0.1 : f;
@@ -411,6 +420,15 @@ const char *engine_step_table_check(const engine_params *p) {
         if (!(p->step_ms[i] >= 0) || !isfinite(p->step_ms[i]))
             return "the step table's costs must not be negative";
     }
+    if (p->n_prefill_points < 0 || p->n_prefill_points > ENGINE_STEP_POINTS)
+        return "the prefill table has too many points";
+    for (int i = 0; i < p->n_prefill_points; i++) {
+        if (p->prefill_tokens[i] < 1 ||
+            (i > 0 && p->prefill_tokens[i] <= p->prefill_tokens[i - 1]))
+            return "the prefill table's prompt lengths must rise from 1";
+        if (!(p->prefill_ms[i] >= (i > 0 ? p->prefill_ms[i - 1] : 0)) || !isfinite(p->prefill_ms[i]))
+            return "the prefill table's costs must not fall as the prompt grows";
+    }
     return NULL;
 }
 
@@ -436,4 +454,25 @@ double engine_decode_ms(const engine_params *p, double b) {
     }
     double y = y0 + (y1 - y0) * (b - x0) / (x1 - x0);
     return y < 0 ? 0 : y;
+}
+
+double engine_prefill_ms(const engine_params *p, double n) {
+    int k = p->n_prefill_points;
+    if (k == 0)
+        return p->prefill_per_token_ms * n + p->prefill_ctx_per_1k_ms * n * (n - 1) / 2000.0;
+    if (n <= 0)
+        return 0;
+    double x0 = 0, y0 = 0;
+    int i = 0;
+    while (i < k - 1 && n > p->prefill_tokens[i]) {
+        x0 = p->prefill_tokens[i];
+        y0 = p->prefill_ms[i];
+        i++;
+    }
+    double x1 = p->prefill_tokens[i], y1 = p->prefill_ms[i];
+    if (n > x1 && i > 0) { /* beyond the last point: the last segment's slope */
+        x0 = p->prefill_tokens[i - 1];
+        y0 = p->prefill_ms[i - 1];
+    }
+    return y0 + (y1 - y0) * (n - x0) / (x1 - x0);
 }

@@ -35,7 +35,9 @@
  *      the batch). prefill is prefill_per_token for every prompt token
  *      computed in the step plus prefill_ctx_per_1k for every 1000
  *      tokens that token attends to (its position in its sequence), so a
- *      long prompt's later tokens cost more, as attention does.
+ *      long prompt's later tokens cost more, as attention does; or, with a
+ *      prefill table measured by prompt length, each chunk's share of it
+ *      (engine_prefill_ms).
  *   4. At its end every decoding sequence emits one token, and so does every
  *      sequence whose prefill completed (the first token, or the next one
  *      after a recompute). A sequence finishes at its target length or at
@@ -66,6 +68,14 @@ typedef struct engine_params {
     int n_step_points;
     int step_batch[ENGINE_STEP_POINTS];
     double step_ms[ENGINE_STEP_POINTS];
+    /* The prefill measured by prompt length: F(n), the cost of computing a
+     * prompt's first n tokens from nothing, at n_prefill_points rising
+     * lengths; a chunk from position p to p + c costs F(p + c) - F(p). In
+     * place of prefill_per_token and prefill_ctx_per_1k when
+     * n_prefill_points > 0. */
+    int n_prefill_points;
+    int prefill_tokens[ENGINE_STEP_POINTS];
+    double prefill_ms[ENGINE_STEP_POINTS];
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
     int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */
@@ -146,6 +156,11 @@ int engine_in_step(const engine *e);
 
 engine_stats engine_get_stats(const engine *e);
 
+/* F(n): the cost of a prompt's first n tokens from nothing, in ms: the
+ * prefill table read at n (linear from 0 to its first point, between
+ * points, and along its last segment beyond it), or prefill_per_token x n
+ * + prefill_ctx_per_1k x n (n - 1) / 2000 without one. */
+double engine_prefill_ms(const engine_params *p, double n);
 /* decode(b) of step 3 above, in ms, for the parameters p. */
 double engine_decode_ms(const engine_params *p, double batch);
 /* The step table is well formed (batches rising from 1, costs not

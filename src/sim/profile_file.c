@@ -29,6 +29,7 @@ static const char *const engine_keys[] = {"max_num_seqs",
                                           "step_ms_by_batch",
                                           "prefill_per_token_ms",
                                           "prefill_ctx_per_1k_ms",
+                                          "prefill_ms_by_tokens",
                                           "jitter",
                                           "eos_min_frac_pct",
                                           "no_prefix_caching",
@@ -36,41 +37,77 @@ static const char *const engine_keys[] = {"max_num_seqs",
 /* the first seven must be given */
 #define REQUIRED_ENGINE_KEYS 6
 
-int profile_step_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
+/* "K:V,K:V,..." into keys/vals (at most ENGINE_STEP_POINTS): their count,
+ * or -1 with what is wrong. */
+static int parse_pairs(const char *text, int *keys, double *vals, char *err, size_t errlen) {
     int n = 0;
     const char *s = text;
     while (*s) {
         char *end;
-        long b = strtol(s, &end, 10);
-        if (end == s || *end != ':' || b < 1 || b > 1000000) {
-            snprintf(err, errlen, "'%s' is not BATCH:MS,... (e.g. 1:38.2,2:97.1)", text);
+        long k = strtol(s, &end, 10);
+        if (end == s || *end != ':' || k < 1 || k > 100000000) {
+            snprintf(err, errlen, "'%s' is not N:MS,... (e.g. 1:38.2,2:97.1)", text);
             return -1;
         }
         s = end + 1;
         double ms = strtod(s, &end);
         if (end == s || !(ms >= 0) || !isfinite(ms) || (*end && *end != ',') ||
             (*end == ',' && !end[1])) {
-            snprintf(err, errlen, "'%s' is not BATCH:MS,... (e.g. 1:38.2,2:97.1)", text);
+            snprintf(err, errlen, "'%s' is not N:MS,... (e.g. 1:38.2,2:97.1)", text);
             return -1;
         }
         if (n == ENGINE_STEP_POINTS) {
             snprintf(err, errlen, "'%s' has more than %d points", text, ENGINE_STEP_POINTS);
             return -1;
         }
-        p->step_batch[n] = (int)b;
-        p->step_ms[n] = ms;
+        keys[n] = (int)k;
+        vals[n] = ms;
         n++;
         s = *end ? end + 1 : end;
     }
-    int saved = p->n_step_points;
-    p->n_step_points = n;
-    const char *why = engine_step_table_check(p);
-    if (why || n == 0) {
-        p->n_step_points = saved;
-        snprintf(err, errlen, "'%s': %s", text, why ? why : "no points");
+    if (n == 0) {
+        snprintf(err, errlen, "'%s': no points", text);
         return -1;
     }
+    return n;
+}
+
+int profile_step_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
+    engine_params q = *p;
+    int n = parse_pairs(text, q.step_batch, q.step_ms, err, errlen);
+    if (n < 0)
+        return -1;
+    q.n_step_points = n;
+    const char *why = engine_step_table_check(&q);
+    if (why) {
+        snprintf(err, errlen, "'%s': %s", text, why);
+        return -1;
+    }
+    *p = q;
     return 0;
+}
+
+int profile_prefill_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
+    engine_params q = *p;
+    int n = parse_pairs(text, q.prefill_tokens, q.prefill_ms, err, errlen);
+    if (n < 0)
+        return -1;
+    q.n_prefill_points = n;
+    const char *why = engine_step_table_check(&q);
+    if (why) {
+        snprintf(err, errlen, "'%s': %s", text, why);
+        return -1;
+    }
+    *p = q;
+    return 0;
+}
+
+void profile_prefill_table_format(const engine_params *p, char *buf, size_t cap) {
+    strbuf b = {0};
+    for (int i = 0; i < p->n_prefill_points; i++)
+        sb_printf(&b, "%s%d:%.6g", i ? "," : "", p->prefill_tokens[i], p->prefill_ms[i]);
+    snprintf(buf, cap, "%s", b.s ? b.s : "");
+    sb_free(&b);
 }
 
 void profile_step_table_format(const engine_params *p, char *buf, size_t cap) {
@@ -128,12 +165,14 @@ static int read_engine(reader *r, const yaml_node_t *k, const yaml_node_t *m) {
         for (int i = 0; engine_keys[i]; i++)
             if (!strcmp(engine_keys[i], key))
                 seen[i] = 1;
-        if (!strcmp(key, "step_ms_by_batch")) {
-            const char *t = yread_scalar(y, nk, nv, path, "BATCH:MS,...");
+        if (!strcmp(key, "step_ms_by_batch") || !strcmp(key, "prefill_ms_by_tokens")) {
+            int step = key[0] == 's';
+            const char *t = yread_scalar(y, nk, nv, path, step ? "BATCH:MS,..." : "TOKENS:MS,...");
             char why[256];
             if (!t)
                 return -1;
-            if (profile_step_table_parse(t, &r->scratch.cfg.engine, why, sizeof why))
+            if ((step ? profile_step_table_parse : profile_prefill_table_parse)(
+                    t, &r->scratch.cfg.engine, why, sizeof why))
                 return yread_fail(y, nk, path, "%s", why);
             continue;
         }
@@ -325,8 +364,9 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
             put_string(&b, texts[i + 1]);
             sb_printf(&b, "\n");
         }
-    char table[2048];
+    char table[2048], ptable[2048];
     profile_step_table_format(e, table, sizeof table);
+    profile_prefill_table_format(e, ptable, sizeof ptable);
     sb_printf(&b,
               "engine:\n"
               "  max_num_seqs: %d\n"
@@ -344,10 +384,13 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
     sb_printf(&b,
               "  prefill_per_token_ms: %.6g\n"
               "  prefill_ctx_per_1k_ms: %.6g\n"
+              "%s%s%s"
               "  jitter: %.6g\n"
               "  eos_min_frac_pct: %d\n"
               "  no_prefix_caching: %s\n",
-              e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms, e->jitter, d->eos_min_frac_pct,
+              e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms,
+              e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "", e->n_prefill_points ? ptable : "",
+              e->n_prefill_points ? "\"\n" : "", e->jitter, d->eos_min_frac_pct,
               e->enable_prefix_caching ? "false" : "true");
     if (d->provenance) {
         sb_printf(&b, "provenance:");

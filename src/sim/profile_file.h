@@ -4,7 +4,8 @@
  * A file holds the engine's every figure under `engine:` (the keys are
  * those of a campaign's target.sim: max_num_seqs, kv_blocks, block_size,
  * max_model_len, max_num_batched_tokens, decode_base_ms, decode_per_seq_ms,
- * step_ms_by_batch, prefill_per_token_ms, prefill_ctx_per_1k_ms, jitter,
+ * step_ms_by_batch, prefill_per_token_ms, prefill_ctx_per_1k_ms,
+ * prefill_ms_by_tokens, jitter,
  * eos_min_frac_pct, no_prefix_caching), each read by the row of
  * `servelab sim`'s own flag, so a value means in a file what it means on the
  * command line. Beside them: `name`, `about`, the `server` and `model` it
@@ -47,5 +48,9 @@ void profile_doc_free(profile_doc *d);
 int profile_step_table_parse(const char *text, engine_params *p, char *err, size_t errlen);
 /* The table back in that form into buf. */
 void profile_step_table_format(const engine_params *p, char *buf, size_t cap);
+/* The same for the prefill table, "TOKENS:MS,..." (prefill_tokens and
+ * prefill_ms: the cost of a prompt's first TOKENS tokens). */
+int profile_prefill_table_parse(const char *text, engine_params *p, char *err, size_t errlen);
+void profile_prefill_table_format(const engine_params *p, char *buf, size_t cap);
 
 #endif

@@ -26,6 +26,11 @@ static int step_table_check(const char *text, char *err, size_t errlen) {
     return profile_step_table_parse(text, &p, err, errlen);
 }
 
+static int prefill_table_check(const char *text, char *err, size_t errlen) {
+    engine_params p = {0};
+    return profile_prefill_table_parse(text, &p, err, errlen);
+}
+
 #define SIM(field) OPT_AT(sim_opts, field)
 
 const opt_def sim_options[] = {
@@ -190,8 +195,17 @@ const opt_def sim_options[] = {
      .key = "prefill_per_token_ms",
      .type = OPT_NUMBER,
      SIM(cfg.engine.prefill_per_token_ms),
+     OPT_SEEN(sim_opts, per_token_given),
      .arg = "MS",
      .help = "a step's cost per prompt token"},
+    {.name = "prefill-ms-by-tokens",
+     .key = "prefill_ms_by_tokens",
+     .type = OPT_STRING,
+     SIM(prefill_table),
+     .arg = "N:MS,...",
+     .check = prefill_table_check,
+     .help = "the prefill measured by prompt length: the cost of a prompt's first N tokens, read "
+             "between points (replaces the two per-token terms)"},
     {.name = "prefill-ctx-per-1k-ms",
      .key = "prefill_ctx_per_1k_ms",
      .type = OPT_NUMBER,
@@ -346,6 +360,11 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     if (o->step_table &&
         profile_step_table_parse(o->step_table, &o->cfg.engine, err, (size_t)errlen))
         return -1;
+    if (o->prefill_table &&
+        profile_prefill_table_parse(o->prefill_table, &o->cfg.engine, err, (size_t)errlen))
+        return -1;
+    if (o->per_token_given && !o->prefill_table)
+        o->cfg.engine.n_prefill_points = 0; /* the per-token terms the flags ask for */
     if (o->per_seq_given && !o->step_table)
         o->cfg.engine.n_step_points = 0; /* the line the flag asks for, not the table */
     if (o->fault && fault_spec_parse(o->fault, &o->cfg.faults, err, errlen))
@@ -361,5 +380,7 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.engine.prefill_ctx_per_1k_ms /= o->speedup;
     for (int i = 0; i < o->cfg.engine.n_step_points; i++)
         o->cfg.engine.step_ms[i] /= o->speedup;
+    for (int i = 0; i < o->cfg.engine.n_prefill_points; i++)
+        o->cfg.engine.prefill_ms[i] /= o->speedup;
     return 0;
 }

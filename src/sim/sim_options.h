@@ -20,6 +20,8 @@ typedef struct sim_opts {
     struct profile_doc *file;      /* what it holds (provenance), sim_opts_free frees it */
     const char *step_table;        /* --step-ms-by-batch B:MS,...; NULL: the profile's */
     int per_seq_given;             /* --decode-per-seq-ms was given: the line, no table */
+    const char *prefill_table;     /* --prefill-ms-by-tokens N:MS,...; NULL: the profile's */
+    int per_token_given;           /* --prefill-per-token-ms was given: no prefill table */
     const char *fault;             /* --fault SPEC, parsed into cfg.faults by sim_opts_finish */
     const char *cpus;              /* pin the simulator to these CPUs; NULL: no pinning */
     int realtime;                  /* ask for SCHED_FIFO (common/cpus.h) */
