@@ -14,6 +14,9 @@ OUT=${1:-results/twin}
 mkdir -p "$OUT/profiles" "$OUT/predicted"
 P=$OUT/profiles/tiny-4slots.yaml
 "$BIN" fit "$IN/fit" --name tiny-100m-bf16-llamacpp-4slots --force --quiet --out "$P"
+# in sample: the twin fitted on the load campaign itself, as the anchors' claims are
+PI=$OUT/profiles/tiny-4slots-in-sample.yaml
+"$BIN" fit "$IN/load" --name tiny-100m-bf16-llamacpp-4slots-in-sample --force --quiet --out "$PI"
 pairs=$OUT/predicted/pairs.tsv
 : > "$pairs"
 
@@ -21,10 +24,11 @@ pairs=$OUT/predicted/pairs.tsv
 predict_run() {
     study=$1 label=$2 run=$3
     shift 3
+    profile=${PROFILE:-$P}
     d=$OUT/predicted/$label
     rm -rf "$d" && mkdir -p "$d"
     python3 scripts/twin_table.py trace "$run" > "$d.trace.jsonl"
-    "$BIN" predict --profile-file "$P" "$@" --replay "$d.trace.jsonl" --api completions \
+    "$BIN" predict --profile-file "$profile" "$@" --replay "$d.trace.jsonl" --api completions \
         --ignore-eos --quiet --force --out "$d" > /dev/null
     printf '%s\t%s\t%s\t%s\n' "$study" "$label" "$run" "$d" >> "$pairs"
 }
@@ -34,6 +38,12 @@ for r in "$IN"/load/rate-*/rep-1; do
     [ -d "$r" ] || continue
     name=$(basename "$(dirname "$r")")
     predict_run "$A" "load-$name" "$r"
+done
+I="(i) in sample: fitted on the load campaign itself, predicting it"
+for r in "$IN"/load/rate-*/rep-1; do
+    [ -d "$r" ] || continue
+    name=$(basename "$(dirname "$r")")
+    PROFILE=$PI predict_run "$I" "in-sample-$name" "$r"
 done
 B="(b) fitted on 4 slots, predicting 2 slots (--max-num-seqs 2 --kv-blocks 256)"
 for r in "$IN"/slots2/*/rep-1; do

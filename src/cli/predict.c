@@ -132,6 +132,8 @@ static int engine_row(const char *name) {
                                         "prefill-per-token-ms",
                                         "prefill-ctx-per-1k-ms",
                                         "prefill-ms-by-tokens",
+                                        "idle-wake-ms",
+                                        "idle-after-ms",
                                         "jitter",
                                         "speedup",
                                         "eos-min-frac-pct",

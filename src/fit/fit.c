@@ -27,9 +27,14 @@ static double quantile(double *v, size_t n, double q) {
 
 /* ---- prefill ---- */
 
+/* A request alone is warm when the server had been busy until at most
+ * this long before it came. */
+#define WARM_MS 20.0
+
 typedef struct pre_obs {
     double n, ctx, y; /* y: the TTFT */
     double server_ms; /* the server's own prompt time; NAN unknown */
+    double idle;      /* how long the server had been idle when it came, ms; NAN unknown */
     int len;
     double w; /* its weight in the least squares */
 } pre_obs;
@@ -113,14 +118,8 @@ static int best_fit(const pre_obs *o, const char *keep, size_t m, int distinct, 
     return best;
 }
 
-/* Fits beta (see best_fit): by ordinary least squares, then weighted by
- * 1 / fitted^2 (a step's jitter is a share of it, so a long prompt's first
- * token is noisier by as much), then once more without the points whose
- * relative residual is beyond 3.5 robust sd. Returns the columns' mask. */
-static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
-    char *keep = xmalloc(m ? m : 1);
-    memset(keep, 1, m ? m : 1);
-    /* distinct lengths decide what can be told apart */
+/* How many prompt lengths o[0..m) holds, lengths within 2% one. */
+static int distinct_lengths(const pre_obs *o, size_t m) {
     double *lens = xmalloc((m ? m : 1) * sizeof *lens);
     for (size_t i = 0; i < m; i++)
         lens[i] = o[i].n;
@@ -129,6 +128,17 @@ static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
     for (size_t i = 0; i < m; i++)
         distinct += i == 0 || lens[i] > lens[i - 1] * 1.02 + 0.5;
     free(lens);
+    return distinct;
+}
+
+/* Fits beta (see best_fit): by ordinary least squares, then weighted by
+ * 1 / fitted^2 (a step's jitter is a share of it, so a long prompt's first
+ * token is noisier by as much), then once more without the points whose
+ * relative residual is beyond 3.5 robust sd. Returns the columns' mask. */
+static int fit_prefill_model(pre_obs *o, size_t m, double beta[3]) {
+    char *keep = xmalloc(m ? m : 1);
+    memset(keep, 1, m ? m : 1);
+    int distinct = distinct_lengths(o, m); /* they decide what can be told apart */
     for (size_t i = 0; i < m; i++)
         o[i].w = 1;
     int mask = 0;
@@ -237,6 +247,7 @@ static void lone_requests(const fit_run *run, acc *a) {
     for (size_t k = 0; k < m; k++) {
         const fit_req *q = &run->req[s[k].i];
         int alone = reach <= q->sent && (k + 1 == m || s[k + 1].a >= q->first);
+        double idle = isfinite(reach) ? q->sent - reach : NAN;
         if (s[k].b > reach)
             reach = s[k].b;
         if (!alone || !q->ok)
@@ -256,6 +267,7 @@ static void lone_requests(const fit_run *run, acc *a) {
                                        (double)n * c + (double)n * (n - 1) / 2.0,
                                        q->first - q->sent,
                                        server ? q->server_prompt_ms : NAN,
+                                       idle,
                                        q->prompt,
                                        1};
     }
@@ -385,6 +397,65 @@ static void runs_phrase(const fit_run *runs, int n, char *buf, size_t cap) {
         snprintf(buf, cap, "%d runs", n);
 }
 
+/* What waking costs: the requests alone that came after the server had
+ * been idle longer than WARM_MS, against the warm ones' prefill. For each
+ * threshold T of a grid, the waking cost W_T is the median excess of those
+ * idle T or longer; the threshold kept is the one whose split (no excess
+ * below it, W_T from it) leaves the least absolute error, when W_T is
+ * positive and both sides have 5 requests. */
+static void idle_wake(pre_obs *o, size_t warm, size_t all, engine_params *e, json_t *pv,
+                      size_t *cold) {
+    static const double grid[] = {20, 50, 100, 150, 200, 300, 500, 1000, 2000};
+    size_t m = all - warm;
+    *cold = 0;
+    if (warm == all || m < 5)
+        return;
+    double *x = xmalloc(m * sizeof *x), *idle = xmalloc(m * sizeof *idle), *v = xmalloc(m * sizeof *v);
+    size_t k = 0;
+    for (size_t i = warm; i < all; i++) {
+        if (!isfinite(o[i].idle))
+            continue;
+        double n = o[i].n, c = (o[i].ctx - n * (n - 1) / 2) / n;
+        x[k] = o[i].y - (e->decode_base_ms + engine_prefill_ms(e, c + n) - engine_prefill_ms(e, c));
+        idle[k++] = o[i].idle;
+    }
+    double best = INFINITY, best_w = 0, best_t = 0;
+    for (size_t g = 0; g < sizeof grid / sizeof *grid; g++) {
+        size_t nv = 0, below = 0;
+        for (size_t i = 0; i < k; i++)
+            if (idle[i] >= grid[g])
+                v[nv++] = x[i];
+            else
+                below++;
+        if (nv < 5)
+            continue;
+        double w = quantile(v, nv, 0.5), cost = 0;
+        for (size_t i = 0; i < k; i++)
+            cost += fabs(idle[i] >= grid[g] ? x[i] - w : x[i]);
+        if (w > 0 && cost < best) {
+            best = cost;
+            best_w = w;
+            best_t = grid[g];
+            *cold = nv;
+        }
+    }
+    if (best_w > 0) {
+        e->idle_wake_ms = best_w;
+        e->idle_after_ms = best_t;
+        prov(pv, "idle_wake_ms",
+             "the median TTFT beyond the warm prefill of the %zu requests alone that came after "
+             "the server had been idle idle_after_ms or longer",
+             *cold);
+        prov(pv, "idle_after_ms",
+             "of %.0f-2000 ms, the idle time that best parts the %zu requests that came to an "
+             "idle server into those that paid idle_wake_ms and those that did not",
+             grid[0], k);
+    }
+    free(x);
+    free(idle);
+    free(v);
+}
+
 /* The prefill as measured, by prompt length: for each length that at
  * least 5 requests alone had (lengths within 2% are one), the median TTFT
  * less the fixed cost c0, at the median length; a table when there are two
@@ -473,6 +544,20 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
         free(a.cap_gaps);
         return -1;
     }
+    /* the warm ones first (the server busy until just before they came):
+     * the prefill is theirs, and the others tell what an idle server's
+     * waking costs */
+    size_t n_warm = 0;
+    for (size_t i = 0; i < a.n_pre; i++)
+        if (a.pre[i].idle <= WARM_MS) {
+            pre_obs t = a.pre[n_warm];
+            a.pre[n_warm++] = a.pre[i];
+            a.pre[i] = t;
+        }
+    size_t n_all = a.n_pre;
+    int d_warm = distinct_lengths(a.pre, n_warm), d_all = distinct_lengths(a.pre, n_all);
+    if (n_warm >= 20 && d_warm >= (d_all < 3 ? d_all : 3))
+        a.n_pre = n_warm; /* else the warm ones cannot tell the prefill by length */
     double beta[3];
     int mask = fit_prefill_model(a.pre, a.n_pre, beta);
     /* what the server's own prompt time leaves out of the TTFT (HTTP, the
@@ -495,6 +580,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
     e->prefill_per_token_ms = beta[1];
     e->prefill_ctx_per_1k_ms = beta[2];
     prefill_table(a.pre, a.n_pre, base, e, pv);
+    idle_wake(a.pre, a.n_pre, n_all, e, pv, &r->cold);
     /* residuals of the first token, in TTFT terms */
     double *res = xmalloc(a.n_pre * sizeof *res), *abs_res = xmalloc(a.n_pre * sizeof *abs_res);
     span *by_len = xmalloc(a.n_pre * sizeof *by_len);
@@ -544,8 +630,19 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
         p->p10 = quantile(a.gaps[b], a.n_gaps[b], 0.1);
         p->p90 = quantile(a.gaps[b], a.n_gaps[b], 0.9);
         p->median = quantile(a.gaps[b], a.n_gaps[b], 0.5);
+        /* the mean, not the median: a TPOT is a mean of gaps, and a real
+         * step's time leans right (the odd slow step); the slowest 0.1%
+         * left out, the network's hiccups */
+        double top = quantile(a.gaps[b], a.n_gaps[b], 0.999), sum = 0;
+        size_t in = 0;
         for (size_t k = 0; k < a.n_gaps[b]; k++)
-            dev[ns++] = fabs(a.gaps[b][k] - p->median) / p->median;
+            if (a.gaps[b][k] <= top) {
+                sum += a.gaps[b][k];
+                in++;
+            }
+        p->mean = in ? sum / (double)in : p->median;
+        for (size_t k = 0; k < a.n_gaps[b]; k++)
+            dev[ns++] = fabs(a.gaps[b][k] - p->mean) / p->mean;
     }
     for (int b = 0; b <= a.max_batch; b++)
         free(a.gaps[b]);
@@ -630,12 +727,12 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
     strbuf counts = {0};
     for (int i = 0; i < r->n_points; i++) {
         e->step_batch[i] = r->points[i].batch;
-        e->step_ms[i] = r->points[i].median;
+        e->step_ms[i] = r->points[i].mean;
         sb_printf(&counts, "%s%d: %zu", i ? ", " : "", r->points[i].batch, r->points[i].gaps);
     }
     prov(pv, "step_ms_by_batch",
-         "the median gap between two tokens of a stream, by the streams decoding in its middle, "
-         "with no prompt computed in it; %zu of %zu gaps of %s (by batch: %s)",
+         "the mean gap between two tokens of a stream (its slowest 0.1%% left out), by the "
+         "streams decoding in its middle, with no prompt computed in it; %zu of %zu gaps of %s (by batch: %s)",
          a.clean, a.all_gaps, where, counts.s);
     sb_free(&counts);
     prov(pv, "prefill_per_token_ms",
@@ -675,7 +772,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
     if (e->jitter > 0.5)
         e->jitter = 0.5;
     prov(pv, "jitter",
-         "the root mean square of (gap - its point's median) / that median over the table's "
+         "the root mean square of (gap - its point's mean) / that mean over the table's "
          "gaps, those beyond 4 robust sd left out");
     e->enable_prefix_caching = 1;
     prov(pv, "no_prefix_caching", "false: vLLM's default (llama.cpp's prompt cache stands in)");
@@ -711,8 +808,10 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
     json_object_set_new(rec, "clean_gaps", json_integer((json_int_t)a.clean));
     json_t *pts = json_array();
     for (int i = 0; i < r->n_points; i++)
-        json_array_append_new(pts, json_pack("{s:i,s:I,s:f,s:f,s:f}", "batch", r->points[i].batch,
-                                             "gaps", (json_int_t)r->points[i].gaps, "median_ms",
+        json_array_append_new(pts, json_pack("{s:i,s:I,s:f,s:f,s:f,s:f}", "batch",
+                                             r->points[i].batch, "gaps",
+                                             (json_int_t)r->points[i].gaps, "mean_ms",
+                                             r->points[i].mean, "median_ms",
                                              r->points[i].median, "p10_ms", r->points[i].p10,
                                              "p90_ms", r->points[i].p90));
     json_object_set_new(rec, "decode", pts);
@@ -737,10 +836,12 @@ void fit_print(FILE *f, const fit_result *r) {
     fprintf(f, "fit: %zu runs, %zu requests; %zu gaps between tokens, %zu with no prompt in them\n",
             r->runs, r->requests, r->gaps, r->clean_gaps);
     fprintf(f, "server: %s; model: %s\n\n", r->doc.server, r->doc.model);
-    fprintf(f, "decode step by batch (ms)\n  batch      gaps    median       p10       p90\n");
+    fprintf(f, "decode step by batch (ms; the table is the mean)\n"
+               "  batch      gaps      mean    median       p10       p90\n");
     for (int i = 0; i < r->n_points; i++)
-        fprintf(f, "  %5d  %8zu  %8.3f  %8.3f  %8.3f\n", r->points[i].batch, r->points[i].gaps,
-                r->points[i].median, r->points[i].p10, r->points[i].p90);
+        fprintf(f, "  %5d  %8zu  %8.3f  %8.3f  %8.3f  %8.3f\n", r->points[i].batch,
+                r->points[i].gaps, r->points[i].mean, r->points[i].median, r->points[i].p10,
+                r->points[i].p90);
     fprintf(f,
             "\nprefill from %zu requests alone (%s): first token = %.3f ms + %.5f ms a prompt "
             "token + %.5f ms a token per 1000 before it (the fitted line)\n",
@@ -752,6 +853,11 @@ void fit_print(FILE *f, const fit_result *r) {
             fprintf(f, "%s %d: %.2f", i ? "," : "", e->prefill_tokens[i], e->prefill_ms[i]);
         fprintf(f, "\n");
     }
+    if (e->idle_wake_ms > 0)
+        fprintf(f, "  after %.0f ms idle or more the next step takes %.2f ms more (%zu requests)\n",
+                e->idle_after_ms, e->idle_wake_ms, r->cold);
+    else
+        fprintf(f, "  no cost of waking an idle server seen\n");
     if (r->prefill_from_server)
         fprintf(f, "  of which outside the server's own prompt_ms: %.3f ms at the median\n",
                 r->overhead_ms);

@@ -43,7 +43,7 @@ typedef struct fit_opts {
 typedef struct fit_point {
     int batch;
     size_t gaps;
-    double median, p10, p90; /* ms */
+    double mean, median, p10, p90; /* ms; the table takes the mean */
 } fit_point;
 
 #define FIT_LEN_BINS 12
@@ -54,6 +54,7 @@ typedef struct fit_result {
     int n_points;
     size_t runs, requests, gaps, clean_gaps;
     size_t lone;                 /* requests the prefill was fitted from */
+    size_t cold; /* requests alone after an idle spell that told idle_wake_ms */
     int prefill_from_server;     /* 1: the server gave its prompt_ms */
     double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
     double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */

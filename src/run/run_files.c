@@ -240,6 +240,8 @@ static json_t *predicted_json(const virtual_target *t) {
         (json_int_t)e->seed, "prefix_caching", e->enable_prefix_caching, "eos_min_frac_pct",
         t->eos_min_frac_pct);
     json_t *eng = json_object_get(j, "engine");
+    json_object_set_new(eng, "idle_wake_ms", json_real(e->idle_wake_ms));
+    json_object_set_new(eng, "idle_after_ms", json_real(e->idle_after_ms));
     if (e->n_step_points > 0) {
         json_t *tbl = json_object();
         for (int i = 0; i < e->n_step_points; i++) {

@@ -31,6 +31,7 @@ struct engine {
     int n_sched;
     double step_ctx_tokens; /* the context the step's prompt tokens attend to, summed */
     double step_prefill_ms; /* with a prefill table: the step's prompt chunks' cost */
+    int64_t last_end_us;    /* when the last step ended; -1: none yet */
     int in_step;
     engine_stats stats;
 };
@@ -89,7 +90,7 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
     else if (p->max_batched_tokens < 1)
         why = "max_num_batched_tokens must be at least 1";
     else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0 ||
-             p->prefill_ctx_per_1k_ms < 0)
+             p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0)
         why = "step cost terms must not be negative";
     else if ((why = engine_step_table_check(p)))
         ;
@@ -104,6 +105,7 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
     e->emit = emit;
     e->ud = ud;
     rng_seed(&e->jitter_rng, p->seed ^ 0x5eed5eedULL);
+    e->last_end_us = -1;
     e->kv = kv_cache_new(p->kv_blocks);
     e->sched = xcalloc((size_t)p->max_num_seqs, sizeof *e->sched);
     return e;
@@ -347,6 +349,9 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
         double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
         ms *= f < 0.1 ? 0.1 : f;
     }
+    if (e->p.idle_wake_ms > 0 &&
+        (e->last_end_us < 0 || now_us - e->last_end_us >= llround(e->p.idle_after_ms * 1000.0)))
+        ms += e->p.idle_wake_ms;
     int64_t us = llround(ms * 1000.0);
     e->in_step = 1;
     e->stats.steps++;
@@ -370,6 +375,7 @@ static void emit_token(engine *e, seq *s, int64_t now_us) {
 }
 
 void engine_step_end(engine *e, int64_t now_us) {
+    e->last_end_us = now_us;
     if (!e->in_step)
         return;
     e->in_step = 0;

@@ -76,6 +76,10 @@ typedef struct engine_params {
     int n_prefill_points;
     int prefill_tokens[ENGINE_STEP_POINTS];
     double prefill_ms[ENGINE_STEP_POINTS];
+    /* A server that has been idle idle_after_ms or longer (or has not run a
+     * step yet) takes idle_wake_ms more for its next step: its threads slept
+     * (measured on llama.cpp's CPU server: ~85 ms after 200 ms idle). */
+    double idle_wake_ms, idle_after_ms;
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
     int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */

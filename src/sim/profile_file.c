@@ -30,6 +30,8 @@ static const char *const engine_keys[] = {"max_num_seqs",
                                           "prefill_per_token_ms",
                                           "prefill_ctx_per_1k_ms",
                                           "prefill_ms_by_tokens",
+                                          "idle_wake_ms",
+                                          "idle_after_ms",
                                           "jitter",
                                           "eos_min_frac_pct",
                                           "no_prefix_caching",
@@ -156,7 +158,7 @@ static int read_engine(reader *r, const yaml_node_t *k, const yaml_node_t *m) {
     yread *y = &r->y;
     if (yread_want_map(y, k, m, "engine") || yread_check_keys(y, m, "engine", engine_keys))
         return -1;
-    int seen[16] = {0};
+    int seen[32] = {0};
     for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
         yaml_node_t *nk = yread_node(y, pr->key), *nv = yread_node(y, pr->value);
         const char *key = yread_text(nk);
@@ -385,12 +387,15 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
               "  prefill_per_token_ms: %.6g\n"
               "  prefill_ctx_per_1k_ms: %.6g\n"
               "%s%s%s"
+              "  idle_wake_ms: %.6g\n"
+              "  idle_after_ms: %.6g\n"
               "  jitter: %.6g\n"
               "  eos_min_frac_pct: %d\n"
               "  no_prefix_caching: %s\n",
               e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms,
               e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "", e->n_prefill_points ? ptable : "",
-              e->n_prefill_points ? "\"\n" : "", e->jitter, d->eos_min_frac_pct,
+              e->n_prefill_points ? "\"\n" : "", e->idle_wake_ms, e->idle_after_ms, e->jitter,
+              d->eos_min_frac_pct,
               e->enable_prefix_caching ? "false" : "true");
     if (d->provenance) {
         sb_printf(&b, "provenance:");

@@ -212,6 +212,18 @@ const opt_def sim_options[] = {
      SIM(cfg.engine.prefill_ctx_per_1k_ms),
      .arg = "MS",
      .help = "a prompt token's extra cost per 1000 tokens before it"},
+    {.name = "idle-wake-ms",
+     .key = "idle_wake_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.idle_wake_ms),
+     .arg = "MS",
+     .help = "extra cost of the first step after the engine was idle --idle-after-ms"},
+    {.name = "idle-after-ms",
+     .key = "idle_after_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.idle_after_ms),
+     .arg = "MS",
+     .help = "how long idle before a step pays --idle-wake-ms"},
     {.name = "jitter",
      .key = "jitter",
      .type = OPT_NUMBER,
@@ -378,6 +390,8 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.engine.decode_per_seq_ms /= o->speedup;
     o->cfg.engine.prefill_per_token_ms /= o->speedup;
     o->cfg.engine.prefill_ctx_per_1k_ms /= o->speedup;
+    o->cfg.engine.idle_wake_ms /= o->speedup;
+    o->cfg.engine.idle_after_ms /= o->speedup;
     for (int i = 0; i < o->cfg.engine.n_step_points; i++)
         o->cfg.engine.step_ms[i] /= o->speedup;
     for (int i = 0; i < o->cfg.engine.n_prefill_points; i++)
