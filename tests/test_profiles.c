@@ -27,8 +27,8 @@ TEST(profiles_fitted_files_are_built_in_with_provenance) {
     CHECK_INT(p->engine.max_num_seqs, d.engine.max_num_seqs);
     CHECK_INT(p->engine.n_step_points, d.engine.n_step_points);
     CHECK(d.engine.n_step_points >= 4);
-    const char *keys[] = {"max_num_seqs", "kv_blocks", "step_ms_by_batch", "prefill_per_token_ms",
-                          "decode_base_ms", "jitter"};
+    const char *keys[] = {"max_num_seqs",         "kv_blocks",      "step_ms_by_batch",
+                          "prefill_per_token_ms", "decode_base_ms", "jitter"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *why = json_string_value(json_object_get(d.provenance, keys[i]));
         CHECK_MSG(why && strlen(why) > 10, "no provenance for %s", keys[i]);

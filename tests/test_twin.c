@@ -25,7 +25,8 @@ static void same_file(const char *dir, const char *name) {
 TEST_SLOW(twin_refit_and_predictions_are_the_committed_ones) {
     char *dir = temp_dir();
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "SERVELAB=%s sh scripts/twin_predict.sh %s 2>&1", servelab_bin(), dir);
+    snprintf(cmd, sizeof cmd, "SERVELAB=%s sh scripts/twin_predict.sh %s 2>&1", servelab_bin(),
+             dir);
     int code;
     char *out = run_capture(cmd, &code);
     CHECK_MSG(code == 0, "%s", out);
@@ -33,7 +34,8 @@ TEST_SLOW(twin_refit_and_predictions_are_the_committed_ones) {
     same_file(dir, "profiles/tiny-4slots.yaml");
     same_file(dir, "comparison.md");
     /* the README shows the committed table */
-    char *readme = read_file("README.md", NULL), *table = read_file("results/twin/comparison.md", NULL);
+    char *readme = read_file("README.md", NULL),
+         *table = read_file("results/twin/comparison.md", NULL);
     CHECK(readme && table);
     const char *sum = strstr(table, "#### Summary");
     CHECK(sum != NULL);

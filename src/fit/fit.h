@@ -54,7 +54,8 @@ typedef struct fit_result {
     int n_points;
     size_t runs, requests, gaps, clean_gaps;
     size_t lone;                 /* requests the prefill was fitted from */
-    size_t cold; /* requests alone after an idle spell that told idle_wake_ms */
+    size_t cold;                 /* requests alone after an idle spell that told idle_wake_ms */
+    int mask;                    /* the prefill line's terms: bit 0 fixed, 1 per token, 2 context */
     int prefill_from_server;     /* 1: the server gave its prompt_ms */
     double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
     double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */

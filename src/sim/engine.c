@@ -340,11 +340,11 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     if (e->n_sched == 0)
         return -1;
     /* 3. The step's cost. */
-    double ms = engine_decode_ms(&e->p, decoding) +
-                (e->p.n_prefill_points > 0
-                     ? e->step_prefill_ms
-                     : e->p.prefill_per_token_ms * prefill_tokens +
-                           e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0);
+    double ms =
+        engine_decode_ms(&e->p, decoding) +
+        (e->p.n_prefill_points > 0 ? e->step_prefill_ms
+                                   : e->p.prefill_per_token_ms * prefill_tokens +
+                                         e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0);
     if (e->p.jitter > 0) {
         double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
         ms *= f < 0.1 ? 0.1 : f;
@@ -429,10 +429,10 @@ const char *engine_step_table_check(const engine_params *p) {
     if (p->n_prefill_points < 0 || p->n_prefill_points > ENGINE_STEP_POINTS)
         return "the prefill table has too many points";
     for (int i = 0; i < p->n_prefill_points; i++) {
-        if (p->prefill_tokens[i] < 1 ||
-            (i > 0 && p->prefill_tokens[i] <= p->prefill_tokens[i - 1]))
+        if (p->prefill_tokens[i] < 1 || (i > 0 && p->prefill_tokens[i] <= p->prefill_tokens[i - 1]))
             return "the prefill table's prompt lengths must rise from 1";
-        if (!(p->prefill_ms[i] >= (i > 0 ? p->prefill_ms[i - 1] : 0)) || !isfinite(p->prefill_ms[i]))
+        if (!(p->prefill_ms[i] >= (i > 0 ? p->prefill_ms[i - 1] : 0)) ||
+            !isfinite(p->prefill_ms[i]))
             return "the prefill table's costs must not fall as the prompt grows";
     }
     return NULL;

@@ -173,8 +173,8 @@ static int read_engine(reader *r, const yaml_node_t *k, const yaml_node_t *m) {
             char why[256];
             if (!t)
                 return -1;
-            if ((step ? profile_step_table_parse : profile_prefill_table_parse)(
-                    t, &r->scratch.cfg.engine, why, sizeof why))
+            if ((step ? profile_step_table_parse
+                      : profile_prefill_table_parse)(t, &r->scratch.cfg.engine, why, sizeof why))
                 return yread_fail(y, nk, path, "%s", why);
             continue;
         }
@@ -393,9 +393,9 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
               "  eos_min_frac_pct: %d\n"
               "  no_prefix_caching: %s\n",
               e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms,
-              e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "", e->n_prefill_points ? ptable : "",
-              e->n_prefill_points ? "\"\n" : "", e->idle_wake_ms, e->idle_after_ms, e->jitter,
-              d->eos_min_frac_pct,
+              e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "",
+              e->n_prefill_points ? ptable : "", e->n_prefill_points ? "\"\n" : "", e->idle_wake_ms,
+              e->idle_after_ms, e->jitter, d->eos_min_frac_pct,
               e->enable_prefix_caching ? "false" : "true");
     if (d->provenance) {
         sb_printf(&b, "provenance:");

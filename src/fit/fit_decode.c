@@ -1,0 +1,162 @@
+/* fit_decode: the decode step by batch from the clean gaps between tokens
+ * (fit.h says the method), and the jitter. */
+#include "fit/fit_internal.h"
+#include "common/strbuf.h"
+#include "common/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_gap(acc *a, int b, double g) {
+    if (b < 1 || b >= ENGINE_STEP_POINTS * 16)
+        return;
+    if (b > a->max_batch) {
+        a->gaps = xrealloc(a->gaps, (size_t)(b + 1) * sizeof *a->gaps);
+        a->n_gaps = xrealloc(a->n_gaps, (size_t)(b + 1) * sizeof *a->n_gaps);
+        a->cap_gaps = xrealloc(a->cap_gaps, (size_t)(b + 1) * sizeof *a->cap_gaps);
+        for (int k = a->max_batch + 1; k <= b; k++) {
+            a->gaps[k] = NULL;
+            a->n_gaps[k] = a->cap_gaps[k] = 0;
+        }
+        a->max_batch = b;
+    }
+    if (a->n_gaps[b] == a->cap_gaps[b])
+        a->gaps[b] =
+            xrealloc(a->gaps[b], (a->cap_gaps[b] = a->cap_gaps[b] ? 2 * a->cap_gaps[b] : 256) *
+                                     sizeof **a->gaps);
+    a->gaps[b][a->n_gaps[b]++] = g;
+}
+
+void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
+    size_t n = 0;
+    double *firsts = xmalloc((run->n_req + 1) * sizeof *firsts);
+    double *lasts = xmalloc((run->n_req + 1) * sizeof *lasts);
+    span *win = xmalloc((run->n_req + 1) * sizeof *win); /* prefill windows, by their end */
+    size_t nw = 0;
+    double longest = 0;
+    for (size_t i = 0; i < run->n_req; i++) {
+        const fit_req *q = &run->req[i];
+        if (!q->ok)
+            continue;
+        firsts[n] = q->first;
+        lasts[n] = q->last;
+        n++;
+        double p = engine_prefill_ms(e, q->prompt) - engine_prefill_ms(e, q->cached);
+        if (p < 0)
+            p = 0;
+        if (p > longest)
+            longest = p;
+        win[nw++] = (span){q->first, q->first - p, i}; /* a: end, b: start */
+    }
+    qsort(firsts, n, sizeof *firsts, fit_cmp_d);
+    qsort(lasts, n, sizeof *lasts, fit_cmp_d);
+    qsort(win, nw, sizeof *win, fit_by_a);
+    double *wend = xmalloc((nw + 1) * sizeof *wend);
+    for (size_t k = 0; k < nw; k++)
+        wend[k] = win[k].a;
+    for (size_t i = 0; i < run->n_req; i++) {
+        const fit_req *q = &run->req[i];
+        if (!q->ok || q->n_chunks < 2)
+            continue;
+        for (int j = 1; j < q->n_chunks; j++) {
+            double t0 = run->chunk_t[q->chunk0 + j - 1], t1 = run->chunk_t[q->chunk0 + j];
+            if (!(t1 > t0) || run->chunk_tokens[q->chunk0 + j] != 1)
+                continue;
+            a->all_gaps++;
+            double g = t1 - t0, mid = (t0 + t1) / 2;
+            /* a prompt computed in the gap: a window that ends after t0 and
+             * starts before t1 (its end within the gap plus the longest
+             * prefill; a tenth of the gap either side for the clocks) */
+            double slack = 0.1 * g;
+            size_t k = fit_count_below(wend, nw, t0 + slack, 1);
+            int dirty = 0;
+            for (; k < nw && wend[k] <= t1 + longest + slack && !dirty; k++)
+                dirty = win[k].i != i && win[k].b - slack < t1;
+            if (dirty)
+                continue;
+            int b = (int)(fit_count_below(firsts, n, mid, 0) - fit_count_below(lasts, n, mid, 0));
+            if (b > a->max_decoding)
+                a->max_decoding = b;
+            a->clean++;
+            add_gap(a, b, g);
+        }
+    }
+    free(firsts);
+    free(lasts);
+    free(win);
+    free(wend);
+}
+
+int fit_decode(acc *a, fit_result *r, int min_gaps, const char *where, json_t *pv) {
+    engine_params *e = &r->doc.engine;
+    /* every point's gaps as relative deviations from its median, pooled */
+    size_t n_dev = 0;
+    for (int b = 1; b <= a->max_batch; b++)
+        n_dev += a->n_gaps[b];
+    double *dev = xmalloc((n_dev ? n_dev : 1) * sizeof *dev);
+    size_t ns = 0;
+    for (int b = 1; b <= a->max_batch && r->n_points < ENGINE_STEP_POINTS; b++) {
+        if (a->n_gaps[b] < (size_t)min_gaps)
+            continue;
+        fit_point *p = &r->points[r->n_points++];
+        p->batch = b;
+        p->gaps = a->n_gaps[b];
+        p->p10 = fit_quantile(a->gaps[b], a->n_gaps[b], 0.1);
+        p->p90 = fit_quantile(a->gaps[b], a->n_gaps[b], 0.9);
+        p->median = fit_quantile(a->gaps[b], a->n_gaps[b], 0.5);
+        /* the mean, not the median: a TPOT is a mean of gaps, and a real
+         * step's time leans right (the odd slow step); the slowest 0.1%
+         * left out, the network's hiccups */
+        double top = fit_quantile(a->gaps[b], a->n_gaps[b], 0.999), sum = 0;
+        size_t in = 0;
+        for (size_t k = 0; k < a->n_gaps[b]; k++)
+            if (a->gaps[b][k] <= top) {
+                sum += a->gaps[b][k];
+                in++;
+            }
+        p->mean = in ? sum / (double)in : p->median;
+        for (size_t k = 0; k < a->n_gaps[b]; k++)
+            dev[ns++] = fabs(a->gaps[b][k] - p->mean) / p->mean;
+    }
+    for (int b = 0; b <= a->max_batch; b++)
+        free(a->gaps[b]);
+    free(a->gaps);
+    free(a->n_gaps);
+    free(a->cap_gaps);
+    if (r->n_points == 0) {
+        free(dev);
+        return 0;
+    }
+    e->n_step_points = r->n_points;
+    strbuf counts = {0};
+    for (int i = 0; i < r->n_points; i++) {
+        e->step_batch[i] = r->points[i].batch;
+        e->step_ms[i] = r->points[i].mean;
+        sb_printf(&counts, "%s%d: %zu", i ? ", " : "", r->points[i].batch, r->points[i].gaps);
+    }
+    fit_prov(pv, "step_ms_by_batch",
+             "the mean gap between two tokens of a stream (its slowest 0.1%% left out), by the "
+             "streams decoding in its middle, with no prompt computed in it; %zu of %zu gaps of %s "
+             "(by batch: %s)",
+             a->clean, a->all_gaps, where, counts.s);
+    sb_free(&counts);
+    /* a robust sd first (1.4826 x MAD), then the root mean square of the
+     * deviations within 4 of it: as steady as a plain sd on a normal step,
+     * and deaf to the odd gap the network stretched */
+    double s0 = ns ? 1.4826 * fit_quantile(dev, ns, 0.5) : 0, ss = 0;
+    size_t in = 0;
+    for (size_t k = 0; k < ns; k++)
+        if (dev[k] <= 4 * s0) {
+            ss += dev[k] * dev[k];
+            in++;
+        }
+    e->jitter = in ? sqrt(ss / (double)in) : 0;
+    free(dev);
+    if (e->jitter > 0.5)
+        e->jitter = 0.5;
+    fit_prov(pv, "jitter",
+             "the root mean square of (gap - its point's mean) / that mean over the table's "
+             "gaps, those beyond 4 robust sd left out");
+    return r->n_points;
+}
