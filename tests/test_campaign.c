@@ -163,8 +163,9 @@ TEST(campaign_sim_target_flags) {
 /* target.sim keys are the simulator's own options, checked by the same rows
  * as `servelab sim`'s flags before anything runs. */
 TEST(campaign_sim_keys_checked_like_sim_flags) {
-    expect_error("name: t\ntarget:\n  sim: {decode_ms: 2.5}\nruns: [{name: a}]\n",
-                 "t.yaml:3: target.sim.decode_ms: unknown key (known: profile, model, seed, ");
+    expect_error(
+        "name: t\ntarget:\n  sim: {decode_ms: 2.5}\nruns: [{name: a}]\n",
+        "t.yaml:3: target.sim.decode_ms: unknown key (known: profile, profile_file, model, seed, ");
     expect_error("name: t\ntarget:\n  sim: {kv_blocks: lots}\nruns: [{name: a}]\n",
                  "t.yaml:3: target.sim.kv_blocks: expected an integer >= 1, got 'lots'");
     expect_error("name: t\ntarget:\n  sim: {realtime: yes}\nruns: [{name: a}]\n",

@@ -299,6 +299,40 @@ void fit_lone_requests(const fit_run *run, acc *a) {
     free(s);
 }
 
+/* Whether the requests that came to an idle server took plainly longer
+ * than the warm ones against one fit of all of them: for some threshold
+ * of the grid, the median relative excess of those idle that long beats
+ * the warm ones' by 2% and by three standard errors. */
+static int wake_evident(const pre_obs *o, size_t warm, size_t all, const double beta[3]) {
+    static const double grid[] = {20, 50, 100, 200, 500, 1000};
+    double *w = xmalloc((warm ? warm : 1) * sizeof *w), *c = xmalloc((all ? all : 1) * sizeof *c);
+    for (size_t i = 0; i < warm; i++)
+        w[i] = (o[i].y - predict_pre(beta, &o[i])) / o[i].y;
+    double mw = fit_quantile(w, warm, 0.5);
+    for (size_t i = 0; i < warm; i++)
+        w[i] = fabs(w[i] - mw);
+    double madw = fit_quantile(w, warm, 0.5);
+    int evident = 0;
+    for (size_t g = 0; g < sizeof grid / sizeof *grid && !evident; g++) {
+        size_t nc = 0;
+        for (size_t i = warm; i < all; i++)
+            if (isfinite(o[i].idle) && o[i].idle >= grid[g])
+                c[nc++] = (o[i].y - predict_pre(beta, &o[i])) / o[i].y;
+        if (nc < 5)
+            continue;
+        double mc = fit_quantile(c, nc, 0.5);
+        for (size_t i = 0; i < nc; i++)
+            c[i] = fabs(c[i] - mc);
+        double madc = fit_quantile(c, nc, 0.5);
+        /* a median's standard error: 1.2533 sd / sqrt(n), sd ~ 1.4826 MAD */
+        double se = 1.2533 * 1.4826 * sqrt(madc * madc / (double)nc + madw * madw / (double)warm);
+        evident = mc - mw > 0.02 && mc - mw > 3 * se;
+    }
+    free(w);
+    free(c);
+    return evident;
+}
+
 void fit_prefill(acc *a, fit_result *r, json_t *pv) {
     /* the warm ones first (the server busy until just before they came):
      * the prefill is theirs, and the others tell what an idle server's
@@ -312,9 +346,14 @@ void fit_prefill(acc *a, fit_result *r, json_t *pv) {
         }
     size_t n_all = a->n_pre;
     int d_warm = distinct_lengths(a->pre, n_warm), d_all = distinct_lengths(a->pre, n_all);
-    if (n_warm >= 20 && d_warm >= (d_all < 3 ? d_all : 3))
-        a->n_pre = n_warm; /* else the warm ones cannot tell the prefill by length */
     double beta[3];
+    /* the warm ones alone fit the prefill only when there are enough of
+     * them to tell it by length and the others plainly paid for waking */
+    if (n_warm >= 20 && d_warm >= (d_all < 3 ? d_all : 3)) {
+        fit_prefill_model(a->pre, n_all, beta);
+        if (wake_evident(a->pre, n_warm, n_all, beta))
+            a->n_pre = n_warm;
+    }
     int mask = fit_prefill_model(a->pre, a->n_pre, beta);
     /* what the server's own prompt time leaves out of the TTFT (HTTP, the
      * queue to its slot, the first sampling): told, not fitted, since the

@@ -405,7 +405,7 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
         sb_printf(&b, "fit:");
         put_yaml(&b, d->fit, 2);
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | (force ? 0 : O_EXCL), 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | (force ? 0 : O_EXCL), 0644);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
                  errno == EEXIST ? " (give --force to replace it)" : "");

@@ -322,7 +322,12 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
 static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
                      int errlen) {
     char sim_args[8192];
-    snprintf(sim_args, sizeof sim_args, "--profile %s %s", s->c->sim_profile, s->c->sim_args);
+    /* a profile file (target.sim.profile_file, or a run's sim_args) is the
+     * profile: the simulator takes one or the other */
+    if (strstr(s->c->sim_args, "--profile-file") || (args && strstr(args, "--profile-file")))
+        snprintf(sim_args, sizeof sim_args, "%s", s->c->sim_args);
+    else
+        snprintf(sim_args, sizeof sim_args, "--profile %s %s", s->c->sim_profile, s->c->sim_args);
     return sim_proc_start(sim, s->o->self, sim_args, dir, args, err, errlen);
 }
 
