@@ -1,9 +1,8 @@
-/* sweep: the campaign runner (see sweep.h). One repetition at a time: its
- * directory, its server (a fresh simulator, or the managed server started
- * or restarted as needed), the run itself through run_execute, its status in
- * campaign.json (rewritten after every repetition, so an interrupted
- * campaign still says how far it got); then the server stopped and the
- * report written, however the loop ended. */
+/* sweep: the campaign runner (see sweep.h). One repetition at a time: its directory,
+ * its server (a fresh simulator, or the managed server started or restarted as
+ * needed), the run itself through run_execute, its status in campaign.json
+ * (rewritten after every repetition, so an interrupted campaign still says how
+ * far it got); then the server stopped and the report written, however it ended. */
 #include "sweep/sweep.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -321,13 +320,10 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
 /* A fresh simulator per run: clean metrics, its own trace in `dir`. */
 static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
                      int errlen) {
-    char sim_args[8192];
-    /* a profile file (target.sim.profile_file, or a run's sim_args) is the
-     * profile: the simulator takes one or the other */
-    if (strstr(s->c->sim_args, "--profile-file") || (args && strstr(args, "--profile-file")))
-        snprintf(sim_args, sizeof sim_args, "%s", s->c->sim_args);
-    else
-        snprintf(sim_args, sizeof sim_args, "--profile %s %s", s->c->sim_profile, s->c->sim_args);
+    char sim_args[8192]; /* the profile, unless a --profile-file is among the arguments */
+    int file = strstr(s->c->sim_args, "--profile-file") || (args && strstr(args, "--profile-file"));
+    snprintf(sim_args, sizeof sim_args, "%s%s %s", file ? "" : "--profile ",
+             file ? "" : s->c->sim_profile, s->c->sim_args);
     return sim_proc_start(sim, s->o->self, sim_args, dir, args, err, errlen);
 }
 
