@@ -50,6 +50,14 @@ for r in "$IN"/slots2/*/rep-1; do
     [ -d "$r" ] || continue
     predict_run "$B" "$(basename "$(dirname "$r")")" "$r" --max-num-seqs 2 --kv-blocks 256
 done
+W="(w) what-if: 1,024-token prompts at 1 request/s, predicted before it was measured"
+rm -rf "$OUT/predicted/whatif"
+"$BIN" predict --profile-file "$P" --api completions --prompts random:1024:64 --ignore-eos \
+    --rate 1 --requests 300 --seed 0 --quiet --force --out "$OUT/predicted/whatif" > /dev/null
+for r in "$IN"/whatif/*/rep-1; do
+    [ -d "$r" ] || continue
+    printf '%s\t%s\t%s\t%s\n' "$W" "$(basename "$(dirname "$r")")" "$r" "$OUT/predicted/whatif" >> "$pairs"
+done
 C="(c) the same build, the load campaign measured again later"
 for r in "$IN"/load-again/rate-*/rep-1; do
     [ -d "$r" ] || continue

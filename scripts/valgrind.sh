@@ -3,7 +3,8 @@
 # any memory error or definite leak fails (exit 1). Used by CI. Three passes:
 #   1. the one-loop simulator, the client on its own HTTP/1.1 client
 #   2. the simulator with two I/O threads, the client on libcurl
-#   3. the engine in virtual time: servelab predict and capacity --virtual
+#   3. the engine in virtual time: servelab predict and capacity --virtual,
+#      and a fit of committed rows whose profile file a prediction then reads
 set -e
 BIN=${SERVELAB:-./servelab}
 DIR=$(mktemp -d /tmp/servelab-valgrind-XXXXXX)
@@ -55,7 +56,12 @@ $VG --log-file="$DIR/predict.vg" "$BIN" predict --profile gpu-7b --api chat --ra
 $VG --log-file="$DIR/capacity.vg" "$BIN" capacity --virtual --sim "--max-num-seqs 8 --decode-base-ms 10" \
     --prompts random:8:20 --ignore-eos --slo ttft=100ms --goal 0.9 --quiet --out "$DIR/capacity" \
     > /dev/null || rc=1
-for f in predict capacity; do
+# the fit of the twin's committed rows, and a prediction from its file
+$VG --log-file="$DIR/fit.vg" "$BIN" fit results/twin/fit --quiet --out "$DIR/fitted.yaml" \
+    > /dev/null || rc=1
+$VG --log-file="$DIR/predict-file.vg" "$BIN" predict --profile-file "$DIR/fitted.yaml" \
+    --api chat --rate 2 --requests 200 --out "$DIR/predict-file" > /dev/null || rc=1
+for f in predict capacity fit predict-file; do
     if [ -s "$DIR/$f.vg" ]; then
         echo "valgrind: errors in $f:"
         cat "$DIR/$f.vg"
@@ -68,5 +74,5 @@ if [ "$rc" -ne 0 ]; then
 fi
 echo "valgrind: 0 errors, no definite leaks (simulator under load with faults, one loop and" \
     "two I/O threads; client runs of 300 requests on its own HTTP client and on libcurl;" \
-    "a prediction and a virtual capacity search)"
+    "a prediction and a virtual capacity search; a fit and a prediction from its file)"
 exit 0

@@ -222,7 +222,7 @@ static int capacity_main(int argc, char **argv) {
         return cli_fail(&cmd_capacity, "%s", err);
     }
     wordexp_t we = {0};
-    sim_opts so;
+    sim_opts so = {0};
     virtual_target vt;
     if (o.virtual_time && !o.sim) {
         free(table);
@@ -230,6 +230,7 @@ static int capacity_main(int argc, char **argv) {
     }
     if (o.virtual_time && virtual_target_of(o.sim, &we, &so, &vt, err, sizeof err)) {
         wordfree(&we);
+        sim_opts_free(&so);
         free(table);
         return cli_fail(&cmd_capacity, "%s", err);
     }
@@ -243,6 +244,7 @@ static int capacity_main(int argc, char **argv) {
         cli_fail(&cmd_capacity, "%s", err);
     if (o.virtual_time)
         wordfree(&we);
+    sim_opts_free(&so);
     free(table);
     return code;
 }

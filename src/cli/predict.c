@@ -243,6 +243,33 @@ static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
     return 0;
 }
 
+/* The command once its options are read into o. */
+static int predict_parsed(predict_opts *o, int argc, char **argv) {
+    char err[1024];
+    o->sim.cfg.seed = (uint64_t)o->sim_seed;
+    o->sim.cfg.model = o->run.model ? o->run.model : "sim-model";
+    if (sim_opts_finish(&o->sim, err, sizeof err))
+        return cli_fail(&cmd_predict, "%s", err);
+    virtual_target vt = {.engine = o->sim.cfg.engine,
+                         .eos_min_frac_pct = o->sim.cfg.eos_min_frac_pct,
+                         .seed = o->sim.cfg.seed,
+                         .model = o->sim.cfg.model,
+                         .profile = o->sim.profile,
+                         .profile_file = o->sim.profile_file,
+                         .chunks = o->chunks};
+    o->run.predict = &vt;
+    o->run.progress = "off";
+    if (run_opts_validate(&o->run, err, sizeof err))
+        return cli_fail(&cmd_predict, "%s", err);
+    if (o->capacity)
+        return predict_capacity(o, &vt);
+    run_result r;
+    int code = run_execute(&o->run, run_command_line_json(argc + 1, argv - 1), NULL, &r);
+    if (r.error[0])
+        fprintf(stderr, "servelab: predict: %s\n", r.error);
+    return code;
+}
+
 static int predict_main(int argc, char **argv) {
     predict_opts o;
     memset(&o, 0, sizeof o);
@@ -257,32 +284,9 @@ static int predict_main(int argc, char **argv) {
     }
     opt_defaults(predict_options, &o);
     int rc = cli_parse(&with_all, argc, argv, &o, 0, NULL);
-    if (rc) {
-        free(table);
-        return rc > 0 ? 0 : 2;
-    }
     free(table);
-    o.sim.cfg.seed = (uint64_t)o.sim_seed;
-    o.sim.cfg.model = o.run.model ? o.run.model : "sim-model";
-    if (sim_opts_finish(&o.sim, err, sizeof err))
-        return cli_fail(&cmd_predict, "%s", err);
-    virtual_target vt = {.engine = o.sim.cfg.engine,
-                         .eos_min_frac_pct = o.sim.cfg.eos_min_frac_pct,
-                         .seed = o.sim.cfg.seed,
-                         .model = o.sim.cfg.model,
-                         .profile = o.sim.profile,
-                         .profile_file = o.sim.profile_file,
-                         .chunks = o.chunks};
-    o.run.predict = &vt;
-    o.run.progress = "off";
-    if (run_opts_validate(&o.run, err, sizeof err))
-        return cli_fail(&cmd_predict, "%s", err);
-    if (o.capacity)
-        return predict_capacity(&o, &vt);
-    run_result r;
-    int code = run_execute(&o.run, run_command_line_json(argc + 1, argv - 1), NULL, &r);
-    if (r.error[0])
-        fprintf(stderr, "servelab: predict: %s\n", r.error);
+    int code = rc ? (rc > 0 ? 0 : 2) : predict_parsed(&o, argc, argv);
+    sim_opts_free(&o.sim);
     return code;
 }
 

@@ -8,6 +8,9 @@
 
 #include <stdio.h>
 
+/* The command once the profile is read into *po (sim_main frees it). */
+static int sim_with(sim_opts *po, int argc, char **argv);
+
 static int sim_main(int argc, char **argv) {
     sim_opts o;
     opt_args args;
@@ -30,16 +33,24 @@ static int sim_main(int argc, char **argv) {
         }
         opt_args_free(&args);
     }
-    int rc = cli_parse(&cmd_sim, argc, argv, &o, 0, NULL);
+    int code = sim_with(&o, argc, argv);
+    sim_opts_free(&o);
+    return code;
+}
+
+static int sim_with(sim_opts *po, int argc, char **argv) {
+    sim_opts *o = po;
+    char err[512];
+    int rc = cli_parse(&cmd_sim, argc, argv, o, 0, NULL);
     if (rc)
         return rc > 0 ? 0 : 2;
-    if (sim_opts_finish(&o, err, sizeof err))
+    if (sim_opts_finish(o, err, sizeof err))
         return cli_fail(&cmd_sim, "%s", err);
-    if (o.cpus && cpus_pin(o.cpus, err, sizeof err))
+    if (o->cpus && cpus_pin(o->cpus, err, sizeof err))
         return cli_fail(&cmd_sim, "%s", err);
-    if (o.realtime)
+    if (o->realtime)
         cpus_realtime();
-    int code = sim_serve(&o.cfg, err, sizeof err);
+    int code = sim_serve(&o->cfg, err, sizeof err);
     if (code)
         cli_fail(&cmd_sim, "%s", err);
     return code;
