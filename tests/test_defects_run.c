@@ -91,7 +91,10 @@ TEST(run_interrupted_rates_are_over_the_time_it_ran) {
     snprintf(p, sizeof p, "%s/r", dir);
     json_t *sum = load(p, "summary.json");
     double d = num_at(sum, "duration_s");
-    CHECK_MSG(d >= 1.3 && d < 5, "duration %.3f s", d);
+    /* from t=0 to the stop: 1.5 s less the start-up before t=0 (the
+     * server's probe, and under the sanitizers a slower start), and far
+     * more than the ~0.05 s its one answered request took */
+    CHECK_MSG(d >= 1.0 && d < 5, "duration %.3f s", d);
     CHECK_MSG(num_at(sum, "achieved_rps") < 1.0, "achieved %.3f req/s",
               num_at(sum, "achieved_rps"));
     CHECK(num_at(sum, "arrival_window_s") <= d + 1e-9);
