@@ -438,47 +438,37 @@ const char *engine_step_table_check(const engine_params *p) {
     return NULL;
 }
 
-double engine_decode_ms(const engine_params *p, double b) {
-    int n = p->n_step_points;
-    if (n == 0)
-        return p->decode_base_ms + p->decode_per_seq_ms * b;
-    if (b <= 0)
-        return p->decode_base_ms;
-    double x0 = 0, y0 = p->decode_base_ms;
+/* A table of n points (xs rising from above 0) read at x: y0 at 0,
+ * straight lines between points, and beyond the last one the slope of the
+ * last two (of the line from (0, y0) when there is one point); never
+ * below 0. */
+static double table_at(const int *xs, const double *ys, int n, double y0, double x) {
+    if (x <= 0)
+        return y0;
+    double xa = 0, ya = y0;
     int i = 0;
-    while (i < n - 1 && b > p->step_batch[i]) {
-        x0 = p->step_batch[i];
-        y0 = p->step_ms[i];
+    while (i < n - 1 && x > xs[i]) {
+        xa = xs[i];
+        ya = ys[i];
         i++;
     }
-    /* b <= step_batch[i], or i is the last point and b may lie beyond it */
-    double x1 = p->step_batch[i], y1 = p->step_ms[i];
-    if (b > x1 && i > 0) { /* beyond the last point: the last two points' slope (the
-                            * line from decode_base when there is one point) */
-        x0 = p->step_batch[i - 1];
-        y0 = p->step_ms[i - 1];
+    double xb = xs[i], yb = ys[i];
+    if (x > xb && i > 0) {
+        xa = xs[i - 1];
+        ya = ys[i - 1];
     }
-    double y = y0 + (y1 - y0) * (b - x0) / (x1 - x0);
+    double y = ya + (yb - ya) * (x - xa) / (xb - xa);
     return y < 0 ? 0 : y;
 }
 
+double engine_decode_ms(const engine_params *p, double b) {
+    if (p->n_step_points == 0)
+        return p->decode_base_ms + p->decode_per_seq_ms * b;
+    return table_at(p->step_batch, p->step_ms, p->n_step_points, p->decode_base_ms, b);
+}
+
 double engine_prefill_ms(const engine_params *p, double n) {
-    int k = p->n_prefill_points;
-    if (k == 0)
+    if (p->n_prefill_points == 0)
         return p->prefill_per_token_ms * n + p->prefill_ctx_per_1k_ms * n * (n - 1) / 2000.0;
-    if (n <= 0)
-        return 0;
-    double x0 = 0, y0 = 0;
-    int i = 0;
-    while (i < k - 1 && n > p->prefill_tokens[i]) {
-        x0 = p->prefill_tokens[i];
-        y0 = p->prefill_ms[i];
-        i++;
-    }
-    double x1 = p->prefill_tokens[i], y1 = p->prefill_ms[i];
-    if (n > x1 && i > 0) { /* beyond the last point: the last segment's slope */
-        x0 = p->prefill_tokens[i - 1];
-        y0 = p->prefill_ms[i - 1];
-    }
-    return y0 + (y1 - y0) * (n - x0) / (x1 - x0);
+    return table_at(p->prefill_tokens, p->prefill_ms, p->n_prefill_points, 0, n);
 }

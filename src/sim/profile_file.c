@@ -36,8 +36,10 @@ static const char *const engine_keys[] = {"max_num_seqs",
                                           "eos_min_frac_pct",
                                           "no_prefix_caching",
                                           NULL};
-/* the first seven must be given */
-#define REQUIRED_ENGINE_KEYS 6
+/* the engine keys a file must give */
+static const char *const required_keys[] = {
+    "max_num_seqs",           "kv_blocks",      "block_size",           "max_model_len",
+    "max_num_batched_tokens", "decode_base_ms", "prefill_per_token_ms", NULL};
 
 /* "K:V,K:V,..." into keys/vals (at most ENGINE_STEP_POINTS): their count,
  * or -1 with what is wrong. */
@@ -74,12 +76,15 @@ static int parse_pairs(const char *text, int *keys, double *vals, char *err, siz
     return n;
 }
 
-int profile_step_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
+/* "K:V,..." into a table (keys, values, count) of a copy of *p, kept when
+ * the engine finds the tables well formed: 0, or -1 with what is wrong. */
+static int table_parse(const char *text, engine_params *p, int step, char *err, size_t errlen) {
     engine_params q = *p;
-    int n = parse_pairs(text, q.step_batch, q.step_ms, err, errlen);
+    int n = parse_pairs(text, step ? q.step_batch : q.prefill_tokens,
+                        step ? q.step_ms : q.prefill_ms, err, errlen);
     if (n < 0)
         return -1;
-    q.n_step_points = n;
+    *(step ? &q.n_step_points : &q.n_prefill_points) = n;
     const char *why = engine_step_table_check(&q);
     if (why) {
         snprintf(err, errlen, "'%s': %s", text, why);
@@ -87,37 +92,31 @@ int profile_step_table_parse(const char *text, engine_params *p, char *err, size
     }
     *p = q;
     return 0;
+}
+
+int profile_step_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
+    return table_parse(text, p, 1, err, errlen);
 }
 
 int profile_prefill_table_parse(const char *text, engine_params *p, char *err, size_t errlen) {
-    engine_params q = *p;
-    int n = parse_pairs(text, q.prefill_tokens, q.prefill_ms, err, errlen);
-    if (n < 0)
-        return -1;
-    q.n_prefill_points = n;
-    const char *why = engine_step_table_check(&q);
-    if (why) {
-        snprintf(err, errlen, "'%s': %s", text, why);
-        return -1;
-    }
-    *p = q;
-    return 0;
+    return table_parse(text, p, 0, err, errlen);
+}
+
+/* keys[0..n) and vals as "K:V,..." into buf. */
+static void table_format(const int *keys, const double *vals, int n, char *buf, size_t cap) {
+    strbuf b = {0};
+    for (int i = 0; i < n; i++)
+        sb_printf(&b, "%s%d:%.6g", i ? "," : "", keys[i], vals[i]);
+    snprintf(buf, cap, "%s", b.s ? b.s : "");
+    sb_free(&b);
 }
 
 void profile_prefill_table_format(const engine_params *p, char *buf, size_t cap) {
-    strbuf b = {0};
-    for (int i = 0; i < p->n_prefill_points; i++)
-        sb_printf(&b, "%s%d:%.6g", i ? "," : "", p->prefill_tokens[i], p->prefill_ms[i]);
-    snprintf(buf, cap, "%s", b.s ? b.s : "");
-    sb_free(&b);
+    table_format(p->prefill_tokens, p->prefill_ms, p->n_prefill_points, buf, cap);
 }
 
 void profile_step_table_format(const engine_params *p, char *buf, size_t cap) {
-    strbuf b = {0};
-    for (int i = 0; i < p->n_step_points; i++)
-        sb_printf(&b, "%s%d:%.6g", i ? "," : "", p->step_batch[i], p->step_ms[i]);
-    snprintf(buf, cap, "%s", b.s ? b.s : "");
-    sb_free(&b);
+    table_format(p->step_batch, p->step_ms, p->n_step_points, buf, cap);
 }
 
 /* The whole file at path, NUL-terminated, into *len bytes; NULL with errno. */
@@ -181,11 +180,10 @@ static int read_engine(reader *r, const yaml_node_t *k, const yaml_node_t *m) {
         if (yread_set(y, nk, nv, path, opt_find_key(sim_options, key), &r->scratch))
             return -1;
     }
-    for (int i = 0; i < REQUIRED_ENGINE_KEYS; i++)
-        if (!seen[i])
-            return yread_fail(y, k, "engine", "missing required key '%s'", engine_keys[i]);
-    if (!seen[8])
-        return yread_fail(y, k, "engine", "missing required key 'prefill_per_token_ms'");
+    for (int q = 0; required_keys[q]; q++)
+        for (int i = 0; engine_keys[i]; i++)
+            if (!strcmp(engine_keys[i], required_keys[q]) && !seen[i])
+                return yread_fail(y, k, "engine", "missing required key '%s'", required_keys[q]);
     return 0;
 }
 
