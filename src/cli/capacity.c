@@ -172,14 +172,12 @@ static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virt
         snprintf(err, errlen, "--sim: %s", why);
         return -1;
     }
-    const char *profile = opt_value(&a, "profile"), *file = opt_value(&a, "profile-file");
-    if (profile && file) {
-        snprintf(err, errlen, "--sim: give --profile or --profile-file, not both");
+    const char *profile = opt_value(&a, "profile");
+    int chosen = sim_opts_init_chosen(so, profile, opt_value(&a, "profile-file"), why, sizeof why);
+    if (chosen < 0) {
+        snprintf(err, errlen, "--sim: %s", why);
         rc = -1;
-    } else if (file && sim_opts_init_file(so, file, why, sizeof why)) {
-        snprintf(err, errlen, "--sim: --profile-file: %s", why);
-        rc = -1;
-    } else if (!file && sim_opts_init(so, profile ? profile : "tiny")) {
+    } else if (chosen > 0) {
         snprintf(err, errlen, "--sim: unknown profile '%s'", profile);
         rc = -1;
     } else if (a.n_positional) {

@@ -197,25 +197,13 @@ static int init_profile(predict_opts *o, const opt_def *table, int argc, char **
                         int errlen) {
     opt_args args;
     sim_opts_init(&o->sim, "tiny");
-    if (opt_scan(table, argc, argv, &args, err, (size_t)errlen) == 0) {
-        const char *profile = opt_value(&args, "profile");
-        const char *file = opt_value(&args, "profile-file");
-        int rc = 0;
-        if (profile && file) {
-            snprintf(err, (size_t)errlen, "give --profile or --profile-file, not both");
-            rc = -1;
-        } else if (profile && sim_opts_init(&o->sim, profile) < 0) {
-            sim_opts_init(&o->sim, "tiny"); /* cli_parse reports the bad name */
-        } else if (file && sim_opts_init_file(&o->sim, file, err, errlen)) {
-            char why[1200];
-            snprintf(why, sizeof why, "--profile-file: %s", err);
-            snprintf(err, (size_t)errlen, "%.*s", errlen - 1, why);
-            rc = -1;
-        }
-        opt_args_free(&args);
-        return rc;
-    }
-    return 0;
+    if (opt_scan(table, argc, argv, &args, err, (size_t)errlen) != 0)
+        return 0; /* cli_parse reports it */
+    /* an unknown name (1) is cli_parse's to report, like any bad value */
+    int rc = sim_opts_init_chosen(&o->sim, opt_value(&args, "profile"),
+                                  opt_value(&args, "profile-file"), err, errlen);
+    opt_args_free(&args);
+    return rc < 0 ? -1 : 0;
 }
 
 static int predict_capacity(const predict_opts *o, const virtual_target *vt) {

@@ -19,19 +19,11 @@ static int sim_main(int argc, char **argv) {
     /* The profile first: the engine's flags override its values (an unknown
      * profile is reported by cli_parse, like any bad value). */
     if (opt_scan(sim_options, argc, argv, &args, err, sizeof err) == 0) {
-        const char *profile = opt_value(&args, "profile");
-        const char *file = opt_value(&args, "profile-file");
-        if (profile && file) {
-            opt_args_free(&args);
-            return cli_fail(&cmd_sim, "give --profile or --profile-file, not both");
-        }
-        if (profile)
-            sim_opts_init(&o, profile);
-        if (file && sim_opts_init_file(&o, file, err, sizeof err)) {
-            opt_args_free(&args);
-            return cli_fail(&cmd_sim, "--profile-file: %s", err);
-        }
+        int rc = sim_opts_init_chosen(&o, opt_value(&args, "profile"),
+                                      opt_value(&args, "profile-file"), err, sizeof err);
         opt_args_free(&args);
+        if (rc < 0)
+            return cli_fail(&cmd_sim, "%s", err);
     }
     int code = sim_with(&o, argc, argv);
     sim_opts_free(&o);

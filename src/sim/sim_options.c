@@ -326,6 +326,28 @@ int sim_opts_init_file(sim_opts *o, const char *path, char *err, int errlen) {
     return 0;
 }
 
+int sim_opts_init_chosen(sim_opts *o, const char *profile, const char *file, char *err,
+                         int errlen) {
+    sim_opts_init(o, "tiny");
+    if (profile && file) {
+        snprintf(err, (size_t)errlen, "give --profile or --profile-file, not both");
+        return -1;
+    }
+    if (file) {
+        char why[1024];
+        if (sim_opts_init_file(o, file, why, sizeof why) == 0)
+            return 0;
+        sim_opts_init(o, "tiny");
+        snprintf(err, (size_t)errlen, "--profile-file: %s", why);
+        return -1;
+    }
+    if (profile && sim_opts_init(o, profile) < 0) {
+        sim_opts_init(o, "tiny");
+        return 1;
+    }
+    return 0;
+}
+
 void sim_opts_free(sim_opts *o) {
     if (o->file) {
         profile_doc_free(o->file);

@@ -39,6 +39,10 @@ int sim_opts_init(sim_opts *o, const char *name);
 /* Every option at its default and the engine at the profile in file `path`
  * (sim/profile_file.h): 0, or -1 with "PATH:LINE: KEY: what" in err. */
 int sim_opts_init_file(sim_opts *o, const char *path, char *err, int errlen);
+/* The profile a command line chose: --profile NAME or --profile-file FILE
+ * (not both; neither: tiny). 0; -1 with why in err (both given, or a file
+ * that does not read); 1 when NAME is unknown (o is then at tiny). */
+int sim_opts_init_chosen(sim_opts *o, const char *profile, const char *file, char *err, int errlen);
 /* What sim_opts_init_file kept. */
 void sim_opts_free(sim_opts *o);
 /* After the options were applied: the fault spec, the KV cache's size and
