@@ -1,5 +1,6 @@
 /* files: mkdir -p, atomic JSON files, rm -r. */
 #include "common/files.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -81,4 +82,24 @@ int dir_lock(const char *dir, int *fd, char *err, size_t errlen) {
 void dir_unlock(int fd) {
     if (fd >= 0)
         close(fd);
+}
+
+char *read_whole_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    strbuf b = {0};
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_putn(&b, chunk, n);
+    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    if (e) {
+        sb_free(&b);
+        errno = e;
+        return NULL;
+    }
+    *len = b.n;
+    return b.s ? b.s : xstrdup("");
 }

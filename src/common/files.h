@@ -6,7 +6,11 @@
 #define SERVELAB_FILES_H
 
 #include <jansson.h>
+#include <stddef.h>
 
+/* The whole file at path, NUL-terminated (malloc'd), its length in *len;
+ * NULL with errno when it cannot be read. */
+char *read_whole_file(const char *path, size_t *len);
 /* mkdir -p; 0 or -1 with errno. */
 int mkdir_p(const char *path);
 /* DIR/NAME from obj, indented, with sorted keys and numbers to 12

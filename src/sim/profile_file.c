@@ -4,6 +4,7 @@
  * writer prints the same keys back, strings in double quotes (JSON's
  * escapes, which YAML reads the same). */
 #include "sim/profile_file.h"
+#include "common/files.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "common/yamlread.h"
@@ -117,27 +118,6 @@ void profile_prefill_table_format(const engine_params *p, char *buf, size_t cap)
 
 void profile_step_table_format(const engine_params *p, char *buf, size_t cap) {
     table_format(p->step_batch, p->step_ms, p->n_step_points, buf, cap);
-}
-
-/* The whole file at path, NUL-terminated, into *len bytes; NULL with errno. */
-static char *read_whole_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    strbuf b = {0};
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_putn(&b, chunk, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        sb_free(&b);
-        errno = EIO;
-        return NULL;
-    }
-    *len = b.n;
-    return b.s ? b.s : xstrdup("");
 }
 
 /* ---- reading ---- */

@@ -16,6 +16,7 @@
  * and LINE the line of that key; a missing key is reported at the line of
  * the map that lacks it, with the map's path as KEY. */
 #include "sweep/campaign.h"
+#include "common/files.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "sim/sim_options.h"
@@ -750,28 +751,15 @@ int campaign_load_string(const char *yaml, const char *name, campaign *c, char *
 
 int campaign_load(const char *path, campaign *c, char *err, int errlen) {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    strbuf b = {0};
-    int e = 0;
-    if (f) {
-        char chunk[8192];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-            sb_putn(&b, chunk, n);
-        if (ferror(f))
-            e = errno ? errno : EIO;
-        fclose(f);
-    } else {
-        e = errno;
-    }
-    if (e) {
+    size_t len;
+    char *buf = read_whole_file(path, &len);
+    if (!buf) {
         if (err && errlen > 0)
-            snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(e));
-        sb_free(&b);
+            snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, strerror(errno));
         return -1;
     }
-    int rc = load(b.s ? b.s : "", b.n, path, c, err, errlen);
-    sb_free(&b);
+    int rc = load(buf, len, path, c, err, errlen);
+    free(buf);
     return rc;
 }
 
