@@ -132,6 +132,7 @@ static int engine_row(const char *name) {
                                         "prefill-per-token-ms",
                                         "prefill-ctx-per-1k-ms",
                                         "prefill-ms-by-tokens",
+                                        "mixed-step-per-seq-ms",
                                         "idle-wake-ms",
                                         "idle-after-ms",
                                         "jitter",

@@ -174,6 +174,13 @@ static json_t *record(const fit_run *runs, int n, const acc *ac, const fit_resul
     if (r->prefill_from_server)
         json_object_set_new(pre, "ttft_less_prompt_ms_p50", json_real(r->overhead_ms));
     json_object_set_new(rec, "prefill", pre);
+    if (r->mixed_kept > 0)
+        json_object_set_new(rec, "mixed",
+                            json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "gaps",
+                                      (json_int_t)r->mixed_gaps, "kept", (json_int_t)r->mixed_kept,
+                                      "per_seq_ms", r->mixed_per_seq, "rms_ms", r->mixed_rms,
+                                      "rms_table_ms", r->mixed_rms_table, "taken",
+                                      r->doc.engine.mixed_per_seq_ms > 0 ? "mixed" : "table"));
     return rec;
 }
 
@@ -197,6 +204,8 @@ static int check_alike(const fit_run *runs, int n, char *err, size_t errlen) {
 static void acc_free(acc *a) {
     free(a->pre);
     a->pre = NULL;
+    free(a->mixed);
+    a->mixed = NULL;
 }
 
 int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, char *err,
@@ -245,6 +254,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
         r->doc.engine = (engine_params){0};
         return -1;
     }
+    fit_mixed(&a, r, pv);
     profile_doc *d = &r->doc;
     d->provenance = pv;
     d->name = xstrdup(o->name ? o->name : "fitted");
@@ -284,6 +294,13 @@ void fit_print(FILE *f, const fit_result *r) {
             fprintf(f, "%s %d: %.2f", i ? "," : "", e->prefill_tokens[i], e->prefill_ms[i]);
         fprintf(f, "\n");
     }
+    if (r->mixed_kept > 0)
+        fprintf(f,
+                "  a step with a prompt and b streams decoding (%zu gaps): %.3f ms + %.3f ms a "
+                "stream + the prefill, rms %.2f ms; the table's decode(b) + prefill, rms %.2f ms: "
+                "%s\n",
+                r->mixed_kept, e->decode_base_ms, r->mixed_per_seq, r->mixed_rms,
+                r->mixed_rms_table, e->mixed_per_seq_ms > 0 ? "the first taken" : "the table kept");
     if (e->idle_wake_ms > 0)
         fprintf(f, "  after %.0f ms idle or more the next step takes %.2f ms more (%zu requests)\n",
                 e->idle_after_ms, e->idle_wake_ms, r->cold);

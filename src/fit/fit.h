@@ -21,6 +21,12 @@
  *   predicted prefill after it). The median of each batch's gaps with at
  *   least min_gaps of them is the table's point; jitter is their relative
  *   spread about it (root mean square, beyond 4 robust sd left out).
+ * - A step that computed a prompt while streams decoded: every gap of a
+ *   stream that ended with exactly one other request's first token (and no
+ *   other prompt in it) is such a step. When decode_base + m x decoding +
+ *   the prompt's fitted prefill (m by least squares) fits those gaps
+ *   better than the table's decode(decoding) + prefill, and at least 20
+ *   gave it, m is mixed_step_per_seq_ms (engine.h).
  * - Limits: what the servers reported (fit_data.h), the most common value
  *   over the runs; slots, when no run reported them, the most streams seen
  *   decoding at once (a lower bound, and the provenance says so).
@@ -59,6 +65,10 @@ typedef struct fit_result {
     int prefill_from_server;     /* 1: the server gave its prompt_ms */
     double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
     double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */
+    /* the steps that computed one prompt while streams decoded (fit_mixed) */
+    size_t mixed_gaps, mixed_kept;
+    double mixed_per_seq;              /* ms a decoding stream, fitted (taken or not) */
+    double mixed_rms, mixed_rms_table; /* the two models' rms error on those gaps, ms */
     /* the prefill's residuals by prompt length (bins of equal counts) */
     int n_bins;
     int bin_lo[FIT_LEN_BINS], bin_hi[FIT_LEN_BINS];

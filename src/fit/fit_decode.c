@@ -28,6 +28,13 @@ static void add_gap(acc *a, int b, double g) {
     a->gaps[b][a->n_gaps[b]++] = g;
 }
 
+static void add_mixed(acc *a, int b, double g, double p) {
+    if (a->n_mixed == a->cap_mixed)
+        a->mixed = xrealloc(a->mixed, (a->cap_mixed = a->cap_mixed ? 2 * a->cap_mixed : 256) *
+                                          sizeof *a->mixed);
+    a->mixed[a->n_mixed++] = (struct mixed_gap){b, g, p};
+}
+
 void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
     size_t n = 0;
     double *firsts = xmalloc((run->n_req + 1) * sizeof *firsts);
@@ -71,8 +78,19 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
             double slack = 0.1 * g;
             size_t k = fit_count_below(wend, nw, t0 + slack, 1);
             int dirty = 0;
-            for (; k < nw && wend[k] <= t1 + longest + slack && !dirty; k++)
-                dirty = win[k].i != i && win[k].b - slack < t1;
+            size_t last = 0;
+            for (; k < nw && wend[k] <= t1 + longest + slack && dirty < 2; k++)
+                if (win[k].i != i && win[k].b - slack < t1) {
+                    dirty++;
+                    last = k;
+                }
+            if (dirty == 1 && fabs(wend[last] - t1) <= slack) {
+                /* one step that was one other prompt's and this stream's */
+                int b =
+                    (int)(fit_count_below(firsts, n, mid, 0) - fit_count_below(lasts, n, mid, 0));
+                if (b >= 1)
+                    add_mixed(a, b, g, win[last].a - win[last].b);
+            }
             if (dirty)
                 continue;
             int b = (int)(fit_count_below(firsts, n, mid, 0) - fit_count_below(lasts, n, mid, 0));
@@ -159,4 +177,70 @@ int fit_decode(acc *a, fit_result *r, int min_gaps, const char *where, json_t *p
              "the root mean square of (gap - its point's mean) / that mean over the table's "
              "gaps, those beyond 4 robust sd left out");
     return r->n_points;
+}
+
+/* Least squares through the origin of the residual (gap - decode_base -
+ * the prompt's prefill) on the decoding streams, once with all and once
+ * without those beyond 4 robust sd of it; taken when it fits the gaps
+ * better than the table's decode(b) + prefill and rests on MIXED_MIN gaps. */
+#define MIXED_MIN 20
+
+void fit_mixed(acc *a, fit_result *r, json_t *pv) {
+    engine_params *e = &r->doc.engine;
+    size_t n = a->n_mixed;
+    r->mixed_gaps = n;
+    double m = 0;
+    size_t kept = 0;
+    double sse_table = 0, sse_mixed = 0;
+    if (n > 0) {
+        double *dev = xmalloc(n * sizeof *dev);
+        double sby = 0, sbb = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct mixed_gap *x = &a->mixed[k];
+            sby += x->b * (x->g - e->decode_base_ms - x->p);
+            sbb += (double)x->b * x->b;
+        }
+        double m0 = sby / sbb;
+        for (size_t k = 0; k < n; k++) {
+            const struct mixed_gap *x = &a->mixed[k];
+            dev[k] = fabs(x->g - e->decode_base_ms - x->p - m0 * x->b);
+        }
+        double s0 = 1.4826 * fit_quantile(dev, n, 0.5); /* sorts dev: recompute below */
+        sby = sbb = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct mixed_gap *x = &a->mixed[k];
+            double rsd = x->g - e->decode_base_ms - x->p;
+            if (fabs(rsd - m0 * x->b) > 4 * s0)
+                continue;
+            sby += x->b * rsd;
+            sbb += (double)x->b * x->b;
+            kept++;
+        }
+        m = sbb > 0 ? sby / sbb : 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct mixed_gap *x = &a->mixed[k];
+            double rsd = x->g - e->decode_base_ms - x->p;
+            if (fabs(rsd - m0 * x->b) > 4 * s0)
+                continue;
+            double dt = x->g - engine_decode_ms(e, x->b) - x->p, dm = rsd - m * x->b;
+            sse_table += dt * dt;
+            sse_mixed += dm * dm;
+        }
+        free(dev);
+    }
+    free(a->mixed);
+    a->mixed = NULL;
+    r->mixed_kept = kept;
+    r->mixed_per_seq = m;
+    r->mixed_rms_table = kept ? sqrt(sse_table / (double)kept) : NAN;
+    r->mixed_rms = kept ? sqrt(sse_mixed / (double)kept) : NAN;
+    if (kept >= MIXED_MIN && m > 0 && sse_mixed < sse_table) {
+        e->mixed_per_seq_ms = m;
+        fit_prov(pv, "mixed_step_per_seq_ms",
+                 "least squares of (gap - decode_base_ms - the prompt's prefill) on the streams "
+                 "decoding, over the %zu gaps of a stream that were one step with another "
+                 "request's prompt (of %zu; beyond 4 robust sd left out): rms error %.2f ms, "
+                 "against %.2f ms for the step table's decode(b) + prefill",
+                 kept, n, r->mixed_rms, r->mixed_rms_table);
+    }
 }

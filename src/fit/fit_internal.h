@@ -38,6 +38,13 @@ typedef struct acc {
     int max_batch;
     size_t all_gaps, clean;
     int max_decoding;
+    /* the gaps that were one step computing one other request's prompt:
+     * the streams decoding in it, the gap, that prompt's fitted prefill */
+    struct mixed_gap {
+        int b;
+        double g, p;
+    } * mixed;
+    size_t n_mixed, cap_mixed;
 } acc;
 
 /* ---- fit_util.c ---- */
@@ -69,5 +76,9 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a);
  * r->doc.engine (step table, jitter), the provenance into pv (where: the
  * runs, in words); frees the gaps. The points' count. */
 int fit_decode(acc *a, fit_result *r, int min_gaps, const char *where, json_t *pv);
+/* The cost of a step that computes a prompt while others decode, from
+ * a->mixed, into r and r->doc.engine (mixed_per_seq_ms, when it fits those
+ * gaps better than the table does); frees them. */
+void fit_mixed(acc *a, fit_result *r, json_t *pv);
 
 #endif

@@ -90,7 +90,8 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
     else if (p->max_batched_tokens < 1)
         why = "max_num_batched_tokens must be at least 1";
     else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0 ||
-             p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0)
+             p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0 ||
+             p->mixed_per_seq_ms < 0)
         why = "step cost terms must not be negative";
     else if ((why = engine_step_table_check(p)))
         ;
@@ -340,11 +341,14 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     if (e->n_sched == 0)
         return -1;
     /* 3. The step's cost. */
-    double ms =
-        engine_decode_ms(&e->p, decoding) +
-        (e->p.n_prefill_points > 0 ? e->step_prefill_ms
-                                   : e->p.prefill_per_token_ms * prefill_tokens +
-                                         e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0);
+    double prefill_ms = e->p.n_prefill_points > 0
+                            ? e->step_prefill_ms
+                            : e->p.prefill_per_token_ms * prefill_tokens +
+                                  e->p.prefill_ctx_per_1k_ms * e->step_ctx_tokens / 1000.0;
+    double decode_ms = prefill_tokens > 0 && e->p.mixed_per_seq_ms > 0
+                           ? e->p.decode_base_ms + e->p.mixed_per_seq_ms * decoding
+                           : engine_decode_ms(&e->p, decoding);
+    double ms = decode_ms + prefill_ms;
     if (e->p.jitter > 0) {
         double f = 1.0 + e->p.jitter * rng_normal(&e->jitter_rng);
         ms *= f < 0.1 ? 0.1 : f;

@@ -24,7 +24,9 @@
  *      prompt block is named in the cache as soon as a step is scheduled
  *      to compute its last token, so a sequence admitted later in the same
  *      step already hits it, as in vLLM.
- *   3. The step lasts decode(decoding) + prefill, times (1 + jitter *
+ *   3. The step lasts decode(decoding) + prefill (or, when it computes
+ *      prompt tokens and mixed_per_seq is set, decode_base + mixed_per_seq
+ *      x decoding + prefill), times (1 + jitter *
  *      N(0,1)) when jitter is set (seeded). `decoding` counts sequences
  *      that generate a token by decode this step. decode(b) is
  *      decode_base + decode_per_seq * b, or, when the profile gives a
@@ -80,6 +82,12 @@ typedef struct engine_params {
      * step yet) takes idle_wake_ms more for its next step: its threads slept
      * (measured on llama.cpp's CPU server: ~85 ms after 200 ms idle). */
     double idle_wake_ms, idle_after_ms;
+    /* A step that computes prompt tokens while sequences decode, when > 0:
+     * decode_base + mixed_per_seq x decoding + the prefill, in place of
+     * decode(decoding) + the prefill (measured on llama.cpp's CPU server: a
+     * prompt's step cost what it costs alone plus ~6 ms a decoding stream,
+     * more than the decode-only step's table says). 0: off. */
+    double mixed_per_seq_ms;
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
     int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */

@@ -31,6 +31,7 @@ static const char *const engine_keys[] = {"max_num_seqs",
                                           "prefill_per_token_ms",
                                           "prefill_ctx_per_1k_ms",
                                           "prefill_ms_by_tokens",
+                                          "mixed_step_per_seq_ms",
                                           "idle_wake_ms",
                                           "idle_after_ms",
                                           "jitter",
@@ -364,16 +365,19 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
     sb_printf(&b,
               "  prefill_per_token_ms: %.6g\n"
               "  prefill_ctx_per_1k_ms: %.6g\n"
-              "%s%s%s"
+              "%s%s%s",
+              e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms,
+              e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "",
+              e->n_prefill_points ? ptable : "", e->n_prefill_points ? "\"\n" : "");
+    if (e->mixed_per_seq_ms > 0)
+        sb_printf(&b, "  mixed_step_per_seq_ms: %.6g\n", e->mixed_per_seq_ms);
+    sb_printf(&b,
               "  idle_wake_ms: %.6g\n"
               "  idle_after_ms: %.6g\n"
               "  jitter: %.6g\n"
               "  eos_min_frac_pct: %d\n"
               "  no_prefix_caching: %s\n",
-              e->prefill_per_token_ms, e->prefill_ctx_per_1k_ms,
-              e->n_prefill_points ? "  prefill_ms_by_tokens: \"" : "",
-              e->n_prefill_points ? ptable : "", e->n_prefill_points ? "\"\n" : "", e->idle_wake_ms,
-              e->idle_after_ms, e->jitter, d->eos_min_frac_pct,
+              e->idle_wake_ms, e->idle_after_ms, e->jitter, d->eos_min_frac_pct,
               e->enable_prefix_caching ? "false" : "true");
     if (d->provenance) {
         sb_printf(&b, "provenance:");

@@ -212,6 +212,13 @@ const opt_def sim_options[] = {
      SIM(cfg.engine.prefill_ctx_per_1k_ms),
      .arg = "MS",
      .help = "a prompt token's extra cost per 1000 tokens before it"},
+    {.name = "mixed-step-per-seq-ms",
+     .key = "mixed_step_per_seq_ms",
+     .type = OPT_NUMBER,
+     SIM(cfg.engine.mixed_per_seq_ms),
+     .arg = "MS",
+     .help = "a step that computes a prompt while others decode costs --decode-base-ms + MS a "
+             "decoding sequence + its prefill (in place of the step's decode cost; 0: off)"},
     {.name = "idle-wake-ms",
      .key = "idle_wake_ms",
      .type = OPT_NUMBER,
@@ -413,6 +420,7 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.engine.prefill_per_token_ms /= o->speedup;
     o->cfg.engine.prefill_ctx_per_1k_ms /= o->speedup;
     o->cfg.engine.idle_wake_ms /= o->speedup;
+    o->cfg.engine.mixed_per_seq_ms /= o->speedup;
     o->cfg.engine.idle_after_ms /= o->speedup;
     for (int i = 0; i < o->cfg.engine.n_step_points; i++)
         o->cfg.engine.step_ms[i] /= o->speedup;
