@@ -182,6 +182,8 @@ sim_server *sim_server_start(struct event_base *base, const sim_config *cfg, cha
     s->model_json = json_dumps(m, JSON_ENCODE_ANY);
     json_decref(m);
     sim_metrics_init(&s->metrics);
+    s->metrics.spec_tokens = cfg->engine.spec_tokens;
+    s->metrics.started_s = (int64_t)time(NULL);
     s->metrics.cache = (sim_cache_config){
         .block_size = cfg->engine.block_size,
         .num_gpu_blocks = cfg->engine.kv_blocks,

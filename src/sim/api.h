@@ -20,6 +20,13 @@ typedef struct sim_config {
     engine_params engine;
     double gpu_memory_utilization; /* what kv_blocks was computed at; 0: given as a count */
     int eos_min_frac_pct;
+    /* chat answers that think first: their first reasoning_tokens output
+     * tokens stream in delta.<reasoning_field> ("reasoning" or
+     * "reasoning_content"), and with reasoning_usage the final usage says
+     * completion_tokens_details.reasoning_tokens */
+    int reasoning_tokens;
+    const char *reasoning_field;
+    int reasoning_usage;
     uint64_t seed;
     const char *trace_path;       /* NULL: no trace */
     const char *token_trace_path; /* per-token write times; NULL: none */

@@ -24,6 +24,7 @@ struct engine {
     engine_emit_fn emit;
     void *ud;
     rng jitter_rng;
+    rng spec_rng; /* the drafts' acceptance */
     seq_list waiting, running;
     kv_cache *kv;
     uint64_t admit_counter;
@@ -93,6 +94,10 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
              p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0 ||
              p->mixed_per_seq_ms < 0)
         why = "step cost terms must not be negative";
+    else if (p->spec_tokens < 0 || p->spec_tokens > ENGINE_SPEC_MAX)
+        why = "num_speculative_tokens must be 0 to 16";
+    else if (!(p->spec_accept >= 0 && p->spec_accept <= 1))
+        why = "spec_accept must be a probability, 0 to 1";
     else if ((why = engine_step_table_check(p)))
         ;
     else if (p->jitter < 0 || p->jitter > 1)
@@ -106,6 +111,7 @@ engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *
     e->emit = emit;
     e->ud = ud;
     rng_seed(&e->jitter_rng, p->seed ^ 0x5eed5eedULL);
+    rng_seed(&e->spec_rng, p->seed ^ 0x5bec0de5ULL);
     e->last_end_us = -1;
     e->kv = kv_cache_new(p->kv_blocks);
     e->sched = xcalloc((size_t)p->max_num_seqs, sizeof *e->sched);
@@ -299,7 +305,7 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
             s = s->next;
             continue;
         }
-        int need = blocks_for(e, s->computed + 1);
+        int need = blocks_for(e, s->computed + 1 + e->p.spec_tokens); /* drafts' slots too */
         while (s->blocks < need) {
             if (kv_cache_free_blocks(e->kv) > 0) {
                 add_block(s, kv_cache_take(e->kv));
@@ -362,10 +368,35 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     return us < 1 ? 1 : us;
 }
 
-/* One token out of `s`; finishes it at its target or the context limit. */
-static void emit_token(engine *e, seq *s, int64_t now_us) {
-    s->generated++;
-    e->stats.generation_tokens_total++;
+/* The accepted drafts of one decode of `s` (speculative decoding): the
+ * leading run of positions that pass, at most what s may still emit after
+ * the decode's own token; counted as vLLM counts them. */
+static int spec_accepted(engine *e, const seq *s) {
+    int k = e->p.spec_tokens;
+    if (k <= 0)
+        return 0;
+    int left = s->target_tokens - s->generated;
+    int room = e->p.max_model_len - s->prompt_tokens - s->generated;
+    int most = (left < room ? left : room) - 1;
+    int a = 0;
+    while (a < k && rng_uniform(&e->spec_rng) < e->p.spec_accept)
+        a++;
+    if (a > most)
+        a = most < 0 ? 0 : most;
+    e->stats.spec_drafts_total++;
+    e->stats.spec_draft_tokens_total += (uint64_t)k;
+    e->stats.spec_accepted_total += (uint64_t)a;
+    for (int i = 0; i < a; i++)
+        e->stats.spec_accepted_per_pos[i]++;
+    return a;
+}
+
+/* n tokens out of `s` in one emission; finishes it at its target or the
+ * context limit. */
+static void emit_tokens(engine *e, seq *s, int n, int64_t now_us) {
+    s->generated += n;
+    s->step_tokens = n;
+    e->stats.generation_tokens_total += (uint64_t)n;
     if (s->first_token_us < 0)
         s->first_token_us = now_us;
     if (s->generated >= s->target_tokens || s->prompt_tokens + s->generated >= e->p.max_model_len) {
@@ -393,15 +424,16 @@ void engine_step_end(engine *e, int64_t now_us) {
         int work = s->step_work;
         s->step_work = 0;
         if (s->step_decode) {
-            s->computed += 1;
-            emit_token(e, s, now_us);
+            int n = 1 + spec_accepted(e, s);
+            s->computed += n;
+            emit_tokens(e, s, n, now_us);
             continue;
         }
         s->computed += work;
         if (s->computed >= s->prefill_target) {
             if (s->generated == 0)
                 e->stats.prompt_tokens_total += (uint64_t)s->prompt_tokens;
-            emit_token(e, s, now_us);
+            emit_tokens(e, s, 1, now_us);
         }
     }
     e->n_sched = 0;

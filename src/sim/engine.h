@@ -40,7 +40,8 @@
  *      long prompt's later tokens cost more, as attention does; or, with a
  *      prefill table measured by prompt length, each chunk's share of it
  *      (engine_prefill_ms).
- *   4. At its end every decoding sequence emits one token, and so does every
+ *   4. At its end every decoding sequence emits one token (with speculative
+ *      decoding, 1 + its accepted drafts, as one emission), and so does every
  *      sequence whose prefill completed (the first token, or the next one
  *      after a recompute). A sequence finishes at its target length or at
  *      max_model_len; its blocks are freed at once.
@@ -54,6 +55,8 @@
 
 /* Most points of a step table (engine_params.step_batch/step_ms). */
 #define ENGINE_STEP_POINTS 64
+/* Most draft tokens a step may propose for one sequence (spec_tokens). */
+#define ENGINE_SPEC_MAX 16
 
 typedef struct engine_params {
     int max_num_seqs;       /* most sequences running at once */
@@ -88,6 +91,14 @@ typedef struct engine_params {
      * prompt's step cost what it costs alone plus ~6 ms a decoding stream,
      * more than the decode-only step's table says). 0: off. */
     double mixed_per_seq_ms;
+    /* Speculative decoding, when spec_tokens > 0: each decode of a
+     * sequence drafts spec_tokens tokens and the step verifies them; draft
+     * position i (from 0) is accepted with probability spec_accept when
+     * every one before it was, and the decode emits 1 + the accepted ones
+     * (never past the sequence's target or max_model_len) as one chunk.
+     * The step's cost is that of a decode: the drafting is free. */
+    int spec_tokens;
+    double spec_accept;
     double jitter; /* relative sd of step time; 0 = deterministic */
     uint64_t seed;
     int enable_prefix_caching; /* reuse cached prompt blocks (vLLM's automatic prefix caching) */
@@ -119,6 +130,7 @@ typedef struct seq {
     int preemptions;
     int step_work;   /* tokens scheduled in the current step; 0 if none */
     int step_decode; /* 1 when this step's work is a decode */
+    int step_tokens; /* tokens the last emission carried (1, or 1 + accepted drafts) */
     seq_state state;
     finish_kind finish;
     uint64_t admit_order;
@@ -129,7 +141,8 @@ typedef struct seq {
 
 typedef struct engine engine;
 
-/* Called at a step's end for each token: `s->generated` already counts it.
+/* Called at a step's end for each emission (one token, or with speculative
+ * decoding s->step_tokens of them): `s->generated` already counts it.
  * When `s->state == SEQ_FINISHED` this was the last token; the engine no
  * longer touches `s` after this call returns. */
 typedef void (*engine_emit_fn)(seq *s, int64_t now_us, void *ud);
@@ -146,6 +159,11 @@ typedef struct engine_stats {
     uint64_t prefix_cache_hits_total;
     int cached_blocks; /* blocks carrying a name, held or free */
     uint64_t steps;
+    /* speculative decoding, as vLLM counts it: drafts (one a sequence's
+     * decode), draft tokens proposed, those accepted, and accepted by
+     * draft position */
+    uint64_t spec_drafts_total, spec_draft_tokens_total, spec_accepted_total;
+    uint64_t spec_accepted_per_pos[ENGINE_SPEC_MAX];
 } engine_stats;
 
 /* Returns NULL and fills `err` when the parameters are impossible. */

@@ -7,6 +7,7 @@
  * defaults, trimmed. */
 #include "sim/metrics.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const double ttft_bounds[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25, 0.5,
@@ -96,6 +97,39 @@ static void render_cache_config(struct evbuffer *out, const sim_cache_config *c,
                         c->num_gpu_blocks);
 }
 
+/* A counter as prometheus_client writes it: NAME_total and NAME_created
+ * (the Unix time it was made: what a reader must not take for a count). */
+static void counter(struct evbuffer *out, const char *name, const char *labels, double v,
+                    int64_t created) {
+    evbuffer_add_printf(out, "%s_total{%s} %.17g\n%s_created{%s} %lld\n", name, labels, v, name,
+                        labels, (long long)created);
+}
+
+/* vLLM's speculative-decoding counters (vllm/v1/spec_decode/metrics.py):
+ * drafts, draft tokens, accepted tokens, and accepted by draft position. */
+static void render_spec(struct evbuffer *out, const sim_metrics *m, const engine_stats *st,
+                        const char *model) {
+    char labels[600];
+    snprintf(labels, sizeof labels, "model_name=\"%s\"", model);
+    static const char *const names[3] = {"vllm:spec_decode_num_drafts",
+                                         "vllm:spec_decode_num_draft_tokens",
+                                         "vllm:spec_decode_num_accepted_tokens"};
+    static const char *const helps[3] = {"Number of spec decoding drafts.",
+                                         "Number of draft tokens.", "Number of accepted tokens."};
+    const uint64_t v[3] = {st->spec_drafts_total, st->spec_draft_tokens_total,
+                           st->spec_accepted_total};
+    for (int i = 0; i < 3; i++) {
+        header(out, names[i], "counter", helps[i]);
+        counter(out, names[i], labels, (double)v[i], m->started_s);
+    }
+    const char *per = "vllm:spec_decode_num_accepted_tokens_per_pos";
+    header(out, per, "counter", "Accepted tokens per draft position.");
+    for (int k = 0; k < m->spec_tokens && k < ENGINE_SPEC_MAX; k++) {
+        snprintf(labels, sizeof labels, "model_name=\"%s\",position=\"%d\"", model, k);
+        counter(out, per, labels, (double)st->spec_accepted_per_pos[k], m->started_s);
+    }
+}
+
 void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char *model_raw,
                         struct evbuffer *out) {
     char model[512];
@@ -129,6 +163,8 @@ void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char
     header(out, "vllm:num_requests_aborted_total", "counter",
            "Requests aborted because the client went away.");
     sample(out, "vllm:num_requests_aborted_total", model, (double)m->requests_aborted_total);
+    if (m->spec_tokens > 0)
+        render_spec(out, m, st, model);
     render_hist(out, "vllm:time_to_first_token_seconds",
                 "Histogram of time to first token in seconds.", &m->ttft, model);
     render_hist(out, "vllm:request_queue_time_seconds",

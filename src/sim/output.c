@@ -8,8 +8,14 @@
  * The final usage (the usage-only chunk, or the whole answer's) carries
  * prompt_tokens_details.cached_tokens, the prompt tokens the prefix cache
  * served, as vLLM writes it with --enable-prompt-tokens-details.
- * Chunks are formatted with printf into one buffer per token and sent with
- * a single write, so the time taken just after it is when the token left.
+ * Chunks are formatted with printf into one buffer per emission and sent
+ * with a single write, so the time taken just after it is when the tokens
+ * left. With speculative decoding one emission is several tokens: one
+ * chunk carries their text and (continuous usage) their count. A chat
+ * answer that thinks first (--reasoning-tokens) streams its first tokens
+ * in delta.reasoning (or the older delta.reasoning_content), as vLLM's
+ * reasoning parsers do; a chunk that crosses into the answer carries both
+ * fields.
  *
  * Two faults act here: `malformed` puts one chunk of broken JSON before the
  * middle token (or cuts the whole answer in half), and `disconnect` drops
@@ -39,6 +45,19 @@ static const char *const vocab[] = {
 
 static const char *token_text(const sim_request *r, int index) {
     return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
+}
+
+/* How many of a request's first output tokens are reasoning: chat only. */
+static int reasoning_of(const sim_request *r) {
+    return r->chat ? r->srv->cfg.reasoning_tokens : 0;
+}
+
+/* The text of tokens [from, to) into b. */
+static void add_text(struct evbuffer *b, const sim_request *r, int from, int to) {
+    for (int i = from; i < to; i++) {
+        const char *t = token_text(r, i);
+        evbuffer_add(b, t, strlen(t));
+    }
 }
 
 /* ---- whole replies ---- */
@@ -90,6 +109,10 @@ static void finish_whole(sim_request *r) {
                   r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated,
                   "prompt_tokens_details", "cached_tokens", r->s.cached_tokens);
     const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
+    int think = reasoning_of(r) < r->s.generated ? reasoning_of(r) : r->s.generated;
+    if (think > 0 && r->srv->cfg.reasoning_usage)
+        json_object_set_new(usage, "completion_tokens_details",
+                            json_pack("{s:i}", "reasoning_tokens", think));
     json_t *choice = r->chat
                          ? json_pack("{s:i,s:{s:s,s:s%},s:n,s:s}", "index", 0, "message", "role",
                                      "assistant", "content", text, evbuffer_get_length(r->text),
@@ -97,6 +120,14 @@ static void finish_whole(sim_request *r) {
                          : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
                                      evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
                                      "stop_reason");
+    if (r->chat && think > 0) {
+        struct evbuffer *rb = evbuffer_new();
+        add_text(rb, r, 0, think);
+        json_object_set_new(json_object_get(choice, "message"), r->srv->cfg.reasoning_field,
+                            json_stringn((const char *)evbuffer_pullup(rb, -1),
+                                         evbuffer_get_length(rb)));
+        evbuffer_free(rb);
+    }
     json_t *obj = json_pack(
         "{s:s,s:s,s:i,s:o,s:[o],s:o}", "id", r->id, "object",
         r->chat ? "chat.completion" : "text_completion", "created", (json_int_t)r->created, "model",
@@ -116,7 +147,7 @@ static void finish_whole(sim_request *r) {
 
 /* The usage object; the final one also says how much of the prompt was
  * cached. */
-static void add_usage(struct evbuffer *b, const seq *sq, int final) {
+static void add_usage(struct evbuffer *b, const sim_request *r, const seq *sq, int final) {
     evbuffer_add_printf(b,
                         "\"usage\":{\"prompt_tokens\":%d,\"total_tokens\":%d,"
                         "\"completion_tokens\":%d",
@@ -124,6 +155,9 @@ static void add_usage(struct evbuffer *b, const seq *sq, int final) {
     if (final)
         evbuffer_add_printf(b, ",\"prompt_tokens_details\":{\"cached_tokens\":%d}",
                             sq->cached_tokens);
+    if (final && reasoning_of(r) > 0 && r->srv->cfg.reasoning_usage)
+        evbuffer_add_printf(b, ",\"completion_tokens_details\":{\"reasoning_tokens\":%d}",
+                            reasoning_of(r) < sq->generated ? reasoning_of(r) : sq->generated);
     evbuffer_add(b, "}", 1);
 }
 
@@ -139,28 +173,38 @@ static const char *finish_json(const seq *sq) {
     return sq->finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
 }
 
-/* One SSE event for token `index` (plus the role event before the first
- * chat token). */
-static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, int index) {
-    if (r->chat && index == 0) {
+/* One SSE event for tokens [from, to) (plus the role event before the
+ * first chat token). */
+static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, int from, int to) {
+    if (r->chat && from == 0) {
         add_chunk_head(b, r);
         evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
                                "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
     }
     add_chunk_head(b, r);
-    if (r->chat)
-        evbuffer_add_printf(b,
-                            "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},"
-                            "\"logprobs\":null,\"finish_reason\":%s}]",
-                            token_text(r, index), finish_json(sq));
-    else
-        evbuffer_add_printf(b,
-                            "\"choices\":[{\"index\":0,\"text\":\"%s\",\"logprobs\":null,"
-                            "\"finish_reason\":%s,\"stop_reason\":null}]",
-                            token_text(r, index), finish_json(sq));
+    if (r->chat) {
+        int think = reasoning_of(r), mid = to < think ? to : from > think ? from : think;
+        evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"delta\":{");
+        if (mid > from) { /* reasoning */
+            evbuffer_add_printf(b, "\"%s\":\"", r->srv->cfg.reasoning_field);
+            add_text(b, r, from, mid);
+            evbuffer_add(b, "\"", 1);
+        }
+        if (to > mid) { /* the answer */
+            evbuffer_add_printf(b, "%s\"content\":\"", mid > from ? "," : "");
+            add_text(b, r, mid, to);
+            evbuffer_add(b, "\"", 1);
+        }
+        evbuffer_add_printf(b, "},\"logprobs\":null,\"finish_reason\":%s}]", finish_json(sq));
+    } else {
+        evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"text\":\"");
+        add_text(b, r, from, to);
+        evbuffer_add_printf(b, "\",\"logprobs\":null,\"finish_reason\":%s,\"stop_reason\":null}]",
+                            finish_json(sq));
+    }
     if (r->continuous_usage) {
         evbuffer_add(b, ",", 1);
-        add_usage(b, sq, 0);
+        add_usage(b, r, sq, 0);
     }
     evbuffer_add(b, "}\n\n", 3);
 }
@@ -169,7 +213,7 @@ static void add_stream_tail(struct evbuffer *b, sim_request *r, const seq *sq) {
     if (r->include_usage) {
         add_chunk_head(b, r);
         evbuffer_add(b, "\"choices\":[],", 13);
-        add_usage(b, sq, 1);
+        add_usage(b, r, sq, 1);
         evbuffer_add(b, "}\n\n", 3);
     }
     evbuffer_add(b, "data: [DONE]\n\n", 14);
@@ -186,12 +230,12 @@ static int send_buffer(sim_request *r, struct evbuffer *b) {
 
 /* Streaming: the token's chunk (and after the last, the tail) in one write,
  * and the time it left, for the trace. */
-static void stream_token(sim_request *r, const seq *sq, int index, int finished) {
+static void stream_token(sim_request *r, const seq *sq, int from, int index, int finished) {
     sim_server *s = r->srv;
     struct evbuffer *b = evbuffer_new();
-    if (r->fault == FAULT_MALFORMED && index == r->fault_at)
+    if (r->fault == FAULT_MALFORMED && from <= r->fault_at && r->fault_at <= index)
         evbuffer_add_printf(b, "data: {\"id\":\"%s\",\"choices\":[{\"text\":\" broken\n\n", r->id);
-    add_token_event(b, r, sq, index);
+    add_token_event(b, r, sq, from, index + 1);
     if (finished)
         add_stream_tail(b, r, sq);
     send_buffer(r, b);
@@ -200,21 +244,24 @@ static void stream_token(sim_request *r, const seq *sq, int index, int finished)
     if (r->first_write_us < 0)
         r->first_write_us = wrote;
     r->last_write_us = wrote;
-    trace_token(s, r, index, wrote);
+    for (int i = from; i <= index; i++) /* the tokens of one chunk left together */
+        trace_token(s, r, i, wrote);
 }
 
 void deliver_token(sim_request *r, const seq *sq) {
-    int index = sq->generated - 1;
+    int index = sq->generated - 1, n = sq->step_tokens > 0 ? sq->step_tokens : 1;
+    int from = index + 1 - n;
     int finished = sq->state == SEQ_FINISHED;
     if (!r->stream) {
-        evbuffer_add(r->text, token_text(r, index) + 0, strlen(token_text(r, index)));
+        int think = reasoning_of(r);
+        add_text(r->text, r, from > think ? from : think, index + 1 > think ? index + 1 : think);
         if (finished) {
             finish_whole(r);
             request_end(r);
         }
         return;
     }
-    stream_token(r, sq, index, finished);
+    stream_token(r, sq, from, index, finished);
     if (finished) {
         http_stream_finish(r->conn);
         request_end(r);
@@ -225,9 +272,9 @@ void output_on_emit(seq *sq, int64_t now_us, void *ud) {
     (void)now_us;
     sim_server *s = ud;
     sim_request *r = sq->user;
-    int index = sq->generated - 1;
+    int index = sq->generated - 1, n = sq->step_tokens > 0 ? sq->step_tokens : 1;
 
-    if (r->fault == FAULT_DISCONNECT && index == r->fault_at) {
+    if (r->fault == FAULT_DISCONNECT && index + 1 - n <= r->fault_at && r->fault_at <= index) {
         engine_abort(s->eng, sq, now_rel(s));
         sq->state = SEQ_ABORTED;
         sq->finish = FINISH_ABORT;

@@ -252,6 +252,45 @@ const opt_def sim_options[] = {
      .arg = "PCT",
      .max = 100,
      .help = "shortest output without ignore_eos, in % of max_tokens"},
+    {.name = "num-speculative-tokens",
+     .key = "num_speculative_tokens",
+     .type = OPT_INT,
+     SIM(cfg.engine.spec_tokens),
+     .arg = "K",
+     .max = ENGINE_SPEC_MAX,
+     .group = "what the answers carry",
+     .help = "speculative decoding: K draft tokens a decode, verified in the step; accepted ones "
+             "leave with the decode's own token as one chunk (0: off)"},
+    {.name = "spec-accept",
+     .key = "spec_accept",
+     .type = OPT_NUMBER,
+     SIM(spec_accept),
+     .arg = "P",
+     .min = 0,
+     .max = 1,
+     .def = "0.7",
+     .help = "a draft token's chance of acceptance when every one before it was accepted"},
+    {.name = "reasoning-tokens",
+     .key = "reasoning_tokens",
+     .type = OPT_INT,
+     SIM(cfg.reasoning_tokens),
+     .arg = "N",
+     .help = "chat answers think first: their first N output tokens stream as reasoning (0: none)"},
+    {.name = "reasoning-field",
+     .key = "reasoning_field",
+     .type = OPT_CHOICE,
+     SIM(cfg.reasoning_field),
+     .arg = "NAME",
+     .choices = "reasoning|reasoning_content",
+     .def = "reasoning",
+     .help = "the delta field reasoning streams in: vLLM's current `reasoning` or the older "
+             "`reasoning_content`"},
+    {.name = "reasoning-usage",
+     .key = "reasoning_usage",
+     .type = OPT_FLAG,
+     SIM(cfg.reasoning_usage),
+     .help = "the final usage says usage.completion_tokens_details.reasoning_tokens (as OpenAI "
+             "does; vLLM does not)"},
 
     {.name = "max-connections",
      .key = "max_connections",
@@ -414,6 +453,7 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
         return -1;
     o->cfg.engine.enable_prefix_caching = !o->no_prefix_caching;
     o->cfg.engine.seed = o->cfg.seed;
+    o->cfg.engine.spec_accept = o->spec_accept;
     /* after the flags: --speedup scales the step-cost flags given too */
     o->cfg.engine.decode_base_ms /= o->speedup;
     o->cfg.engine.decode_per_seq_ms /= o->speedup;

@@ -29,6 +29,7 @@ typedef struct sim_opts {
     double gpu_memory_utilization; /* 0: the profile's */
     int no_prefix_caching;
     double speedup; /* every step this many times shorter (a rehearsal); 1: as modelled */
+    double spec_accept; /* --spec-accept, into the engine by sim_opts_finish */
 } sim_opts;
 
 extern const opt_def sim_options[];
