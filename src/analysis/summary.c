@@ -6,8 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+double request_answer_ms(const req_rec *r) {
+    if (!isnan(r->first_answer_ms))
+        return r->first_answer_ms;
+    return r->reasoning_tokens < 0 ? r->first_ms : NAN;
+}
+
 int request_meets_slo(const req_rec *r, const slo_spec *slo) {
     if (r->error != ERR_NONE)
+        return 0;
+    if (slo->ttfa_ms > 0 && !(request_answer_ms(r) - r->sent_ms <= slo->ttfa_ms))
         return 0;
     if (slo->ttft_ms > 0 && !(r->first_ms - r->sent_ms <= slo->ttft_ms))
         return 0;
@@ -22,9 +30,9 @@ int request_meets_slo(const req_rec *r, const slo_spec *slo) {
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     memset(s, 0, sizeof *s);
     size_t n = rows->n;
-    double *v[7];
-    size_t k[7] = {0};
-    for (int i = 0; i < 7; i++)
+    double *v[8];
+    size_t k[8] = {0};
+    for (int i = 0; i < 8; i++)
         v[i] = xmalloc((n ? n : 1) * sizeof(double));
     int parts = 0;
     for (size_t i = 0; i < n; i++)
@@ -60,6 +68,16 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             v[2][k[2]++] = (r->last_ms - r->first_ms) / (r->output_tokens - 1);
         v[3][k[3]++] = r->end_ms - r->sent_ms;
         v[4][k[4]++] = r->end_ms - r->scheduled_ms;
+        double answer = request_answer_ms(r);
+        if (!isnan(answer))
+            v[7][k[7]++] = answer - r->sent_ms;
+        else if (!isnan(r->first_ms))
+            s->no_answer++;
+        if (r->reasoning_tokens > 0) {
+            s->reasoning_tokens += r->reasoning_tokens;
+            s->reasoning_requests++;
+            s->reasoning_from_server += r->reasoning_server;
+        }
         if (request_meets_slo(r, &p->slo))
             s->meeting_slo++;
     }
@@ -70,7 +88,14 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     s->e2e_sched = dist_of(v[4], k[4]);
     s->lag = dist_of(v[6], k[6]);
     s->itl = dist_of_floats(rows->itl_ms, rows->n_itl); /* one float a token: no copy */
-    for (int i = 0; i < 7; i++)
+    s->has_reasoning = s->reasoning_requests > 0;
+    s->ttfa = dist_of(v[7], k[7]);
+    s->multi_token = rows->icl_ms != NULL;
+    if (s->multi_token) {
+        s->icl = dist_of_floats(rows->icl_ms, rows->n_icl);
+        s->tokens_per_chunk = rows->n_icl ? (double)rows->n_itl / (double)rows->n_icl : NAN;
+    }
+    for (int i = 0; i < 8; i++)
         free(v[i]);
 
     double sum_end = 0, sum_sched = 0, sum_span = 0;
@@ -101,7 +126,8 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     s->achieved_rps_window = done_in_window / w;
     s->output_tokens_per_s_window = rows->window_output_tokens / w;
     s->slo = p->slo;
-    s->has_slo = p->slo.ttft_ms > 0 || p->slo.tpot_ms > 0 || p->slo.e2e_ms > 0;
+    s->has_slo =
+        p->slo.ttft_ms > 0 || p->slo.tpot_ms > 0 || p->slo.e2e_ms > 0 || p->slo.ttfa_ms > 0;
     s->goodput_rps = s->meeting_slo / d;
     s->goodput_fraction = n ? (double)s->meeting_slo / (double)n : NAN;
     s->cost_per_hour = p->cost_per_hour;
@@ -128,6 +154,8 @@ json_t *summary_json(const run_summary *s) {
         json_object_set_new(slo, "tpot_ms", json_real(s->slo.tpot_ms));
     if (s->slo.e2e_ms > 0)
         json_object_set_new(slo, "e2e_ms", json_real(s->slo.e2e_ms));
+    if (s->slo.ttfa_ms > 0)
+        json_object_set_new(slo, "ttfa_ms", json_real(s->slo.ttfa_ms));
     json_t *o = json_object();
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "completed", json_integer((json_int_t)s->completed));
@@ -165,6 +193,21 @@ json_t *summary_json(const run_summary *s) {
     json_object_set_new(client, "cpu_s",
                         s->client_cpu_s >= 0 ? json_real(s->client_cpu_s) : json_null());
     json_object_set_new(o, "client", client);
+    if (s->has_reasoning) {
+        json_object_set_new(o, "ttfa_ms", dist_json(&s->ttfa));
+        json_object_set_new(o, "reasoning",
+                            json_pack("{s:f,s:I,s:f,s:I,s:s}", "tokens", s->reasoning_tokens,
+                                      "requests", (json_int_t)s->reasoning_requests, "mean_tokens",
+                                      s->reasoning_tokens / (double)s->reasoning_requests,
+                                      "no_answer", (json_int_t)s->no_answer, "counted_by",
+                                      s->reasoning_from_server == s->reasoning_requests ? "server"
+                                      : s->reasoning_from_server == 0                   ? "client"
+                                                                                        : "both"));
+    }
+    if (s->multi_token) {
+        json_object_set_new(o, "inter_chunk_ms", dist_json(&s->icl));
+        json_object_set_new(o, "tokens_per_chunk", num(s->tokens_per_chunk));
+    }
     if (s->phases.present)
         json_object_set_new(o, "ttft_phases", ttft_phases_json(&s->phases));
     if (s->server_rep.present)
@@ -252,7 +295,11 @@ void summary_print(FILE *f, const run_summary *s) {
     dist_line(f, "TTFT", &s->ttft);
     dist_line(f, "TTFT from scheduled", &s->ttft_sched);
     dist_line(f, "TPOT", &s->tpot);
+    if (s->has_reasoning)
+        dist_line(f, "TTFA (first answer)", &s->ttfa);
     dist_line(f, "ITL (per token)", &s->itl);
+    if (s->multi_token)
+        dist_line(f, "between chunks", &s->icl);
     dist_line(f, "E2E", &s->e2e);
     dist_line(f, "E2E from scheduled", &s->e2e_sched);
     fputc('\n', f);
@@ -264,6 +311,8 @@ void summary_print(FILE *f, const run_summary *s) {
             snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " tpot<=%gms", s->slo.tpot_ms);
         if (s->slo.e2e_ms > 0)
             snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " e2e<=%gms", s->slo.e2e_ms);
+        if (s->slo.ttfa_ms > 0)
+            snprintf(slo + strlen(slo), sizeof slo - strlen(slo), " ttfa<=%gms", s->slo.ttfa_ms);
         fprintf(f, "goodput         %.2f req/s, %.1f%% of requests met the SLO (%s )\n",
                 s->goodput_rps, 100 * s->goodput_fraction, slo);
     }
@@ -292,9 +341,9 @@ static int slo_duration(const char *s, double *ms) {
 }
 
 int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
-    static const char *const names[] = {"ttft", "tpot", "e2e"};
+    static const char *const names[] = {"ttft", "tpot", "e2e", "ttfa"};
     memset(out, 0, sizeof *out);
-    double *bounds[] = {&out->ttft_ms, &out->tpot_ms, &out->e2e_ms};
+    double *bounds[] = {&out->ttft_ms, &out->tpot_ms, &out->e2e_ms, &out->ttfa_ms};
     char *copy = xstrdup(spec), *save = NULL;
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
@@ -308,10 +357,10 @@ int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
         }
         *eq = 0;
         int i = 0;
-        while (i < 3 && strcmp(t, names[i]))
+        while (i < 4 && strcmp(t, names[i]))
             i++;
-        if (i == 3) {
-            snprintf(err, errlen, "--slo: unknown bound '%s' (ttft, tpot, e2e)", t);
+        if (i == 4) {
+            snprintf(err, errlen, "--slo: unknown bound '%s' (ttft, tpot, e2e, ttfa)", t);
             rc = -1;
         } else if (*bounds[i] > 0) {
             snprintf(err, errlen, "--slo: %s is given twice", t);

@@ -22,6 +22,7 @@
 
 typedef struct slo_spec {
     double ttft_ms, tpot_ms, e2e_ms; /* <= 0: not stated */
+    double ttfa_ms;                  /* time to the first answer token (after reasoning) */
 } slo_spec;
 
 typedef struct summary_params {
@@ -41,6 +42,20 @@ typedef struct run_summary {
     double output_tokens, prompt_tokens;
     double output_tokens_per_s, total_tokens_per_s, output_tokens_per_s_window;
     dist ttft, ttft_sched, tpot, itl, e2e, e2e_sched, lag;
+    /* A reasoning model's: time to its first answer token (from sending),
+     * its reasoning tokens, and the answers that never came (all thinking:
+     * max_tokens spent); present when some request reasoned. */
+    int has_reasoning;
+    dist ttfa;
+    double reasoning_tokens;
+    size_t reasoning_requests, no_answer, reasoning_from_server;
+    /* Chunks of several tokens (speculative decoding, or a server that
+     * batches its stream): the gap between chunks beside ITL's per-token
+     * one, and the mean tokens a chunk after the first; present when some
+     * chunk carried more than one token. */
+    int multi_token;
+    dist icl;
+    double tokens_per_chunk;
     int has_slo;
     slo_spec slo;
     size_t meeting_slo;
@@ -64,6 +79,10 @@ int slo_parse(const char *spec, slo_spec *out, char *err, int errlen);
 /* Whether one request meets the SLO: it succeeded and every stated bound
  * holds (the count behind goodput). */
 int request_meets_slo(const req_rec *r, const slo_spec *slo);
+/* When the answer began (ms from t=0): first_answer_ms; the first token
+ * for rows from before servelab recorded it (reasoning_tokens unknown);
+ * NAN when no answer came. */
+double request_answer_ms(const req_rec *r);
 
 /* Did the client use all its CPU (over 90% of each of its threads) during
  * a run long enough to tell? A run shorter than a second is mostly

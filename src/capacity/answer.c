@@ -18,7 +18,7 @@ static long failures(const probe *p) {
 }
 
 int capacity_answer_binding(const capacity_answer *a) {
-    long by[3] = {0}, all[3] = {0}, failed = 0, missed = 0;
+    long by[SLO_BOUNDS] = {0}, all[SLO_BOUNDS] = {0}, failed = 0, missed = 0;
     for (int i = 0; i < a->n_probes; i++) {
         if (a->probes[i].max_users)
             continue; /* the throughput probe is meant to miss */
@@ -26,7 +26,7 @@ int capacity_answer_binding(const capacity_answer *a) {
             failed += failures(&a->probes[i]);
             missed += a->probes[i].requests - a->probes[i].met - a->probes[i].unfinished;
         }
-        for (int b = 0; b < 3; b++) {
+        for (int b = 0; b < SLO_BOUNDS; b++) {
             all[b] += a->probes[i].missed[b];
             if (!a->probes[i].passed)
                 by[b] += a->probes[i].missed[b];
@@ -34,11 +34,10 @@ int capacity_answer_binding(const capacity_answer *a) {
     }
     if (failed > 0 && 2 * failed >= missed)
         return BINDING_FAILURES; /* most misses are requests that failed, not latencies */
-    const long *use = by[0] + by[1] + by[2] > 0 ? by : all;
-    double bounds[3] = {a->slo.ttft_ms, a->slo.tpot_ms, a->slo.e2e_ms};
+    const long *use = by[0] + by[1] + by[2] + by[3] > 0 ? by : all;
     int best = -1;
-    for (int b = 0; b < 3; b++)
-        if (bounds[b] > 0 && (best < 0 || use[b] > use[best]))
+    for (int b = 0; b < SLO_BOUNDS; b++)
+        if (slo_bound_ms(&a->slo, b) > 0 && (best < 0 || use[b] > use[best]))
             best = b;
     return best < 0 ? 0 : best;
 }
@@ -48,10 +47,13 @@ static json_t *num_or_null(double v) {
 }
 
 static json_t *slo_json(const slo_spec *s) {
-    return json_pack("{s:o,s:o,s:o}", "ttft_ms",
-                     s->ttft_ms > 0 ? json_real(s->ttft_ms) : json_null(), "tpot_ms",
-                     s->tpot_ms > 0 ? json_real(s->tpot_ms) : json_null(), "e2e_ms",
-                     s->e2e_ms > 0 ? json_real(s->e2e_ms) : json_null());
+    json_t *j =
+        json_pack("{s:o,s:o,s:o}", "ttft_ms", s->ttft_ms > 0 ? json_real(s->ttft_ms) : json_null(),
+                  "tpot_ms", s->tpot_ms > 0 ? json_real(s->tpot_ms) : json_null(), "e2e_ms",
+                  s->e2e_ms > 0 ? json_real(s->e2e_ms) : json_null());
+    if (s->ttfa_ms > 0) /* only when stated: older readers know three bounds */
+        json_object_set_new(j, "ttfa_ms", json_real(s->ttfa_ms));
+    return j;
 }
 
 static json_t *probe_core_json(const probe *p);
@@ -188,10 +190,9 @@ static void load_text(const capacity_answer *a, double v, char *buf, size_t n) {
 
 /* "TTFT <= 750 ms, TPOT <= 100 ms": every stated bound. */
 static void slo_text(const slo_spec *s, char *buf, size_t n) {
-    double bounds[3] = {s->ttft_ms, s->tpot_ms, s->e2e_ms};
     buf[0] = 0;
-    for (int b = 0; b < 3; b++)
-        if (bounds[b] > 0) {
+    for (int b = 0; b < SLO_BOUNDS; b++)
+        if (slo_bound_ms(s, b) > 0) {
             char one[64];
             slo_bound_text(s, b, one, sizeof one);
             size_t len = strlen(buf);

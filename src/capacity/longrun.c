@@ -102,7 +102,7 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
             l->met++;
         if (r->error != ERR_NONE && r->error != ERR_CANCELLED)
             l->failed++;
-        for (int b = 0; b < 3; b++)
+        for (int b = 0; b < SLO_BOUNDS; b++)
             l->missed[b] += (m >> b) & 1;
     }
     l->stopped = w.stopped;
@@ -124,15 +124,14 @@ static void say(const longrun_opts *o, const longrun_level *l, int passed) {
 }
 
 static int binding_of(const longrun_result *r) {
-    long by[3] = {0};
+    long by[SLO_BOUNDS] = {0};
     for (int i = 0; i < r->n_levels; i++)
         if (r->levels[i].load == r->fail_load)
-            for (int b = 0; b < 3; b++)
+            for (int b = 0; b < SLO_BOUNDS; b++)
                 by[b] += r->levels[i].missed[b];
-    double bounds[3] = {r->slo.ttft_ms, r->slo.tpot_ms, r->slo.e2e_ms};
     int best = -1;
-    for (int b = 0; b < 3; b++)
-        if (bounds[b] > 0 && (best < 0 || by[b] > by[best]))
+    for (int b = 0; b < SLO_BOUNDS; b++)
+        if (slo_bound_ms(&r->slo, b) > 0 && (best < 0 || by[b] > by[best]))
             best = b;
     return best < 0 ? 0 : best;
 }
@@ -263,7 +262,7 @@ int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *
                               level_passed(o, l), "wall_s", l->wall_s));
     }
     int rate = !o->by_concurrency;
-    json_t *j =
+    json_t *j0 =
         json_pack("{s:b,s:s,s:f,s:{s:o,s:o,s:o},s:s,s:o,s:o,s:o,s:o,s:s,s:I,s:f,s:f,s:s,s:o}",
                   "predicted", 1, "by", rate ? "rate" : "concurrency", "goal", o->goal, "slo",
                   "ttft_ms", r->slo.ttft_ms > 0 ? json_real(r->slo.ttft_ms) : json_null(),
@@ -278,6 +277,9 @@ int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *
                   num_or_null(rate ? NAN : r->fail_load), "binding", slo_bound_name(r->binding),
                   "requests_a_run", (json_int_t)o->requests, "precision", o->precision, "wall_s",
                   r->wall_s, "sentence", r->sentence, "levels", levels);
+    json_t *j = j0;
+    if (r->slo.ttfa_ms > 0)
+        json_object_set_new(json_object_get(j, "slo"), "ttfa_ms", json_real(r->slo.ttfa_ms));
     int rc = write_json_atomic(dir, "capacity.json", j);
     json_decref(j);
     if (rc) {

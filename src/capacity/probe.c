@@ -154,7 +154,7 @@ static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms
             p->unfinished++;
         if (r->error != ERR_NONE)
             p->failed[r->error]++;
-        for (int b = 0; b < 3; b++)
+        for (int b = 0; b < SLO_BOUNDS; b++)
             p->missed[b] += (m >> b) & 1;
         if (!isnan(r->sent_ms) && !isnan(r->end_ms))
             busy_ms += r->end_ms - r->sent_ms;

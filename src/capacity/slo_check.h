@@ -9,13 +9,17 @@
 #include "analysis/summary.h"
 #include "common/record.h"
 
-enum { MISS_TTFT = 1, MISS_TPOT = 2, MISS_E2E = 4, MISS_FAILED = 8 };
+/* bound b's bit is 1 << b: ttft, tpot, e2e, ttfa (the first answer token) */
+#define SLO_BOUNDS 4
+enum { MISS_TTFT = 1, MISS_TPOT = 2, MISS_E2E = 4, MISS_TTFA = 8, MISS_FAILED = 16 };
 
 /* The bounds r missed (MISS_* bits); 0 when it met the SLO. */
+/* slo's bound b in ms (<= 0: not stated). */
+double slo_bound_ms(const slo_spec *slo, int b);
 int slo_misses(const req_rec *r, const slo_spec *slo);
-/* "ttft", "tpot" or "e2e" for bound 0, 1, 2. */
+/* "ttft", "tpot", "e2e" or "ttfa" for bound 0, 1, 2, 3. */
 const char *slo_bound_name(int bound);
-/* "TTFT <= 750 ms" for bound 0, 1, 2 of slo, into buf. */
+/* "TTFT <= 750 ms" for bound 0 to 3 of slo, into buf. */
 const char *slo_bound_text(const slo_spec *slo, int bound, char *buf, int n);
 
 #endif

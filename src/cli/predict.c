@@ -138,6 +138,10 @@ static int engine_row(const char *name) {
                                         "jitter",
                                         "speedup",
                                         "eos-min-frac-pct",
+                                        "num-speculative-tokens",
+                                        "spec-accept",
+                                        "reasoning-tokens",
+                                        "reasoning-usage",
                                         NULL};
     for (const char *const *n = names; *n; n++)
         if (!strcmp(name, *n))
@@ -245,7 +249,11 @@ static int predict_parsed(predict_opts *o, int argc, char **argv) {
                          .model = o->sim.cfg.model,
                          .profile = o->sim.profile,
                          .profile_file = o->sim.profile_file,
-                         .chunks = o->chunks};
+                         .chunks = o->chunks,
+                         .reasoning_tokens = o->sim.cfg.reasoning_tokens,
+                         .reasoning_usage = o->sim.cfg.reasoning_usage};
+    engine_stats stats = {0};
+    vt.stats = &stats;
     o->run.predict = &vt;
     o->run.progress = "off";
     if (run_opts_validate(&o->run, err, sizeof err))

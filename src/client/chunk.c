@@ -58,6 +58,7 @@ enum key {
     K_CHOICES,
     K_CODE,
     K_COMPLETION_TOKENS,
+    K_COMPLETION_TOKENS_DETAILS,
     K_CONTENT,
     K_DELTA,
     K_ERROR,
@@ -79,7 +80,7 @@ enum key {
 
 /* Keys compare decoded, as jansson stores them ("te\u0078t" is "text"). */
 static enum key key_of(const jscan_str *k) {
-    char buf[24]; /* longer than any known key */
+    char buf[32]; /* longer than any known key */
     const char *s = k->raw;
     size_t n = k->len;
     if (k->escaped) {
@@ -113,6 +114,7 @@ static enum key key_of(const jscan_str *k) {
                : IS("reasoning_content") ? K_REASONING_CONTENT
                                          : K_OTHER;
     case 21: return IS("prompt_tokens_details") ? K_PROMPT_TOKENS_DETAILS : K_OTHER;
+    case 25: return IS("completion_tokens_details") ? K_COMPLETION_TOKENS_DETAILS : K_OTHER;
     default: return K_OTHER;
     }
 #undef IS
@@ -146,7 +148,7 @@ typedef struct scanned {
     err_fields error_obj; /* when it is an object */
     err_fields root;      /* the root's own message/type/code */
     int object_is_error;  /* "object": "error" */
-    int choices_output;
+    int choices_output;   /* OUT_* or'd over the choices */
     int finish_is_string; /* choices[0].finish_reason */
     jscan_str finish;
     int content; /* the root's "content": ABSENT, IS_STRING, IS_OTHER */
@@ -157,7 +159,8 @@ typedef struct scanned {
     int usage_is_object;
     enum chunk_count completion_state, prompt_state;
     long completion, prompt;
-    long cached_tokens; /* usage.prompt_tokens_details.cached_tokens, or -1 */
+    long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens, or -1 */
+    long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens, or -1 */
     timings_fields timings;
     int need_reference; /* a value only jansson's reading can turn into a field */
 } scanned;
@@ -273,7 +276,9 @@ static int scan_nonempty_array(jscan *s, int depth) {
     return r < 0 ? -1 : n;
 }
 
-/* A chat delta or message: 1 when it carries output (message_has_output). */
+/* What a chat delta or message carries (chunk_reference.c's message_output):
+ * OUT_ANSWER, OUT_REASONING, OUT_TOOL or'd. */
+enum { OUT_ANSWER = 1, OUT_REASONING = 2, OUT_TOOL = 4 };
 static int scan_message(jscan *s, int depth) {
     if (jscan_peek(s) != '{')
         return jscan_skip(s, depth) < 0 ? -1 : 0;
@@ -295,7 +300,8 @@ static int scan_message(jscan *s, int depth) {
     }
     if (r < 0)
         return -1;
-    return content || reasoning_content || reasoning || tools;
+    return (content ? OUT_ANSWER : 0) | (reasoning_content || reasoning ? OUT_REASONING : 0) |
+           (tools ? OUT_TOOL : 0);
 }
 
 /* One element of "choices", an object: does it carry output, and its
@@ -321,7 +327,7 @@ static int scan_choice(jscan *s, int depth, int *output, int *finish_is_string, 
         if (v < 0)
             return -1;
     }
-    *output = text || delta || message;
+    *output = (text ? OUT_ANSWER : 0) | delta | message;
     return r;
 }
 
@@ -451,10 +457,28 @@ static int scan_prompt_details(jscan *s, int depth, scanned *sc) {
     return r;
 }
 
+/* usage.completion_tokens_details: its reasoning_tokens. */
+static int scan_completion_details(jscan *s, int depth, scanned *sc) {
+    sc->reasoning_tokens = -1;
+    if (jscan_peek(s) != '{')
+        return jscan_skip(s, depth);
+    jscan_str key;
+    int first = 1, r;
+    jscan_enter(s);
+    while ((r = jscan_next_key(s, &first, &key)) == 1) {
+        int v = jscan_str_eq(&key, "reasoning_tokens")
+                    ? scan_reported_count(s, depth + 1, &sc->reasoning_tokens, &sc->need_reference)
+                    : jscan_skip(s, depth + 1);
+        if (v < 0)
+            return -1;
+    }
+    return r;
+}
+
 static int scan_usage(jscan *s, int depth, scanned *sc) {
     sc->usage_is_object = jscan_peek(s) == '{';
     sc->completion_state = sc->prompt_state = COUNT_ABSENT;
-    sc->cached_tokens = -1;
+    sc->cached_tokens = sc->reasoning_tokens = -1;
     if (!sc->usage_is_object)
         return jscan_skip(s, depth);
     jscan_str key;
@@ -470,6 +494,8 @@ static int scan_usage(jscan *s, int depth, scanned *sc) {
             v = scan_count(s, depth + 1, &sc->prompt_state, &sc->prompt, &sc->need_reference);
         else if (k == K_PROMPT_TOKENS_DETAILS)
             v = scan_prompt_details(s, depth + 1, sc);
+        else if (k == K_COMPLETION_TOKENS_DETAILS)
+            v = scan_completion_details(s, depth + 1, sc);
         else
             v = jscan_skip(s, depth + 1);
         if (v < 0)
@@ -484,7 +510,7 @@ static int scan_chunk(const char *data, size_t len, scanned *sc) {
     jscan_str key, str;
     int first = 1, r;
     memset(sc, 0, sizeof *sc);
-    sc->cached_tokens = -1;
+    sc->cached_tokens = sc->reasoning_tokens = -1;
     jscan_init(&s, data, len);
     if (jscan_peek(&s) != '{')
         return -1;
@@ -556,12 +582,14 @@ static int fill(const scanned *sc, chunk_info *out) {
         }
         return describe_scanned(sc->error == ERROR_OBJECT ? &sc->error_obj : &sc->root, out);
     }
-    out->has_output = sc->choices_output;
+    out->has_output = sc->choices_output != 0;
+    out->has_answer = (sc->choices_output & (OUT_ANSWER | OUT_TOOL)) != 0;
+    out->has_tool_call = (sc->choices_output & OUT_TOOL) != 0;
     if (sc->finish_is_string)
         copy_decoded(out->finish_reason, sizeof out->finish_reason, &sc->finish);
     if (sc->content == IS_STRING) {
         if (sc->content_len > 0)
-            out->has_output = 1;
+            out->has_output = out->has_answer = 1;
         if (sc->tokens_is_array)
             out->output_tokens = sc->tokens > INT_MAX ? INT_MAX : (int)sc->tokens;
     }
@@ -579,6 +607,7 @@ static int fill(const scanned *sc, chunk_info *out) {
         out->timings_cache_n = sc->timings.cache_n;
     }
     out->cached_tokens = sc->cached_tokens;
+    out->reasoning_tokens = sc->reasoning_tokens;
     if (sc->usage_is_object &&
         (sc->completion_state == COUNT_BAD || sc->prompt_state == COUNT_BAD)) {
         chunk_bad_count(out);

@@ -25,6 +25,9 @@ typedef struct chunk_info {
                                 non-empty delta.tool_calls (chat), the same fields of choices[].message
                                 (a non-streamed body), or a non-empty top-level "content" string
                                 (llama.cpp native /completion) */
+    int has_answer;          /* output that is not reasoning: text, content, tool_calls (a
+                                reasoning model's answer, where its thinking is over) */
+    int has_tool_call;       /* a non-empty delta.tool_calls (or message.tool_calls) */
     int output_tokens;       /* tokens this chunk carried when the server says so: the length of
                                 llama.cpp native's "tokens" array; else 0 (the caller derives
                                 per-chunk tokens from cumulative usage.completion_tokens) */
@@ -45,7 +48,8 @@ typedef struct chunk_info {
     double timings_prompt_ms, timings_predicted_ms; /* its prompt_ms and predicted_ms */
     long timings_prompt_n, timings_predicted_n,     /* its prompt_n, predicted_n and cache_n */
         timings_cache_n;
-    long cached_tokens; /* usage.prompt_tokens_details.cached_tokens (vLLM, OpenAI, llama.cpp) */
+    long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens (vLLM, OpenAI, llama.cpp) */
+    long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens (OpenAI) */
 } chunk_info;
 
 /* Parse one SSE data payload (need not be NUL-terminated). Never crashes on

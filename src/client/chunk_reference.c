@@ -87,15 +87,20 @@ static int read_error(const json_t *root, chunk_info *out) {
     return 1;
 }
 
-/* A chat delta (or a non-streamed message) that carries generated output. */
-static int message_has_output(const json_t *m) {
+/* What a chat delta (or a non-streamed message) carries: OUT_ANSWER
+ * (content), OUT_REASONING (reasoning_content or reasoning), OUT_TOOL
+ * (tool_calls), or'd; 0 for none. */
+enum { OUT_ANSWER = 1, OUT_REASONING = 2, OUT_TOOL = 4 };
+static int message_output(const json_t *m) {
     if (!json_is_object(m))
         return 0;
     const json_t *tools = json_object_get(m, "tool_calls");
-    return nonempty_string(json_object_get(m, "content")) ||
-           nonempty_string(json_object_get(m, "reasoning_content")) ||
-           nonempty_string(json_object_get(m, "reasoning")) ||
-           (json_is_array(tools) && json_array_size(tools) > 0);
+    return (nonempty_string(json_object_get(m, "content")) ? OUT_ANSWER : 0) |
+           (nonempty_string(json_object_get(m, "reasoning_content")) ||
+                    nonempty_string(json_object_get(m, "reasoning"))
+                ? OUT_REASONING
+                : 0) |
+           (json_is_array(tools) && json_array_size(tools) > 0 ? OUT_TOOL : 0);
 }
 
 static void read_choices(const json_t *root, chunk_info *out) {
@@ -110,10 +115,15 @@ static void read_choices(const json_t *root, chunk_info *out) {
         if (i == 0 && json_is_string(finish))
             chunk_copy_text(out->finish_reason, sizeof out->finish_reason,
                             json_string_value(finish));
-        if (nonempty_string(json_object_get(c, "text")) ||
-            message_has_output(json_object_get(c, "delta")) ||
-            message_has_output(json_object_get(c, "message")))
+        int o = (nonempty_string(json_object_get(c, "text")) ? OUT_ANSWER : 0) |
+                message_output(json_object_get(c, "delta")) |
+                message_output(json_object_get(c, "message"));
+        if (o)
             out->has_output = 1;
+        if (o & (OUT_ANSWER | OUT_TOOL))
+            out->has_answer = 1;
+        if (o & OUT_TOOL)
+            out->has_tool_call = 1;
     }
 }
 
@@ -122,7 +132,7 @@ static void read_native(const json_t *root, chunk_info *out) {
     const json_t *content = json_object_get(root, "content");
     const json_t *tokens = json_object_get(root, "tokens");
     if (nonempty_string(content))
-        out->has_output = 1;
+        out->has_output = out->has_answer = 1;
     if (json_is_string(content) && json_is_array(tokens)) {
         size_t n = json_array_size(tokens);
         out->output_tokens = n > INT_MAX ? INT_MAX : (int)n;
@@ -153,6 +163,8 @@ static void read_cached_tokens(const json_t *root, chunk_info *out) {
     const json_t *usage = json_object_get(root, "usage");
     const json_t *details = json_object_get(usage, "prompt_tokens_details");
     out->cached_tokens = get_reported_count(json_object_get(details, "cached_tokens"));
+    const json_t *cdetails = json_object_get(usage, "completion_tokens_details");
+    out->reasoning_tokens = get_reported_count(json_object_get(cdetails, "reasoning_tokens"));
 }
 
 /* usage's counts into *out; -1 when one of them cannot be true. */

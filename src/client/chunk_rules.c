@@ -46,6 +46,7 @@ void chunk_no_server_report(chunk_info *out) {
     out->timings_prompt_ms = out->timings_predicted_ms = NAN;
     out->timings_prompt_n = out->timings_predicted_n = out->timings_cache_n = -1;
     out->cached_tokens = -1;
+    out->reasoning_tokens = -1;
 }
 
 void chunk_bad_count(chunk_info *out) {

@@ -159,9 +159,8 @@ static void finish_request(lg *g, inflight *f, int error) {
             g->res->rows.window_output_tokens += response_chunk_tokens(f, i);
         if (i > 0) {
             int32_t k_tok = response_chunk_tokens(f, i);
-            float gap = (float)((f->t_us[i] - f->t_us[i - 1]) / 1000.0 / k_tok);
-            for (int k = 0; k < k_tok; k++)
-                rows_add_itl(&g->res->rows, gap);
+            double whole = (f->t_us[i] - f->t_us[i - 1]) / 1000.0;
+            rows_add_chunk_gap(&g->res->rows, (float)(whole / k_tok), k_tok, (float)whole);
         }
     }
     g->finished++;

@@ -2,6 +2,7 @@
  * /version when the first was answered), and the warning their outcome
  * calls for. */
 #include "client/probe.h"
+#include "monitor/spec_counters.h"
 #include "common/util.h"
 
 #include <stdio.h>
@@ -267,6 +268,20 @@ json_t *probe_json(const server_probe *p) {
     if (p->error[0])
         json_object_set_new(o, "probe_error", json_string(p->error));
     return o;
+}
+
+json_t *probe_spec_counters(const char *metrics_url, struct curl_slist *headers, int insecure) {
+    buf *b = xmalloc(sizeof *b);
+    server_probe scratch; /* the header callback's; nothing of it is kept */
+    memset(&scratch, 0, sizeof scratch);
+    json_t *out = NULL;
+    if (get(metrics_url, headers, insecure, b, &scratch, NULL, 0, NULL) == 200) {
+        spec_counters c;
+        spec_counters_read(b->data, b->n, &c);
+        out = spec_counters_json(&c);
+    }
+    free(b);
+    return out;
 }
 
 void probe_free(server_probe *p) {

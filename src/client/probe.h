@@ -39,6 +39,10 @@ void probe_server(const char *base, struct curl_slist *headers, int insecure, se
  * and leaves msg alone when all is well. */
 int probe_warning(const server_probe *p, const char *model, char *msg, size_t n);
 json_t *probe_json(const server_probe *p);
+/* The server's speculative-decoding counters now, from its /metrics at
+ * `metrics_url` (monitor/spec_counters.h's object), or NULL when it has
+ * none or does not answer: a run reads them before and after its traffic. */
+json_t *probe_spec_counters(const char *metrics_url, struct curl_slist *headers, int insecure);
 void probe_free(server_probe *p);
 
 #endif

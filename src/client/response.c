@@ -92,6 +92,21 @@ static void take_server_account(inflight *f, const chunk_info *ci) {
     }
     if (ci->cached_tokens >= 0)
         r->cached_tokens = ci->cached_tokens;
+    if (ci->reasoning_tokens >= 0)
+        r->reasoning_server = ci->reasoning_tokens;
+}
+
+/* A chunk of output: a reasoning model's answer begins at the first that
+ * carries other than reasoning; the chunks before it are its thinking (a
+ * chunk that carries both is the answer's: its tokens are not counted as
+ * reasoning, which the server's own count, where it gives one, settles). */
+static void note_answer(inflight *f, const chunk_info *ci, int64_t t, int32_t k) {
+    if (ci->has_answer) {
+        if (f->row.first_answer_us < 0)
+            f->row.first_answer_us = t;
+    } else if (f->row.first_answer_us < 0) {
+        f->row.reasoning_counted += k;
+    }
 }
 
 /* The server's own token counts, when it sends them. */
@@ -139,6 +154,7 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
         }
         if (f->row.first_us < 0)
             f->row.first_us = t;
+        note_answer(f, &ci, t, k);
         note_same_read(f, f->read_raw);
         add_chunk(f, t, k);
     }
@@ -226,6 +242,8 @@ static void take_whole_json(inflight *f) {
     if (ci.has_output) {
         int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
         f->row.first_us = f->row.last_us = f->json_first_us;
+        if (ci.has_answer)
+            f->row.first_answer_us = f->json_first_us;
         add_chunk(f, f->json_first_us, k);
     }
     f->saw_finish = 1; /* the body is complete: nothing more is coming */

@@ -107,11 +107,18 @@ void request_row_init(request_row *r, const workload *w, uint32_t index, int64_t
     r->server_prompt_ms = r->server_decode_ms = -1;
     r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
     r->conversation = r->turn = -1;
+    r->first_answer_us = r->reasoning_server = -1;
     if (workload_multi_turn(w) && index < w->conv.n_requests) {
         r->conversation = (long)w->conv.conv[index];
         r->turn = (long)w->conv.turn[index];
     }
     r->trace_line = replay_trace_line(w->replay, index);
+}
+
+long request_row_reasoning(const request_row *r) {
+    if (r->chunks <= 0)
+        return -1;
+    return r->reasoning_server >= 0 ? r->reasoning_server : r->reasoning_counted;
 }
 
 req_rec request_row_record(const request_row *r) {
@@ -145,6 +152,10 @@ req_rec request_row_record(const request_row *r) {
     rec.cached_tokens =
         r->cached_tokens >= 0 && r->cached_tokens <= INT32_MAX ? (int32_t)r->cached_tokens : -1;
     rec.turn = (uint16_t)(r->turn > 0 ? r->turn : 0);
+    rec.first_answer_ms = r->first_answer_us >= 0 ? r->first_answer_us / 1000.0 : NAN;
+    long think = request_row_reasoning(r);
+    rec.reasoning_tokens = think >= 0 && think <= INT32_MAX ? (int32_t)think : -1;
+    rec.reasoning_server = r->reasoning_server >= 0;
     return rec;
 }
 
@@ -298,6 +309,10 @@ static void format_request(row_line *l, const request_row *r) {
     put_count(l, r->turn > 0 ? r->conversation : -1); /* a row without a turn has neither */
     put_count(l, r->turn > 0 ? r->turn : -1);
     put_count(l, r->trace_line > 0 ? r->trace_line : -1);
+    put_ms(l, r->first_answer_us);
+    long think = request_row_reasoning(r);
+    put_count(l, think);
+    put_text(l, think < 0 ? "" : r->reasoning_server >= 0 ? "server" : "counted");
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }

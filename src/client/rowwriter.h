@@ -18,7 +18,7 @@
     "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
     "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
     "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
-    "conversation_id,turn,trace_line\n"
+    "conversation_id,turn,trace_line,first_answer_ms,reasoning_tokens,reasoning_from\n"
 #define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
@@ -42,6 +42,12 @@ typedef struct request_row {
     long server_prompt_n, server_decode_n, server_cache_n, cached_tokens;
     long conversation, turn; /* multi-turn: its conversation (from 0) and turn (from 1); -1 */
     long trace_line;         /* --replay: its record's line in the trace, from 1; 0 or -1: none */
+    /* a reasoning model's answer: its first chunk of other than reasoning
+     * (content or a tool call; -1: none came), and its reasoning tokens,
+     * as the server's usage.completion_tokens_details says (reasoning_server,
+     * -1: it did not) or else as counted from the reasoning-only chunks */
+    int64_t first_answer_us;
+    long reasoning_counted, reasoning_server;
 } request_row;
 
 typedef struct row_writer {
@@ -81,6 +87,9 @@ void request_row_init(request_row *r, const struct workload *w, uint32_t index, 
  * the summary reads it: its times in ms, unknowns as NAN and -1, and the
  * server's figures only where requests.csv writes them. */
 req_rec request_row_record(const request_row *r);
+/* Its reasoning tokens as requests.csv writes them: the server's count,
+ * else the counted one; -1 when no output came. */
+long request_row_reasoning(const request_row *r);
 /* The request id for index i ("req-i"), into buf. */
 int request_id_format(char *buf, size_t cap, uint32_t index);
 

@@ -42,8 +42,11 @@ typedef struct req_rec {
     /* the server's own account (llama.cpp's `timings`): NAN, -1 unknown */
     float server_prompt_ms, server_decode_ms;
     int32_t server_decode_n, server_prompt_n, cached_tokens;
-    int8_t first_coalesced; /* 1: the first token's chunk was read with a later one; -1 unknown */
-    uint16_t turn;          /* multi-turn: the turn in its conversation, from 1; 0: none */
+    int8_t first_coalesced;   /* 1: the first token's chunk was read with a later one; -1 unknown */
+    uint16_t turn;            /* multi-turn: the turn in its conversation, from 1; 0: none */
+    double first_answer_ms;   /* a reasoning model's first chunk of answer (NAN: none, unknown) */
+    int32_t reasoning_tokens; /* -1 unknown */
+    int8_t reasoning_server;  /* 1: the server's usage counted them; 0: the client did */
 } req_rec;
 
 /* A record with every field unknown (times NAN, counts -1, no error, part
@@ -63,6 +66,11 @@ typedef struct run_rows {
      * them before. */
     size_t *itl_starts;
     size_t n_itl_starts, cap_itl_starts;
+    /* Every gap between chunks, whole, once some chunk carried more than
+     * one token (NULL until then: the gaps so far are itl_ms's); n_icl
+     * counts the gaps either way. */
+    float *icl_ms;
+    size_t n_icl, cap_icl;
     double window_output_tokens; /* output tokens streamed before each part's last arrival */
     const char *classes[32];
     int n_classes;
@@ -72,6 +80,12 @@ typedef struct run_rows {
 void rows_reserve(run_rows *rows, size_t n);
 void rows_add(run_rows *rows, const req_rec *r);
 void rows_add_itl(run_rows *rows, float gap_ms);
+/* A gap between two chunks of one stream, the later of k tokens: k
+ * per-token gaps of per_token_ms into itl_ms, and the whole gap (whole_ms)
+ * into icl_ms once some chunk has had other than one token. */
+void rows_add_chunk_gap(run_rows *rows, float per_token_ms, int k, float whole_ms);
+/* src's gaps after dst's (one client thread's rows into the run's). */
+void rows_add_gaps_of(run_rows *dst, const run_rows *src);
 /* The gaps added from now on are another request's (itl_starts). */
 void rows_start_itl_request(run_rows *rows);
 void rows_free(run_rows *rows);

@@ -60,7 +60,7 @@ static int line_points(const report *r, int campaign, line_point *pts, char *by,
 /* The bound the most successful requests of rr miss; "" when none do
  * (the misses are all failures). */
 static void binding_bound(const report_run *rr, const slo_spec *slo, char *out, size_t cap) {
-    size_t miss[3] = {0};
+    size_t miss[4] = {0};
     for (size_t i = 0; i < rr->rows.n; i++) {
         const req_rec *q = &rr->rows.r[i];
         if (q->error != ERR_NONE)
@@ -69,10 +69,11 @@ static void binding_bound(const report_run *rr, const slo_spec *slo, char *out, 
         miss[1] += slo->tpot_ms > 0 && q->output_tokens >= 2 &&
                    !((q->last_ms - q->first_ms) / (q->output_tokens - 1) <= slo->tpot_ms);
         miss[2] += slo->e2e_ms > 0 && !(q->end_ms - q->sent_ms <= slo->e2e_ms);
+        miss[3] += slo->ttfa_ms > 0 && !(request_answer_ms(q) - q->sent_ms <= slo->ttfa_ms);
     }
-    static const char *const names[] = {"ttft", "tpot", "e2e"};
+    static const char *const names[] = {"ttft", "tpot", "e2e", "ttfa"};
     int best = -1;
-    for (int b = 0; b < 3; b++)
+    for (int b = 0; b < 4; b++)
         if (miss[b] && (best < 0 || miss[b] > miss[best]))
             best = b;
     snprintf(out, cap, "%s", best >= 0 ? names[best] : "");

@@ -9,12 +9,13 @@
 #include <string.h>
 
 void answer_slo_text(const slo_spec *slo, const char *only, char *buf, size_t cap) {
-    const double v[3] = {slo->ttft_ms, slo->tpot_ms, slo->e2e_ms};
-    static const char *const key[3] = {"ttft", "tpot", "e2e"}, *const name[3] = {"TTFT", "TPOT",
-                                                                                 "E2E"};
+    const double v[4] = {slo->ttft_ms, slo->tpot_ms, slo->e2e_ms, slo->ttfa_ms};
+    static const char *const key[4] = {"ttft", "tpot", "e2e", "ttfa"}, *const name[4] = {
+                                                                           "TTFT", "TPOT", "E2E",
+                                                                           "TTFA"};
     size_t used = 0;
     buf[0] = 0;
-    for (int b = 0; b < 3; b++)
+    for (int b = 0; b < 4; b++)
         if (v[b] > 0 && (!only || !only[0] || !strcmp(only, key[b])) && used < cap)
             used += (size_t)snprintf(buf + used, cap - used, "%s%s <= %g ms", used ? ", " : "",
                                      name[b], v[b]);
@@ -113,11 +114,13 @@ json_t *answer_json(const report_answer *a) {
     json_object_set_new(
         o, "unit", json_string(strcmp(a->by, "concurrency") ? "req/s" : "concurrent requests"));
     json_object_set_new(o, "goal", json_real(a->goal));
-    json_object_set_new(o, "slo",
-                        json_pack("{s:o,s:o,s:o}", "ttft_ms",
-                                  num(a->slo.ttft_ms > 0 ? a->slo.ttft_ms : NAN), "tpot_ms",
-                                  num(a->slo.tpot_ms > 0 ? a->slo.tpot_ms : NAN), "e2e_ms",
-                                  num(a->slo.e2e_ms > 0 ? a->slo.e2e_ms : NAN)));
+    json_t *slo =
+        json_pack("{s:o,s:o,s:o}", "ttft_ms", num(a->slo.ttft_ms > 0 ? a->slo.ttft_ms : NAN),
+                  "tpot_ms", num(a->slo.tpot_ms > 0 ? a->slo.tpot_ms : NAN), "e2e_ms",
+                  num(a->slo.e2e_ms > 0 ? a->slo.e2e_ms : NAN));
+    if (a->slo.ttfa_ms > 0)
+        json_object_set_new(slo, "ttfa_ms", json_real(a->slo.ttfa_ms));
+    json_object_set_new(o, "slo", slo);
     json_object_set_new(o, "binding", a->binding[0] ? json_string(a->binding) : json_null());
     json_object_set_new(o, "capacity", num(a->value));
     json_object_set_new(o, "ci_low", num(a->ci_low));

@@ -84,9 +84,10 @@ int capacity_read(const char *dir, report_answer *a, char *err, int errlen) {
     if (!(a->goal > 0 && a->goal < 1))
         a->goal = ANSWER_DEFAULT_GOAL;
     json_t *slo = json_object_get(root, "slo");
-    double b[3] = {num_or_nan(slo, "ttft_ms"), num_or_nan(slo, "tpot_ms"),
-                   num_or_nan(slo, "e2e_ms")};
-    a->slo = (slo_spec){b[0] > 0 ? b[0] : 0, b[1] > 0 ? b[1] : 0, b[2] > 0 ? b[2] : 0};
+    double b[4] = {num_or_nan(slo, "ttft_ms"), num_or_nan(slo, "tpot_ms"),
+                   num_or_nan(slo, "e2e_ms"), num_or_nan(slo, "ttfa_ms")};
+    a->slo = (slo_spec){b[0] > 0 ? b[0] : 0, b[1] > 0 ? b[1] : 0, b[2] > 0 ? b[2] : 0,
+                        b[3] > 0 ? b[3] : 0};
     copy_string(a->binding, sizeof a->binding, root, "binding");
     a->value = num_or_nan(root, conc ? "max_concurrency" : "max_rate_rps");
     a->ci_low = num_or_nan(root, conc ? "ci_low_concurrency" : "ci_low_rps");

@@ -41,7 +41,7 @@ static const char *requests_cols[] = {
     /* where TTFT went, and the server's own account: later columns */
     "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
     "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens",
-    "turn"};
+    "turn", "first_answer_ms", "reasoning_tokens", "reasoning_from"};
 enum {
     C_ID,
     C_CLASS,
@@ -69,6 +69,9 @@ enum {
     C_SRV_CACHE_N,
     C_CACHED,
     C_TURN,
+    C_FIRST_ANSWER,
+    C_REASONING,
+    C_REASONING_FROM,
     C_N
 };
 
@@ -191,6 +194,14 @@ static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
     if (count_of(row, col[C_TURN], &turn) || turn == 0 || turn > UINT16_MAX)
         return requests_cols[C_TURN];
     r->turn = (uint16_t)(turn > 0 ? turn : 0);
+    if (phase_time_of(row, col[C_FIRST_ANSWER], &r->first_answer_ms))
+        return requests_cols[C_FIRST_ANSWER];
+    if (!isnan(r->first_answer_ms) && !(r->first_answer_ms >= r->first_ms))
+        return requests_cols[C_FIRST_ANSWER]; /* an answer before the first token, or without one */
+    if (count_of(row, col[C_REASONING], &r->reasoning_tokens))
+        return requests_cols[C_REASONING];
+    int from = col[C_REASONING_FROM];
+    r->reasoning_server = from >= 0 && row->len[from] == 6 && !memcmp(row->f[from], "server", 6);
     return NULL;
 }
 
@@ -346,8 +357,7 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
             if (!gaps_started) /* the request's first gap: its gaps start here */
                 rows_start_itl_request(rows);
             gaps_started = 1;
-            for (int k = 0; k < (int)tok; k++)
-                rows_add_itl(rows, gap);
+            rows_add_chunk_gap(rows, gap, (int)tok, to_float(t - prev_t));
         }
         if (row.len[0] > prev_cap)
             prev_id = xrealloc(prev_id, prev_cap = row.len[0] * 2);

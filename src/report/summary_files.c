@@ -4,6 +4,7 @@
  * value in the same place of the two lists (and a decimals rule only when
  * its name matches none). */
 #include "report/summary_files.h"
+#include "analysis/spec_decode.h"
 #include "common/csv.h"
 #include "common/util.h"
 #include "report/pool.h"
@@ -204,6 +205,14 @@ void render_summary_json(const report *r, strbuf *o) {
                             rr->incomplete[0] ? json_string(rr->incomplete) : json_null());
         json_object_set_new(j, "pooled", summary_json(&rr->pooled));
         json_object_set_new(j, "server", server_stats_json(&rr->server, rr->pooled.output_tokens));
+        json_t *metas[64];
+        int n_metas = 0;
+        for (int k = 0; k < rr->n_reps && n_metas < 64; k++)
+            if (rr->files[k].meta)
+                metas[n_metas++] = rr->files[k].meta;
+        json_t *spec = spec_decode_of_metas(metas, n_metas);
+        if (spec)
+            json_object_set_new(j, "spec_decode", spec);
         json_t *reps = json_array();
         for (int i = 0; i < rr->n_reps; i++) {
             json_t *rep = summary_json(&rr->per_rep[i]);

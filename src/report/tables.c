@@ -2,6 +2,7 @@
  * Numbers go through format_number, so an unknown value is an empty cell
  * in every table, as it is in summary.csv. */
 #include "report/tables.h"
+#include "analysis/spec_decode.h"
 #include "report/server_proc_section.h"
 #include "report/shard_rows.h"
 #include "report/pool.h"
@@ -115,6 +116,8 @@ static void meta_rows(const report *r, table *t) {
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "TPOT <= %g ms ", slo->tpot_ms);
     if (slo->e2e_ms > 0)
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "E2E <= %g ms ", slo->e2e_ms);
+    if (slo->ttfa_ms > 0)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "TTFA <= %g ms ", slo->ttfa_ms);
     cells[0] = "SLO";
     cells[1] = buf[0] ? buf : "none (every successful request counts as good)";
     table_add_row(t, cells);
@@ -300,7 +303,11 @@ table *latency_table(const report_run *rr) {
     dist_row(t, "TTFT (from send)", &s->ttft);
     dist_row(t, "TTFT (from scheduled arrival)", &s->ttft_sched);
     dist_row(t, "TPOT", &s->tpot);
+    if (s->has_reasoning)
+        dist_row(t, "TTFA: first answer token, after reasoning (from send)", &s->ttfa);
     dist_row(t, "inter-token (per token)", &s->itl);
+    if (s->multi_token)
+        dist_row(t, "between chunks (a chunk of several tokens is one gap)", &s->icl);
     dist_row(t, "E2E (from send)", &s->e2e);
     dist_row(t, "E2E (from scheduled arrival)", &s->e2e_sched);
     dist_row(t, "client schedule lag", &s->lag);
@@ -381,6 +388,33 @@ table *detail_table(const report_run *rr) {
             "%s%% over %zu "
             "requests",
             format_number(c, 100 * s->server_rep.cached_share, 1), s->server_rep.cached_n);
+    if (s->has_reasoning)
+        ROW("reasoning tokens (mean of the requests that reasoned; counted by)",
+            "%s over %zu "
+            "requests (%s); %zu answers never began",
+            format_number(c, s->reasoning_tokens / (double)s->reasoning_requests, 1),
+            s->reasoning_requests,
+            s->reasoning_from_server == s->reasoning_requests ? "the server's usage"
+            : s->reasoning_from_server == 0                   ? "the client, from the stream"
+                                                              : "both",
+            s->no_answer);
+    if (s->multi_token)
+        ROW("tokens per chunk (after the first)", "%s", format_number(c, s->tokens_per_chunk, 3));
+    json_t *metas[64];
+    int n_metas = 0;
+    for (int k = 0; k < rr->n_reps && n_metas < 64; k++)
+        if (rr->files[k].meta)
+            metas[n_metas++] = rr->files[k].meta;
+    json_t *spec = spec_decode_of_metas(metas, n_metas);
+    if (spec) {
+        char c2[64];
+        ROW("speculative decoding (the server's counters, before and after)",
+            "%s%% of draft tokens accepted, mean acceptance length %s, %.0f drafts",
+            format_number(c, 100 * json_number_value(json_object_get(spec, "acceptance_rate")), 2),
+            format_number(c2, json_number_value(json_object_get(spec, "acceptance_length")), 3),
+            json_number_value(json_object_get(spec, "num_drafts")));
+        json_decref(spec);
+    }
     if (sv->has_gpu) {
         ROW("GPU energy per output token", "%s J",
             format_number(c, s->output_tokens > 0 ? sv->gpu_energy_j / s->output_tokens : NAN, 4));

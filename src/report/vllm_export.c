@@ -26,6 +26,7 @@
  *   them: ttft and latency 0, no itls, output length 0. start_times are
  *   seconds from the run's t=0 (vLLM's are its process's perf_counter). */
 #include "report/vllm_export.h"
+#include "analysis/spec_decode.h"
 #include "report/vllm_import.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
@@ -601,6 +602,9 @@ json_t *vllm_export(const char *dir, const vllm_export_opts *opt, char *err, int
     double span = v.n > 1 ? (v.r[v.n - 1].sched - v.r[0].sched) / 1000.0 : 0;
     put_setup(o, meta, dir, opt, v.n, span > 0 ? (double)(v.n - 1) / span : INFINITY);
     put_totals(o, &v, meta, opt);
+    json_t *spec = spec_decode_of_metas(&meta, 1); /* the keys vllm bench serve adds */
+    spec_decode_vllm_keys(spec, o);
+    json_decref(spec);
     put_arrays(o, &v);
     json_decref(meta);
     vrun_free(&v);

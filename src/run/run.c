@@ -556,6 +556,23 @@ static double process_cpu_s(void) {
            ru.ru_stime.tv_usec / 1e6;
 }
 
+/* A prediction's speculative-decoding counters, as a server's /metrics
+ * would give them (client/probe.h's object): the engine's at the end, or
+ * zeros for the start. NULL when the engine drafts nothing. */
+static json_t *predicted_spec_counters(const virtual_target *t, int at_end) {
+    if (!t->stats || t->engine.spec_tokens <= 0)
+        return NULL;
+    const engine_stats *st = t->stats;
+    json_t *per = json_array();
+    for (int i = 0; i < t->engine.spec_tokens; i++)
+        json_array_append_new(per, json_real(at_end ? (double)st->spec_accepted_per_pos[i] : 0));
+    return json_pack("{s:s,s:f,s:f,s:f,s:o}", "source", "vllm", "num_drafts",
+                     at_end ? (double)st->spec_drafts_total : 0, "num_draft_tokens",
+                     at_end ? (double)st->spec_draft_tokens_total : 0, "num_accepted_tokens",
+                     at_end ? (double)st->spec_accepted_total : 0, "num_accepted_tokens_per_pos",
+                     per);
+}
+
 /* The measured schedule; -1 when it could not start (its output files). */
 static int measure(run_ctx *x, run_result *rr) {
     char err[512];
@@ -587,11 +604,20 @@ static int measure(run_ctx *x, run_result *rr) {
                         .last_due_s = x->n ? x->due[x->n - 1] / 1e6 : 0,
                         .to = stderr};
     progress *pg = progress_start(x->live, &po);
+    int counters = !x->o.predict && !x->o.no_sampling;
+    if (counters)
+        x->spec_before = probe_spec_counters(x->metrics_url, x->headers, x->o.insecure);
     double cpu0 = process_cpu_s();
     int rc = x->o.predict ? virtual_client_run(&x->lc, x->o.predict, &x->res, err, sizeof err)
              : x->o.threads <= 1 ? loadgen_run(&x->lc, &x->res, err, sizeof err)
                                  : run_threads(&x->lc, x->o.threads, &x->res, err, sizeof err);
     progress_stop(pg);
+    if (counters && x->spec_before)
+        x->spec_after = probe_spec_counters(x->metrics_url, x->headers, x->o.insecure);
+    if (x->o.predict && rc == 0) {
+        x->spec_before = predicted_spec_counters(x->o.predict, 0);
+        x->spec_after = predicted_spec_counters(x->o.predict, 1);
+    }
     double listen_cpu_s = metrics_listen_close(x->ml); /* the listener's, not the client's */
     x->ml = NULL;
     x->lc.live = NULL;
@@ -617,6 +643,8 @@ static void release(run_ctx *x) {
         probe_free(&x->probe);
     curl_slist_free_all(x->headers);
     json_decref(x->extra_body);
+    json_decref(x->spec_before);
+    json_decref(x->spec_after);
     if (x->w_loaded)
         workload_free(&x->w);
     free(x->due);

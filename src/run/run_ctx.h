@@ -57,6 +57,9 @@ typedef struct run_ctx {
     loadgen_config lc;
     loadgen_result res;
     int have_res;
+    /* the server's speculative-decoding counters before the first request
+     * and after the last (client/probe.h); NULL: none */
+    json_t *spec_before, *spec_after;
 } run_ctx;
 
 /* meta.json (run_files.c). 0, or -1 with errno set. `cmdline` and `extra`

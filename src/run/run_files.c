@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "analysis/spec_decode.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 #include "run/virtual_client.h"
@@ -306,6 +307,10 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
     if (binary)
         json_object_set_new(server, "binary", binary);
     json_object_set_new(meta, "server", server);
+    if (x->spec_before && x->spec_after)
+        json_object_set_new(
+            meta, "spec_decode_counters",
+            json_pack("{s:O,s:O}", "before", x->spec_before, "after", x->spec_after));
     json_object_set_new(meta, "fixture", json_boolean(o->predict || x->probe.is_sim));
     json_object_set_new(meta, "token_counting",
                         json_pack("{s:s,s:I,s:I}", "method", token_counting(res),
@@ -528,6 +533,9 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     json_t *proc = server_process_json(x);
     if (proc)
         json_object_set_new(sj, "server_process", proc);
+    json_t *spec = spec_decode_figures(x->spec_before, x->spec_after);
+    if (spec)
+        json_object_set_new(sj, "spec_decode", spec);
     json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
     if (x->plan.n)
         json_object_set_new(sj, "stages", stages_of_run(x));

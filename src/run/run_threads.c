@@ -99,8 +99,7 @@ int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, 
         }
         for (size_t i = 0; i < r->rows.n; i++)
             rows_add(&res->rows, &r->rows.r[i]);
-        for (size_t i = 0; i < r->rows.n_itl; i++)
-            rows_add_itl(&res->rows, r->rows.itl_ms[i]);
+        rows_add_gaps_of(&res->rows, &r->rows);
         res->rows.window_output_tokens += r->rows.window_output_tokens;
         res->usage_counted += r->usage_counted;
         res->chunk_counted += r->chunk_counted;

@@ -31,7 +31,9 @@ typedef struct vflight {
     request_row row;
     vreq *h; /* in the engine; NULL once out of it */
     int64_t *t_us;
+    int32_t *tok; /* tokens of each chunk, once one had other than one (NULL until then) */
     int n_t, cap_t;
+    int n_chunks;                /* emissions so far, kept or not */
     int64_t prev_us;             /* the last token's time (-1: none yet) */
     struct vflight *prev, *next; /* the sent list, or the FIFO (next only) */
 } vflight;
@@ -81,14 +83,17 @@ static void finish_flight(vc *g, vflight *f, int error) {
     const loadgen_config *c = g->cfg;
     request_row *r = &f->row;
     r->error = error;
-    r->chunks = f->row.output_tokens > 0 ? f->row.output_tokens : 0;
+    r->chunks = f->n_chunks;
+    if (g->t->reasoning_usage && r->chunks > 0 && g->cfg->body.chat && g->t->reasoning_tokens > 0)
+        r->reasoning_server =
+            r->output_tokens < g->t->reasoning_tokens ? r->output_tokens : g->t->reasoning_tokens;
     if (r->end_us < 0 && (r->sent_us >= 0 || error == ERR_CANCELLED))
         r->end_us = g->now; /* a request never sent ends when the run gave it up */
     if (r->sent_us >= 0 && r->prompt_tokens < 0)
         r->prompt_tokens = workload_prompt_tokens(c->w, r->index);
     if (g->writing) {
         row_writer_request(&g->rw, r);
-        row_writer_chunks(&g->rw, r->index, f->t_us, NULL, NULL, g->t->chunks ? f->n_t : 0);
+        row_writer_chunks(&g->rw, r->index, f->t_us, f->tok, NULL, g->t->chunks ? f->n_t : 0);
     }
     req_rec rec = request_row_record(r);
     rows_add(&g->res->rows, &rec);
@@ -98,6 +103,7 @@ static void finish_flight(vc *g, vflight *f, int error) {
     int64_t next_due = (r->end_us >= 0 ? r->end_us : g->now) + c->think_us;
     int went_well = error == ERR_NONE && !g->stopping;
     free(f->t_us);
+    free(f->tok);
     free(f);
     if (next != CONV_NONE && went_well)
         turns_push(&g->later, next_due, next);
@@ -110,20 +116,40 @@ static void on_token(void *user, int64_t t_us, int generated, const char *finish
     vc *g = ud;
     vflight *f = user;
     request_row *r = &f->row;
+    int k = generated - (r->output_tokens > 0 ? r->output_tokens : 0); /* this emission's */
     if (r->first_us < 0)
         r->first_us = t_us;
     r->last_us = t_us;
     r->output_tokens = generated;
-    if (f->prev_us >= 0 && g->t->chunks)
-        rows_add_itl(&g->res->rows, (float)((t_us - f->prev_us) / 1000.0));
+    /* a reasoning answer begins with the chunk past its thinking, as the
+     * client reads the simulator's stream (a chunk that crosses is the answer's) */
+    int think = g->cfg->body.chat ? g->t->reasoning_tokens : 0;
+    if (r->first_answer_us < 0 && generated > think)
+        r->first_answer_us = t_us;
+    else if (r->first_answer_us < 0)
+        r->reasoning_counted += k;
+    f->n_chunks++;
+    if (f->prev_us >= 0 && g->t->chunks) {
+        double whole = (t_us - f->prev_us) / 1000.0;
+        rows_add_chunk_gap(&g->res->rows, (float)(whole / k), k, (float)whole);
+    }
     f->prev_us = t_us;
     if (t_us <= g->last_due)
-        g->res->rows.window_output_tokens += 1;
+        g->res->rows.window_output_tokens += k;
     if (g->t->chunks) {
         if (f->n_t == f->cap_t) {
             f->cap_t = f->cap_t ? 2 * f->cap_t : 16;
             f->t_us = xrealloc(f->t_us, (size_t)f->cap_t * sizeof *f->t_us);
+            if (f->tok)
+                f->tok = xrealloc(f->tok, (size_t)f->cap_t * sizeof *f->tok);
         }
+        if (k != 1 && !f->tok) {
+            f->tok = xmalloc((size_t)f->cap_t * sizeof *f->tok);
+            for (int i = 0; i < f->n_t; i++)
+                f->tok[i] = 1;
+        }
+        if (f->tok)
+            f->tok[f->n_t] = k;
         f->t_us[f->n_t++] = t_us;
     }
     if (!finish) {
@@ -350,6 +376,8 @@ int virtual_client_run(const loadgen_config *cfg, const virtual_target *t, loadg
     } else {
         run_loop(&g);
     }
+    if (t->stats)
+        *t->stats = vengine_stats(g.eng);
     vengine_free(g.eng);
     turns_free(&g.later);
     if (g.writing)

@@ -23,6 +23,10 @@ typedef struct virtual_target {
     const char *profile;      /* for meta.json */
     const char *profile_file; /* the profile's file (meta.json keeps its hash); NULL: built in */
     int chunks;               /* write chunks.csv and keep every gap for ITL */
+    /* chat answers that think first, as the simulator's --reasoning-tokens
+     * (and --reasoning-usage: the server counts them) */
+    int reasoning_tokens, reasoning_usage;
+    engine_stats *stats; /* the caller's: the engine's counters at the end; NULL: not wanted */
 } virtual_target;
 
 /* Runs cfg's schedule against the target as loadgen_run does against a

@@ -33,7 +33,7 @@ typedef struct sim_metrics {
     uint64_t requests_success_total;
     uint64_t requests_aborted_total;
     sim_cache_config cache;
-    int spec_tokens; /* speculative decoding's draft length: its counters when > 0 */
+    int spec_tokens;   /* speculative decoding's draft length: its counters when > 0 */
     int64_t started_s; /* the server's start (Unix seconds): the counters' _created */
 } sim_metrics;
 

@@ -123,9 +123,9 @@ static void finish_whole(sim_request *r) {
     if (r->chat && think > 0) {
         struct evbuffer *rb = evbuffer_new();
         add_text(rb, r, 0, think);
-        json_object_set_new(json_object_get(choice, "message"), r->srv->cfg.reasoning_field,
-                            json_stringn((const char *)evbuffer_pullup(rb, -1),
-                                         evbuffer_get_length(rb)));
+        json_object_set_new(
+            json_object_get(choice, "message"), r->srv->cfg.reasoning_field,
+            json_stringn((const char *)evbuffer_pullup(rb, -1), evbuffer_get_length(rb)));
         evbuffer_free(rb);
     }
     json_t *obj = json_pack(

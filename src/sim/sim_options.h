@@ -28,7 +28,7 @@ typedef struct sim_opts {
     int kv_blocks_given;           /* --kv-blocks was given: it overrides the computed size */
     double gpu_memory_utilization; /* 0: the profile's */
     int no_prefix_caching;
-    double speedup; /* every step this many times shorter (a rehearsal); 1: as modelled */
+    double speedup;     /* every step this many times shorter (a rehearsal); 1: as modelled */
     double spec_accept; /* --spec-accept, into the engine by sim_opts_finish */
 } sim_opts;
 
