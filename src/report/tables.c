@@ -314,6 +314,49 @@ table *latency_table(const report_run *rr) {
     return t;
 }
 
+/* A reasoning model's and speculative decoding's rows of the detail
+ * table, where the run has them. */
+static void reasoning_and_draft_rows(table *t, const report_run *rr) {
+    const run_summary *s = &rr->pooled;
+    char b[256], c[64];
+    const char *cells[2];
+#define ROW(label, ...)                                                                            \
+    do {                                                                                           \
+        snprintf(b, sizeof b, __VA_ARGS__);                                                        \
+        cells[0] = label;                                                                          \
+        cells[1] = b;                                                                              \
+        table_add_row(t, cells);                                                                   \
+    } while (0)
+    if (s->has_reasoning)
+        ROW("reasoning tokens (mean of the requests that reasoned; counted by)",
+            "%s over %zu "
+            "requests (%s); %zu answers never began",
+            format_number(c, s->reasoning_tokens / (double)s->reasoning_requests, 1),
+            s->reasoning_requests,
+            s->reasoning_from_server == s->reasoning_requests ? "the server's usage"
+            : s->reasoning_from_server == 0                   ? "the client, from the stream"
+                                                              : "both",
+            s->no_answer);
+    if (s->multi_token)
+        ROW("tokens per chunk (after the first)", "%s", format_number(c, s->tokens_per_chunk, 3));
+    json_t *metas[64];
+    int n_metas = 0;
+    for (int k = 0; k < rr->n_reps && n_metas < 64; k++)
+        if (rr->files[k].meta)
+            metas[n_metas++] = rr->files[k].meta;
+    json_t *spec = spec_decode_of_metas(metas, n_metas);
+    if (spec) {
+        char c2[64];
+        ROW("speculative decoding (the server's counters, before and after)",
+            "%s%% of draft tokens accepted, mean acceptance length %s, %.0f drafts",
+            format_number(c, 100 * json_number_value(json_object_get(spec, "acceptance_rate")), 2),
+            format_number(c2, json_number_value(json_object_get(spec, "acceptance_length")), 3),
+            json_number_value(json_object_get(spec, "num_drafts")));
+        json_decref(spec);
+    }
+#undef ROW
+}
+
 table *detail_table(const report_run *rr) {
     const char *h[] = {"figure", "value"};
     table *t = table_new(2, h);
@@ -388,33 +431,7 @@ table *detail_table(const report_run *rr) {
             "%s%% over %zu "
             "requests",
             format_number(c, 100 * s->server_rep.cached_share, 1), s->server_rep.cached_n);
-    if (s->has_reasoning)
-        ROW("reasoning tokens (mean of the requests that reasoned; counted by)",
-            "%s over %zu "
-            "requests (%s); %zu answers never began",
-            format_number(c, s->reasoning_tokens / (double)s->reasoning_requests, 1),
-            s->reasoning_requests,
-            s->reasoning_from_server == s->reasoning_requests ? "the server's usage"
-            : s->reasoning_from_server == 0                   ? "the client, from the stream"
-                                                              : "both",
-            s->no_answer);
-    if (s->multi_token)
-        ROW("tokens per chunk (after the first)", "%s", format_number(c, s->tokens_per_chunk, 3));
-    json_t *metas[64];
-    int n_metas = 0;
-    for (int k = 0; k < rr->n_reps && n_metas < 64; k++)
-        if (rr->files[k].meta)
-            metas[n_metas++] = rr->files[k].meta;
-    json_t *spec = spec_decode_of_metas(metas, n_metas);
-    if (spec) {
-        char c2[64];
-        ROW("speculative decoding (the server's counters, before and after)",
-            "%s%% of draft tokens accepted, mean acceptance length %s, %.0f drafts",
-            format_number(c, 100 * json_number_value(json_object_get(spec, "acceptance_rate")), 2),
-            format_number(c2, json_number_value(json_object_get(spec, "acceptance_length")), 3),
-            json_number_value(json_object_get(spec, "num_drafts")));
-        json_decref(spec);
-    }
+    reasoning_and_draft_rows(t, rr);
     if (sv->has_gpu) {
         ROW("GPU energy per output token", "%s J",
             format_number(c, s->output_tokens > 0 ? sv->gpu_energy_j / s->output_tokens : NAN, 4));
