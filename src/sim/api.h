@@ -27,6 +27,7 @@ typedef struct sim_config {
     int reasoning_tokens;
     const char *reasoning_field;
     int reasoning_usage;
+    int invalid_json_pct; /* tool calls and JSON answers made wrong on purpose, % */
     uint64_t seed;
     const char *trace_path;       /* NULL: no trace */
     const char *token_trace_path; /* per-token write times; NULL: none */

@@ -28,6 +28,7 @@ static void request_free(sim_request *r) {
         event_free(r->stall_timer);
     if (r->text)
         evbuffer_free(r->text);
+    structured_plan_free(&r->plan);
     free(r->block_hashes);
     free(r);
 }
@@ -107,6 +108,14 @@ static sim_request *request_new(sim_front *f, http_conn *c, const http_request *
     uint64_t h = name_request(r, req);
     const engine_params *ep = engine_get_params(s->eng);
     request_plan_output(ask, ep->max_model_len, s->cfg.eos_min_frac_pct, h, &r->s);
+    char why[256]; /* checked by request_parse */
+    structured_plan_make(ask->tools, ask->tool_choice, ask->response_format, h,
+                         s->cfg.invalid_json_pct, &r->plan, why, sizeof why);
+    if (r->plan.text) { /* the answer is as long as its text, cut at max_tokens */
+        int n = r->plan.n_pieces + (r->plan.tool_name[0] ? 1 : 0);
+        r->s.target_tokens = ask->max_tokens > 0 && n > ask->max_tokens ? (int)ask->max_tokens : n;
+        r->s.at_target = r->s.target_tokens < n ? FINISH_LENGTH : FINISH_STOP;
+    }
     r->s.user = r;
     if (ep->enable_prefix_caching) {
         r->block_hashes =

@@ -47,17 +47,53 @@ static const char *token_text(const sim_request *r, int index) {
     return vocab[mix64(r->token_seed + (uint64_t)index) % VOCAB_SIZE];
 }
 
-/* How many of a request's first output tokens are reasoning: chat only. */
+/* How many of a request's first output tokens are reasoning: chat only,
+ * and not for a tool call or a JSON answer. */
 static int reasoning_of(const sim_request *r) {
-    return r->chat ? r->srv->cfg.reasoning_tokens : 0;
+    return r->chat && !r->plan.text ? r->srv->cfg.reasoning_tokens : 0;
 }
 
-/* The text of tokens [from, to) into b. */
-static void add_text(struct evbuffer *b, const sim_request *r, int from, int to) {
+static int is_tool_call(const sim_request *r) {
+    return r->plan.text && r->plan.tool_name[0];
+}
+
+/* Bytes as a JSON string's inside: a structured answer's quotes and
+ * backslashes (the vocabulary needs none of it). */
+static void add_escaped(struct evbuffer *b, const char *s, int n) {
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            evbuffer_add_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            evbuffer_add_printf(b, "\\u%04x", c);
+        else
+            evbuffer_add(b, s + i, 1);
+    }
+}
+
+/* The text of tokens [from, to) into b, escaped for a JSON string when
+ * `escape`: the vocabulary's words, or a structured answer's pieces (a
+ * tool call's first token is its name, which carries no arguments). */
+static void add_text_as(struct evbuffer *b, const sim_request *r, int from, int to, int escape) {
     for (int i = from; i < to; i++) {
+        if (r->plan.text) {
+            int piece = is_tool_call(r) ? i - 1 : i, n;
+            if (piece < 0)
+                continue;
+            const char *t = structured_piece(&r->plan, piece, &n);
+            if (escape)
+                add_escaped(b, t, n);
+            else
+                evbuffer_add(b, t, (size_t)n);
+            continue;
+        }
         const char *t = token_text(r, i);
         evbuffer_add(b, t, strlen(t));
     }
+}
+
+static void add_text(struct evbuffer *b, const sim_request *r, int from, int to) {
+    add_text_as(b, r, from, to, 1);
 }
 
 /* ---- whole replies ---- */
@@ -108,7 +144,7 @@ static void finish_whole(sim_request *r) {
         json_pack("{s:i,s:i,s:i,s:{s:i}}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
                   r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated,
                   "prompt_tokens_details", "cached_tokens", r->s.cached_tokens);
-    const char *fin = r->s.finish == FINISH_STOP ? "stop" : "length";
+    const char *fin = r->s.finish != FINISH_STOP ? "length" : is_tool_call(r) ? "tool_calls" : "stop";
     int think = reasoning_of(r) < r->s.generated ? reasoning_of(r) : r->s.generated;
     if (think > 0 && r->srv->cfg.reasoning_usage)
         json_object_set_new(usage, "completion_tokens_details",
@@ -120,6 +156,15 @@ static void finish_whole(sim_request *r) {
                          : json_pack("{s:i,s:s%,s:n,s:s,s:n}", "index", 0, "text", text,
                                      evbuffer_get_length(r->text), "logprobs", "finish_reason", fin,
                                      "stop_reason");
+    if (is_tool_call(r)) {
+        json_t *m = json_object_get(choice, "message");
+        json_object_set_new(m, "content", json_null());
+        json_object_set_new(
+            m, "tool_calls",
+            json_pack("[{s:s+,s:s,s:{s:s,s:s%}}]", "id", "call_", r->id + 9, "type", "function",
+                      "function", "name", r->plan.tool_name, "arguments", text,
+                      evbuffer_get_length(r->text)));
+    }
     if (r->chat && think > 0) {
         struct evbuffer *rb = evbuffer_new();
         add_text(rb, r, 0, think);
@@ -167,10 +212,26 @@ static void add_chunk_head(struct evbuffer *b, const sim_request *r) {
                         r->srv->model_json);
 }
 
-static const char *finish_json(const seq *sq) {
+static const char *finish_json(const sim_request *r, const seq *sq) {
     if (sq->state != SEQ_FINISHED)
         return "null";
-    return sq->finish == FINISH_STOP ? "\"stop\"" : "\"length\"";
+    if (sq->finish != FINISH_STOP)
+        return "\"length\"";
+    return is_tool_call(r) ? "\"tool_calls\"" : "\"stop\"";
+}
+
+/* A tool call's delta for tokens [from, to): the call's head (its id,
+ * type and name) with the first token, then the arguments' pieces. */
+static void add_tool_delta(struct evbuffer *b, const sim_request *r, int from, int to) {
+    evbuffer_add_printf(b, "\"tool_calls\":[{\"index\":0,");
+    if (from == 0)
+        evbuffer_add_printf(b, "\"id\":\"call_%s\",\"type\":\"function\",", r->id + 9);
+    evbuffer_add_printf(b, "\"function\":{");
+    if (from == 0)
+        evbuffer_add_printf(b, "\"name\":\"%s\",", r->plan.tool_name);
+    evbuffer_add_printf(b, "\"arguments\":\"");
+    add_text(b, r, from, to);
+    evbuffer_add_printf(b, "\"}}]");
 }
 
 /* One SSE event for tokens [from, to) (plus the role event before the
@@ -190,17 +251,20 @@ static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, i
             add_text(b, r, from, mid);
             evbuffer_add(b, "\"", 1);
         }
-        if (to > mid) { /* the answer */
+        if (to > mid && is_tool_call(r)) {
+            add_tool_delta(b, r, mid, to);
+        } else if (to > mid) { /* the answer */
             evbuffer_add_printf(b, "%s\"content\":\"", mid > from ? "," : "");
             add_text(b, r, mid, to);
             evbuffer_add(b, "\"", 1);
         }
-        evbuffer_add_printf(b, "},\"logprobs\":null,\"finish_reason\":%s}]", finish_json(sq));
+        evbuffer_add_printf(b, "},\"logprobs\":null,\"finish_reason\":%s}]",
+                            finish_json(r, sq));
     } else {
         evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"text\":\"");
         add_text(b, r, from, to);
         evbuffer_add_printf(b, "\",\"logprobs\":null,\"finish_reason\":%s,\"stop_reason\":null}]",
-                            finish_json(sq));
+                            finish_json(r, sq));
     }
     if (r->continuous_usage) {
         evbuffer_add(b, ",", 1);
@@ -254,7 +318,8 @@ void deliver_token(sim_request *r, const seq *sq) {
     int finished = sq->state == SEQ_FINISHED;
     if (!r->stream) {
         int think = reasoning_of(r);
-        add_text(r->text, r, from > think ? from : think, index + 1 > think ? index + 1 : think);
+        add_text_as(r->text, r, from > think ? from : think, index + 1 > think ? index + 1 : think,
+                    0);
         if (finished) {
             finish_whole(r);
             request_end(r);

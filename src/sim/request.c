@@ -6,6 +6,7 @@
  * token ids (prompt_ids.c, by common/tokens.h's rule, the same one
  * /tokenize uses); their count is what the request is charged. */
 #include "sim/request.h"
+#include "sim/structured.h"
 #include "common/util.h"
 
 #include <limits.h>
@@ -128,6 +129,28 @@ static void read_stream_options(json_t *body, completion_ask *ask) {
     ask->ignore_eos = opt_bool(body, "ignore_eos");
 }
 
+/* tools, tool_choice and response_format, checked as the answer will be
+ * planned from them (sim/structured.h). */
+static int read_structured(json_t *body, completion_ask *ask, request_error *err) {
+    json_t *tools = json_object_get(body, "tools"), *choice = json_object_get(body, "tool_choice");
+    json_t *fmt = json_object_get(body, "response_format");
+    if (tools && !json_is_array(tools))
+        return refuse(err, 400, "tools must be an array");
+    if (tools && !ask->chat)
+        return refuse(err, 400, "tools are for /v1/chat/completions");
+    if (fmt && !json_is_object(fmt))
+        return refuse(err, 400, "response_format must be an object");
+    structured_plan p;
+    char why[256];
+    if (structured_plan_make(tools, choice, fmt, 0, 0, &p, why, sizeof why))
+        return refuse(err, 400, "%s", why);
+    structured_plan_free(&p);
+    ask->tools = json_incref(tools);
+    ask->tool_choice = json_incref(choice);
+    ask->response_format = json_incref(fmt);
+    return 0;
+}
+
 int request_parse(const char *text, size_t n, int chat, const char *model, int max_model_len,
                   completion_ask *ask, request_error *err) {
     *ask = (completion_ask){.chat = chat};
@@ -152,11 +175,19 @@ int request_parse_object(json_t *body, int chat, const char *model, int max_mode
         return -1;
     }
     read_stream_options(body, ask);
+    if (read_structured(body, ask, err)) {
+        request_ask_free(ask);
+        return -1;
+    }
     return 0;
 }
 
 void request_ask_free(completion_ask *ask) {
     prompt_ids_free(&ask->ids);
+    json_decref(ask->tools);
+    json_decref(ask->tool_choice);
+    json_decref(ask->response_format);
+    ask->tools = ask->tool_choice = ask->response_format = NULL;
 }
 
 void request_plan_output(const completion_ask *ask, int max_model_len, int eos_min_frac_pct,

@@ -30,6 +30,9 @@ typedef struct completion_ask {
     long max_tokens;     /* 0 when absent */
     long min_tokens;
     int stream, include_usage, continuous_usage, ignore_eos;
+    /* a tool call or a JSON answer asked for (sim/structured.h): the body's
+     * own values, referenced (NULL when absent) */
+    json_t *tools, *tool_choice, *response_format;
 } completion_ask;
 
 /* Why a body was refused. */

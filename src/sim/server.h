@@ -15,6 +15,7 @@
 #define SERVELAB_SIM_SERVER_H
 
 #include "common/clock.h"
+#include "sim/structured.h"
 #include "sim/api.h"
 #include "sim/metrics.h"
 
@@ -84,6 +85,7 @@ struct sim_request {
     int64_t first_write_us; /* server-relative, -1 until the first token left */
     int64_t last_write_us;  /* the last token's bytes, -1 until then */
     uint64_t token_seed;
+    structured_plan plan; /* a tool call or JSON answer; plan.text NULL: ordinary text */
 };
 
 static inline void eng_lock(sim_server *s) {

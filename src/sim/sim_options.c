@@ -291,6 +291,14 @@ const opt_def sim_options[] = {
      SIM(cfg.reasoning_usage),
      .help = "the final usage says usage.completion_tokens_details.reasoning_tokens (as OpenAI "
              "does; vLLM does not)"},
+    {.name = "invalid-json-pct",
+     .key = "invalid_json_pct",
+     .type = OPT_INT,
+     SIM(cfg.invalid_json_pct),
+     .arg = "PCT",
+     .max = 100,
+     .help = "tool calls and JSON answers (tools, response_format) made wrong on purpose: a "
+             "required property left out, else the text cut in half"},
 
     {.name = "max-connections",
      .key = "max_connections",
