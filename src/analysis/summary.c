@@ -27,12 +27,40 @@ int request_meets_slo(const req_rec *r, const slo_spec *slo) {
     return 1;
 }
 
+/* A checked answer (--tools, --response-format) and its tool calls. */
+static void count_tools(run_summary *s, const req_rec *r, double *ttool, size_t *n) {
+    if (r->answer_valid >= 0) {
+        s->answers_checked++;
+        s->answers_valid += r->answer_valid == 1;
+    }
+    if (r->tool_calls > 0) {
+        s->tool_calls += (size_t)r->tool_calls;
+        s->with_tool_call++;
+    }
+    if (!isnan(r->first_tool_ms) && !isnan(r->sent_ms))
+        ttool[(*n)++] = r->first_tool_ms - r->sent_ms;
+}
+
+/* A completed request's first answer token and reasoning tokens. */
+static void count_reasoning(run_summary *s, const req_rec *r, double *ttfa, size_t *n) {
+    double answer = request_answer_ms(r);
+    if (!isnan(answer))
+        ttfa[(*n)++] = answer - r->sent_ms;
+    else if (!isnan(r->first_ms))
+        s->no_answer++;
+    if (r->reasoning_tokens > 0) {
+        s->reasoning_tokens += r->reasoning_tokens;
+        s->reasoning_requests++;
+        s->reasoning_from_server += r->reasoning_server;
+    }
+}
+
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     memset(s, 0, sizeof *s);
     size_t n = rows->n;
-    double *v[8];
-    size_t k[8] = {0};
-    for (int i = 0; i < 8; i++)
+    double *v[9];
+    size_t k[9] = {0};
+    for (int i = 0; i < 9; i++)
         v[i] = xmalloc((n ? n : 1) * sizeof(double));
     int parts = 0;
     for (size_t i = 0; i < n; i++)
@@ -50,6 +78,7 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             part_end[r->part] = r->end_ms;
         if (!isnan(r->lag_ms))
             v[6][k[6]++] = r->lag_ms;
+        count_tools(s, r, v[8], &k[8]);
         s->errors[r->error < ERR_COUNT ? r->error : ERR_HTTP]++;
         if (r->error != ERR_NONE) {
             s->failed++;
@@ -68,16 +97,7 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             v[2][k[2]++] = (r->last_ms - r->first_ms) / (r->output_tokens - 1);
         v[3][k[3]++] = r->end_ms - r->sent_ms;
         v[4][k[4]++] = r->end_ms - r->scheduled_ms;
-        double answer = request_answer_ms(r);
-        if (!isnan(answer))
-            v[7][k[7]++] = answer - r->sent_ms;
-        else if (!isnan(r->first_ms))
-            s->no_answer++;
-        if (r->reasoning_tokens > 0) {
-            s->reasoning_tokens += r->reasoning_tokens;
-            s->reasoning_requests++;
-            s->reasoning_from_server += r->reasoning_server;
-        }
+        count_reasoning(s, r, v[7], &k[7]);
         if (request_meets_slo(r, &p->slo))
             s->meeting_slo++;
     }
@@ -90,12 +110,13 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     s->itl = dist_of_floats(rows->itl_ms, rows->n_itl); /* one float a token: no copy */
     s->has_reasoning = s->reasoning_requests > 0;
     s->ttfa = dist_of(v[7], k[7]);
+    s->ttf_tool = dist_of(v[8], k[8]);
     s->multi_token = rows->icl_ms != NULL;
     if (s->multi_token) {
         s->icl = dist_of_floats(rows->icl_ms, rows->n_icl);
         s->tokens_per_chunk = rows->n_icl ? (double)rows->n_itl / (double)rows->n_icl : NAN;
     }
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         free(v[i]);
 
     double sum_end = 0, sum_sched = 0, sum_span = 0;
@@ -203,6 +224,16 @@ json_t *summary_json(const run_summary *s) {
                                       s->reasoning_from_server == s->reasoning_requests ? "server"
                                       : s->reasoning_from_server == 0                   ? "client"
                                                                                         : "both"));
+    }
+    if (s->answers_checked) {
+        json_t *a = json_pack("{s:I,s:I,s:f,s:I,s:I}", "checked", (json_int_t)s->answers_checked,
+                              "valid", (json_int_t)s->answers_valid, "valid_share",
+                              (double)s->answers_valid / (double)s->answers_checked, "tool_calls",
+                              (json_int_t)s->tool_calls, "requests_with_tool_calls",
+                              (json_int_t)s->with_tool_call);
+        if (s->ttf_tool.n)
+            json_object_set_new(a, "time_to_first_tool_call_ms", dist_json(&s->ttf_tool));
+        json_object_set_new(o, "answers", a);
     }
     if (s->multi_token) {
         json_object_set_new(o, "inter_chunk_ms", dist_json(&s->icl));
@@ -319,6 +350,19 @@ void summary_print(FILE *f, const run_summary *s) {
     if (isfinite(s->cost_per_million_output_tokens))
         fprintf(f, "cost            $%.4f per million output tokens at $%.2f/hour\n",
                 s->cost_per_million_output_tokens, s->cost_per_hour);
+    if (s->answers_checked) {
+        fprintf(f, "answers         %zu of %zu as asked (%.1f%%)", s->answers_valid,
+                s->answers_checked, 100.0 * (double)s->answers_valid / (double)s->answers_checked);
+        if (s->tool_calls)
+            fprintf(f, "; %zu tool calls, first after %.2f ms at p50", s->tool_calls,
+                    s->ttf_tool.p50);
+        fputc('\n', f);
+    }
+    if (s->has_reasoning)
+        fprintf(f, "reasoning       %.1f tokens a request that reasoned (%zu), counted by %s%s\n",
+                s->reasoning_tokens / (double)s->reasoning_requests, s->reasoning_requests,
+                s->reasoning_from_server == s->reasoning_requests ? "the server" : "the client",
+                s->no_answer ? "; some answers never began" : "");
     phases_print(f, &s->phases, &s->server_rep);
     if (s->lag.n)
         fprintf(f, "client          schedule lag p50 %.3f ms, p99 %.3f ms, max %.3f ms", s->lag.p50,

@@ -56,6 +56,12 @@ typedef struct run_summary {
     int multi_token;
     dist icl;
     double tokens_per_chunk;
+    /* --tools, --response-format: the answers checked (every request sent;
+     * a failed one is not valid), those that were what was asked, the tool
+     * calls made and the time to the first (from sending); present when
+     * some answer was checked. */
+    size_t answers_checked, answers_valid, tool_calls, with_tool_call;
+    dist ttf_tool;
     int has_slo;
     slo_spec slo;
     size_t meeting_slo;

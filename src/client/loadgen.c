@@ -87,6 +87,9 @@ static void free_inflight(inflight *f) {
     free(f->t_us);
     free(f->tok);
     free(f->coal);
+    if (f->ans)
+        answer_free(f->ans);
+    free(f->ans);
     free(f);
 }
 
@@ -138,6 +141,12 @@ static void finish_request(lg *g, inflight *f, int error) {
         g->res->chunk_counted++;
     }
     r->prompt_tokens = prompt_tokens_of(f, c);
+    if (f->ans && r->sent_us >= 0) {
+        char why[256];
+        r->tool_calls = f->ans->n_calls;
+        r->answer_valid =
+            error == ERR_NONE ? answer_verdict(f->ans, &c->answers, why, sizeof why) : 0;
+    }
     r->finish_reason = f->finish[0] ? f->finish : (error ? "" : "");
     if (error)
         note_error(g, f, error);

@@ -11,6 +11,7 @@
 #ifndef SERVELAB_LOADGEN_H
 #define SERVELAB_LOADGEN_H
 
+#include "client/answer.h"
 #include "client/errorlog.h"
 #include "common/record.h"
 #include "common/series.h"
@@ -48,7 +49,8 @@ typedef struct loadgen_config {
     int insecure;
     http_client_kind client; /* BUILTIN only for URLs h1_usable() accepts */
     size_t max_event_bytes;
-    int max_chunks; /* chunks kept of one answer; past it the request is malformed; 0: no cap */
+    int max_chunks;     /* chunks kept of one answer; past it the request is malformed; 0: no cap */
+    answer_ask answers; /* --tools, --response-format: each answer gathered and checked */
     const char *out_dir;     /* NULL: write no rows (warmup) */
     struct live_stats *live; /* what watchers read while it runs (client/live.h); NULL: none */
     /* Sampling while the run goes (both optional): the server's /metrics

@@ -59,6 +59,7 @@ typedef struct inflight {
     size_t json_len, json_cap;
     int64_t json_first_us;
     int final_error;                /* its error class, decided when the transfer ended */
+    answer_buf *ans;                /* the answer's text, when it is to be checked; else NULL */
     struct inflight *next;          /* waiting queue, then the ended list */
     struct inflight *aprev, *anext; /* active list (sent, not finished) */
 } inflight;

@@ -155,6 +155,10 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
         if (f->row.first_us < 0)
             f->row.first_us = t;
         note_answer(f, &ci, t, k);
+        if (ci.has_tool_call && f->row.first_tool_us < 0)
+            f->row.first_tool_us = t;
+        if (f->ans)
+            answer_take(f->ans, data, len);
         note_same_read(f, f->read_raw);
         add_chunk(f, t, k);
     }
@@ -168,6 +172,9 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
 
 void response_begin(inflight *f) {
     sse_init(&f->sse, f->g->cfg->max_event_bytes, on_event, f);
+    const answer_ask *ask = &f->g->cfg->answers;
+    if ((ask->tools || ask->schema) && !f->ans)
+        f->ans = xcalloc(1, sizeof *f->ans);
 }
 
 /* Whether a Content-Encoding leaves the body as it is. */
@@ -244,6 +251,10 @@ static void take_whole_json(inflight *f) {
         f->row.first_us = f->row.last_us = f->json_first_us;
         if (ci.has_answer)
             f->row.first_answer_us = f->json_first_us;
+        if (ci.has_tool_call)
+            f->row.first_tool_us = f->json_first_us;
+        if (f->ans)
+            answer_take(f->ans, f->json, f->json_len);
         add_chunk(f, f->json_first_us, k);
     }
     f->saw_finish = 1; /* the body is complete: nothing more is coming */

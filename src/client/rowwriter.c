@@ -108,6 +108,8 @@ void request_row_init(request_row *r, const workload *w, uint32_t index, int64_t
     r->server_prompt_n = r->server_decode_n = r->server_cache_n = r->cached_tokens = -1;
     r->conversation = r->turn = -1;
     r->first_answer_us = r->reasoning_server = -1;
+    r->first_tool_us = -1;
+    r->tool_calls = r->answer_valid = -1;
     if (workload_multi_turn(w) && index < w->conv.n_requests) {
         r->conversation = (long)w->conv.conv[index];
         r->turn = (long)w->conv.turn[index];
@@ -156,6 +158,11 @@ req_rec request_row_record(const request_row *r) {
     long think = request_row_reasoning(r);
     rec.reasoning_tokens = think >= 0 && think <= INT32_MAX ? (int32_t)think : -1;
     rec.reasoning_server = r->reasoning_server >= 0;
+    rec.first_tool_ms = r->first_tool_us >= 0 ? r->first_tool_us / 1000.0 : NAN;
+    rec.answer_valid = (int8_t)r->answer_valid;
+    rec.tool_calls = (int16_t)(r->tool_calls < 0       ? -1
+                               : r->tool_calls > 32767 ? 32767
+                                                       : r->tool_calls);
     return rec;
 }
 
@@ -313,6 +320,9 @@ static void format_request(row_line *l, const request_row *r) {
     long think = request_row_reasoning(r);
     put_count(l, think);
     put_text(l, think < 0 ? "" : r->reasoning_server >= 0 ? "server" : "counted");
+    put_count(l, r->tool_calls);
+    put_ms(l, r->first_tool_us);
+    put_count(l, r->answer_valid);
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }

@@ -18,7 +18,8 @@
     "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
     "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
     "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
-    "conversation_id,turn,trace_line,first_answer_ms,reasoning_tokens,reasoning_from\n"
+    "conversation_id,turn,trace_line,first_answer_ms,reasoning_tokens,reasoning_from,tool_calls,"  \
+    "first_tool_ms,answer_valid\n"
 #define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
@@ -48,6 +49,11 @@ typedef struct request_row {
      * -1: it did not) or else as counted from the reasoning-only chunks */
     int64_t first_answer_us;
     long reasoning_counted, reasoning_server;
+    /* --tools, --response-format: the tool calls the answer made, when
+     * its first came (-1: none), and whether the answer was what was asked
+     * (answer.h: 1, 0; -1 when nothing was asked or it was never sent) */
+    int64_t first_tool_us;
+    int tool_calls, answer_valid;
 } request_row;
 
 typedef struct row_writer {

@@ -145,11 +145,11 @@ int json_schema_check(const json_t *schema, const json_t *value, char *why, size
     return check(schema, value, "$", why, whylen);
 }
 
-static const char *const known[] = {"type",      "properties", "required",  "additionalProperties",
-                                    "items",     "enum",       "const",     "minimum",
-                                    "maximum",   "minLength",  "maxLength", "minItems",
-                                    "maxItems",  "title",      "description", "default",
-                                    "$schema",   "examples",   NULL};
+static const char *const known[] = {"type",     "properties", "required",    "additionalProperties",
+                                    "items",    "enum",       "const",       "minimum",
+                                    "maximum",  "minLength",  "maxLength",   "minItems",
+                                    "maxItems", "title",      "description", "default",
+                                    "$schema",  "examples",   NULL};
 
 const char *json_schema_unsupported(const json_t *s) {
     if (!json_is_object(s))

@@ -38,6 +38,9 @@ req_rec req_rec_unknown(void) {
                  .server_decode_n = -1,
                  .first_answer_ms = NAN,
                  .reasoning_tokens = -1,
+                 .answer_valid = -1,
+                 .tool_calls = -1,
+                 .first_tool_ms = NAN,
                  .server_prompt_n = -1,
                  .cached_tokens = -1,
                  .first_coalesced = -1};

@@ -47,6 +47,9 @@ typedef struct req_rec {
     double first_answer_ms;   /* a reasoning model's first chunk of answer (NAN: none, unknown) */
     int32_t reasoning_tokens; /* -1 unknown */
     int8_t reasoning_server;  /* 1: the server's usage counted them; 0: the client did */
+    int8_t answer_valid;      /* a tool call or JSON answer as asked: 1, 0; -1: not asked */
+    int16_t tool_calls;       /* -1: not asked */
+    double first_tool_ms;     /* the first tool call's chunk (NAN: none) */
 } req_rec;
 
 /* A record with every field unknown (times NAN, counts -1, no error, part

@@ -41,7 +41,8 @@ static const char *requests_cols[] = {
     /* where TTFT went, and the server's own account: later columns */
     "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
     "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens",
-    "turn", "first_answer_ms", "reasoning_tokens", "reasoning_from"};
+    "turn", "first_answer_ms", "reasoning_tokens", "reasoning_from", "tool_calls", "first_tool_ms",
+    "answer_valid"};
 enum {
     C_ID,
     C_CLASS,
@@ -72,6 +73,9 @@ enum {
     C_FIRST_ANSWER,
     C_REASONING,
     C_REASONING_FROM,
+    C_TOOL_CALLS,
+    C_FIRST_TOOL,
+    C_ANSWER_VALID,
     C_N
 };
 
@@ -202,6 +206,15 @@ static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
         return requests_cols[C_REASONING];
     int from = col[C_REASONING_FROM];
     r->reasoning_server = from >= 0 && row->len[from] == 6 && !memcmp(row->f[from], "server", 6);
+    int32_t calls, valid;
+    if (count_of(row, col[C_TOOL_CALLS], &calls) || calls > INT16_MAX)
+        return requests_cols[C_TOOL_CALLS];
+    r->tool_calls = (int16_t)calls;
+    if (phase_time_of(row, col[C_FIRST_TOOL], &r->first_tool_ms))
+        return requests_cols[C_FIRST_TOOL];
+    if (count_of(row, col[C_ANSWER_VALID], &valid) || valid > 1)
+        return requests_cols[C_ANSWER_VALID];
+    r->answer_valid = (int8_t)valid;
     return NULL;
 }
 

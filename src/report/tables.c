@@ -339,6 +339,11 @@ static void reasoning_and_draft_rows(table *t, const report_run *rr) {
             s->no_answer);
     if (s->multi_token)
         ROW("tokens per chunk (after the first)", "%s", format_number(c, s->tokens_per_chunk, 3));
+    if (s->answers_checked)
+        ROW("answers as asked (--tools, --response-format)", "%zu of %zu (%s%%); %zu tool calls",
+            s->answers_valid, s->answers_checked,
+            format_number(c, 100.0 * (double)s->answers_valid / (double)s->answers_checked, 1),
+            s->tool_calls);
     json_t *metas[64];
     int n_metas = 0;
     for (int k = 0; k < rr->n_reps && n_metas < 64; k++)

@@ -90,6 +90,10 @@ int run_opts_validate(const run_opts *o, char *err, int errlen) {
         why = "--rate x --duration: more than 100,000,000 requests, more than a run holds";
     else if (o->fail_on_slo && !o->slo)
         why = "--fail-on-slo needs --slo";
+    else if (o->tools && strcmp(o->api, "chat"))
+        why = "--tools: tool calls are asked of the chat API: add --api chat";
+    else if ((o->tools || o->response_format) && o->predict)
+        why = "--tools, --response-format: a prediction's engine writes no text to check";
     else if (!o->predict && !strcmp(o->http_client, "builtin") && !h1_usable(o->url))
         why = "--http-client builtin: needs a plain http:// URL without credentials and no "
               "http_proxy/all_proxy in the environment";
@@ -330,6 +334,18 @@ static int prepare_headers(run_ctx *x, run_result *rr) {
         if (!(x->extra_body = workload_extra_body(o->extra_body, why, sizeof why)))
             return fail(rr, "--extra-body: %s", why);
     }
+    if (o->tools || o->response_format) {
+        char why[512];
+        if (answer_spec_load(o->tools, o->response_format, &x->answers, why, sizeof why))
+            return fail(rr, "%s", why);
+        if (x->extra_body && (json_object_get(x->extra_body, "tools") ||
+                              json_object_get(x->extra_body, "response_format")))
+            return fail(rr, "--extra-body sets tools or response_format: give them with --tools "
+                            "and --response-format only");
+        if (!x->extra_body)
+            x->extra_body = json_object();
+        answer_spec_apply(&x->answers, x->extra_body);
+    }
     return 0;
 }
 
@@ -362,7 +378,8 @@ static loadgen_config client_config(const run_ctx *x) {
                             .preconnect = preconnect_count(o, x->n),
                             .timeout_s = o->timeout_s,
                             .max_event_bytes = (size_t)o->max_event_bytes,
-                            .max_chunks = (int)o->max_chunks};
+                            .max_chunks = (int)o->max_chunks,
+                            .answers = {x->answers.tools, x->answers.schema}};
 }
 
 /* `servelab predict`: no server to ask, nothing to sample; the model is
@@ -643,6 +660,7 @@ static void release(run_ctx *x) {
         probe_free(&x->probe);
     curl_slist_free_all(x->headers);
     json_decref(x->extra_body);
+    answer_spec_free(&x->answers);
     json_decref(x->spec_before);
     json_decref(x->spec_after);
     if (x->w_loaded)

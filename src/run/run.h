@@ -46,8 +46,10 @@ typedef struct run_opts {
     const char *prompts, *mix;
     int64_t max_tokens; /* 0: per class */
     int ignore_eos;
-    const char *extra_body; /* a JSON object added to every body; NULL: none */
-    const char *turns;      /* "1".."1000" or "all" (conversation.h) */
+    const char *extra_body;      /* a JSON object added to every body; NULL: none */
+    const char *tools;           /* --tools FILE (workload/answer_spec.h); NULL: none */
+    const char *response_format; /* --response-format FILE; NULL: none */
+    const char *turns;           /* "1".."1000" or "all" (conversation.h) */
     double think_time_s;
     const char *cache_bust;      /* on | off */
     const char *cache_bust_salt; /* hex; NULL: a new one each run */

@@ -5,6 +5,7 @@
 #define SERVELAB_RUN_CTX_H
 
 #include "client/loadgen.h"
+#include "workload/answer_spec.h"
 #include "client/probe.h"
 #include "monitor/gpu.h"
 #include "run/run.h"
@@ -60,6 +61,7 @@ typedef struct run_ctx {
     /* the server's speculative-decoding counters before the first request
      * and after the last (client/probe.h); NULL: none */
     json_t *spec_before, *spec_after;
+    answer_spec answers; /* --tools, --response-format */
 } run_ctx;
 
 /* meta.json (run_files.c). 0, or -1 with errno set. `cmdline` and `extra`

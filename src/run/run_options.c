@@ -6,6 +6,7 @@
  * campaign.json record the value under. */
 #include "analysis/summary.h"
 #include "run/run.h"
+#include "workload/answer_spec.h"
 #include "workload/conversation.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
@@ -198,6 +199,21 @@ static int extra_body_check(const char *v, char *why, size_t whylen) {
     return o ? 0 : -1;
 }
 
+/* --tools FILE and --response-format FILE: read and checked now. */
+static int tools_check(const char *v, char *why, size_t whylen) {
+    answer_spec s;
+    int rc = answer_spec_load(v, NULL, &s, why, whylen);
+    answer_spec_free(&s);
+    return rc;
+}
+
+static int format_check(const char *v, char *why, size_t whylen) {
+    answer_spec s;
+    int rc = answer_spec_load(NULL, v, &s, why, whylen);
+    answer_spec_free(&s);
+    return rc;
+}
+
 /* --shard: I/N or auto (the scheduler's variables are read when the run
  * starts). */
 static int shard_check(const char *v, char *why, size_t whylen) {
@@ -284,6 +300,24 @@ const opt_def run_options[] = {
      .arg = "JSON",
      .check = extra_body_check,
      .help = "fields added to every request's body, e.g. '{\"cache_prompt\":false}' (llama.cpp)"},
+    {.name = "tools",
+     .key = "workload.tools",
+     .meta = "tools",
+     .type = OPT_STRING,
+     RUN(tools),
+     .arg = "FILE",
+     .check = tools_check,
+     .help = "ask for tool calls: OpenAI tools (a JSON array, or {\"tools\":[...],\"tool_choice\":"
+             "...}) in every body; each call is checked against its tool (--api chat)"},
+    {.name = "response-format",
+     .key = "workload.response_format",
+     .meta = "response_format",
+     .type = OPT_STRING,
+     RUN(response_format),
+     .arg = "FILE",
+     .check = format_check,
+     .help = "ask for JSON: a response_format object (json_schema or json_object) in every body; "
+             "each answer is checked against its schema"},
     {.name = "turns",
      .key = "workload.turns",
      .meta = "turns",

@@ -144,7 +144,9 @@ static void finish_whole(sim_request *r) {
         json_pack("{s:i,s:i,s:i,s:{s:i}}", "prompt_tokens", r->s.prompt_tokens, "total_tokens",
                   r->s.prompt_tokens + r->s.generated, "completion_tokens", r->s.generated,
                   "prompt_tokens_details", "cached_tokens", r->s.cached_tokens);
-    const char *fin = r->s.finish != FINISH_STOP ? "length" : is_tool_call(r) ? "tool_calls" : "stop";
+    const char *fin = r->s.finish != FINISH_STOP ? "length"
+                      : is_tool_call(r)          ? "tool_calls"
+                                                 : "stop";
     int think = reasoning_of(r) < r->s.generated ? reasoning_of(r) : r->s.generated;
     if (think > 0 && r->srv->cfg.reasoning_usage)
         json_object_set_new(usage, "completion_tokens_details",
@@ -159,11 +161,10 @@ static void finish_whole(sim_request *r) {
     if (is_tool_call(r)) {
         json_t *m = json_object_get(choice, "message");
         json_object_set_new(m, "content", json_null());
-        json_object_set_new(
-            m, "tool_calls",
-            json_pack("[{s:s+,s:s,s:{s:s,s:s%}}]", "id", "call_", r->id + 9, "type", "function",
-                      "function", "name", r->plan.tool_name, "arguments", text,
-                      evbuffer_get_length(r->text)));
+        json_object_set_new(m, "tool_calls",
+                            json_pack("[{s:s+,s:s,s:{s:s,s:s%}}]", "id", "call_", r->id + 9, "type",
+                                      "function", "function", "name", r->plan.tool_name,
+                                      "arguments", text, evbuffer_get_length(r->text)));
     }
     if (r->chat && think > 0) {
         struct evbuffer *rb = evbuffer_new();
@@ -258,8 +259,7 @@ static void add_token_event(struct evbuffer *b, sim_request *r, const seq *sq, i
             add_text(b, r, mid, to);
             evbuffer_add(b, "\"", 1);
         }
-        evbuffer_add_printf(b, "},\"logprobs\":null,\"finish_reason\":%s}]",
-                            finish_json(r, sq));
+        evbuffer_add_printf(b, "},\"logprobs\":null,\"finish_reason\":%s}]", finish_json(r, sq));
     } else {
         evbuffer_add_printf(b, "\"choices\":[{\"index\":0,\"text\":\"");
         add_text(b, r, from, to);

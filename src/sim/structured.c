@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const words[] = {"alpha", "river", "stone", "cloud", "north", "amber",
-                                    "delta", "maple", "orbit", "quartz"};
+static const char *const words[] = {"alpha", "river", "stone", "cloud", "north",
+                                    "amber", "delta", "maple", "orbit", "quartz"};
 
 static const char *first_type(const json_t *s) {
     const json_t *t = json_object_get(s, "type");
@@ -83,8 +83,8 @@ static int pick(const json_t *tools, const json_t *choice, const json_t *fmt, co
     *name = NULL;
     if (json_is_array(tools) && json_array_size(tools) &&
         !(json_is_string(choice) && !strcmp(json_string_value(choice), "none"))) {
-        const char *want = json_string_value(
-            json_object_get(json_object_get(choice, "function"), "name"));
+        const char *want =
+            json_string_value(json_object_get(json_object_get(choice, "function"), "name"));
         for (size_t i = 0; i < json_array_size(tools); i++) {
             const json_t *f = json_object_get(json_array_get(tools, i), "function");
             const char *n = json_string_value(json_object_get(f, "name"));

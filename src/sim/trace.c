@@ -34,9 +34,10 @@ int trace_open(sim_server *s, char *err, int errlen) {
             snprintf(err, errlen, "--trace %s: cannot open for writing", cfg->trace_path);
             return -1;
         }
-        fputs("request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
-              "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms\n",
-              s->trace);
+        fputs(
+            "request_id,arrived_ms,admitted_ms,first_token_ms,finished_ms,prompt_tokens,"
+            "output_tokens,preemptions,finish_reason,http_status,fault,last_token_ms,structured\n",
+            s->trace);
     }
     if (cfg->token_trace_path) {
         s->token_trace = fopen(cfg->token_trace_path, "w");
@@ -63,6 +64,13 @@ static void write_row(FILE *f, const sim_request *r) {
     fprintf(f, ",%d,%d,%d,%s,%d,%s,", r->s.prompt_tokens, r->s.generated, r->s.preemptions,
             finish_text(r), r->status, fault_name(r->fault));
     put_ms(f, r->stream ? r->last_write_us : r->s.finished_us);
+    /* a tool call's or a JSON answer's truth: written to match, made wrong,
+     * or cut short by max_tokens (which no JSON survives) */
+    fputs(!r->plan.text                  ? ","
+          : !r->plan.valid               ? ",invalid"
+          : r->s.finish == FINISH_LENGTH ? ",cut"
+                                         : ",valid",
+          f);
     fputc('\n', f);
 }
 
