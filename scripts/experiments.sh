@@ -3,7 +3,7 @@
 # their raw rows, server logs and reports under results/llamacpp-cpu/:
 #   scripts/experiments.sh [NAME...]   # default: all, in this order
 # NAMEs: models load-capacity load context precision quantization prefix
-# slots failure. Needs a llama.cpp `llama-server` on PATH (servelab works
+# slots failure spec-decode structured. Needs a llama.cpp `llama-server` on PATH (servelab works
 # with any build; meta.json records its build_info) and, for the Q4_K_M
 # file, its `llama-quantize`. Model files go to $SERVELAB_MODELS (default
 # models/), written by scripts/gguf_write.py when missing; models.csv
@@ -92,12 +92,15 @@ experiment() {
 }
 
 names=${*:-models load-capacity load context precision quantization prefix slots failure}
+# spec-decode and structured need a 2026 build (--spec-type, response_format
+# grammars) and are not in the default list: run them by name.
 for n in $names; do
     start=$(date +%s)
     case $n in
     models) models ;;
     load-capacity) load_capacity ;;
-    load | context | precision | quantization | prefix | slots | failure) experiment "$n" || true ;;
+    load | context | precision | quantization | prefix | slots | failure | spec-decode | structured)
+        experiment "$n" || true ;;
     *) echo "experiments.sh: unknown experiment '$n'" >&2; exit 2 ;;
     esac
     echo "experiments.sh: $n took $(( $(date +%s) - start )) s" >&2

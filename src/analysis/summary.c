@@ -41,6 +41,15 @@ static void count_tools(run_summary *s, const req_rec *r, double *ttool, size_t 
         ttool[(*n)++] = r->first_tool_ms - r->sent_ms;
 }
 
+/* The server's account of a request's drafts. */
+static void count_drafts(run_summary *s, const req_rec *r) {
+    if (r->server_draft_n < 0)
+        return;
+    s->draft_requests++;
+    s->draft_tokens += r->server_draft_n;
+    s->draft_accepted += r->server_draft_accepted > 0 ? r->server_draft_accepted : 0;
+}
+
 /* A completed request's first answer token and reasoning tokens. */
 static void count_reasoning(run_summary *s, const req_rec *r, double *ttfa, size_t *n) {
     double answer = request_answer_ms(r);
@@ -79,6 +88,7 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
         if (!isnan(r->lag_ms))
             v[6][k[6]++] = r->lag_ms;
         count_tools(s, r, v[8], &k[8]);
+        count_drafts(s, r);
         s->errors[r->error < ERR_COUNT ? r->error : ERR_HTTP]++;
         if (r->error != ERR_NONE) {
             s->failed++;
@@ -235,6 +245,14 @@ json_t *summary_json(const run_summary *s) {
             json_object_set_new(a, "time_to_first_tool_call_ms", dist_json(&s->ttf_tool));
         json_object_set_new(o, "answers", a);
     }
+    if (s->draft_requests)
+        json_object_set_new(
+            o, "spec_decode_per_request",
+            json_pack("{s:I,s:f,s:f,s:o}", "requests", (json_int_t)s->draft_requests,
+                      "draft_tokens", s->draft_tokens, "accepted_tokens", s->draft_accepted,
+                      "acceptance_rate",
+                      s->draft_tokens > 0 ? json_real(s->draft_accepted / s->draft_tokens)
+                                          : json_null()));
     if (s->multi_token) {
         json_object_set_new(o, "inter_chunk_ms", dist_json(&s->icl));
         json_object_set_new(o, "tokens_per_chunk", num(s->tokens_per_chunk));

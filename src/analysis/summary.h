@@ -62,6 +62,11 @@ typedef struct run_summary {
      * some answer was checked. */
     size_t answers_checked, answers_valid, tool_calls, with_tool_call;
     dist ttf_tool;
+    /* The server's own per-request account of its drafts (llama.cpp's
+     * timings.draft_n, draft_n_accepted), summed over the requests that
+     * give it: beside the counters' difference (analysis/spec_decode.h). */
+    size_t draft_requests;
+    double draft_tokens, draft_accepted;
     int has_slo;
     slo_spec slo;
     size_t meeting_slo;

@@ -135,7 +135,7 @@ typedef struct err_fields {
 typedef struct timings_fields {
     int present; /* it was an object */
     double prompt_ms, predicted_ms;
-    long prompt_n, predicted_n, cache_n;
+    long prompt_n, predicted_n, cache_n, draft_n, draft_accepted;
 } timings_fields;
 
 /* Everything chunk_info is made of, as found in the chunk. Duplicate keys
@@ -408,7 +408,7 @@ static int scan_duration(jscan *s, int depth, double *value, int *need_reference
  * than any of these, and are passed over at once. */
 static int scan_timing(jscan *s, int depth, const jscan_str *key, timings_fields *t,
                        int *need_reference) {
-    if (!key->escaped && key->len > sizeof "predicted_ms" - 1)
+    if (!key->escaped && key->len > sizeof "draft_n_accepted" - 1)
         return jscan_skip(s, depth);
     if (jscan_str_eq(key, "prompt_ms"))
         return scan_duration(s, depth, &t->prompt_ms, need_reference);
@@ -420,6 +420,10 @@ static int scan_timing(jscan *s, int depth, const jscan_str *key, timings_fields
         return scan_reported_count(s, depth, &t->predicted_n, need_reference);
     if (jscan_str_eq(key, "cache_n"))
         return scan_reported_count(s, depth, &t->cache_n, need_reference);
+    if (jscan_str_eq(key, "draft_n"))
+        return scan_reported_count(s, depth, &t->draft_n, need_reference);
+    if (jscan_str_eq(key, "draft_n_accepted"))
+        return scan_reported_count(s, depth, &t->draft_accepted, need_reference);
     return jscan_skip(s, depth);
 }
 
@@ -427,7 +431,7 @@ static int scan_timings(jscan *s, int depth, scanned *sc) {
     timings_fields *t = &sc->timings;
     t->present = jscan_peek(s) == '{';
     t->prompt_ms = t->predicted_ms = NAN;
-    t->prompt_n = t->predicted_n = t->cache_n = -1;
+    t->prompt_n = t->predicted_n = t->cache_n = t->draft_n = t->draft_accepted = -1;
     if (!t->present)
         return jscan_skip(s, depth);
     jscan_str key;
@@ -605,6 +609,8 @@ static int fill(const scanned *sc, chunk_info *out) {
         out->timings_prompt_n = sc->timings.prompt_n;
         out->timings_predicted_n = sc->timings.predicted_n;
         out->timings_cache_n = sc->timings.cache_n;
+        out->timings_draft_n = sc->timings.draft_n;
+        out->timings_draft_accepted = sc->timings.draft_accepted;
     }
     out->cached_tokens = sc->cached_tokens;
     out->reasoning_tokens = sc->reasoning_tokens;

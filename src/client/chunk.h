@@ -48,6 +48,9 @@ typedef struct chunk_info {
     double timings_prompt_ms, timings_predicted_ms; /* its prompt_ms and predicted_ms */
     long timings_prompt_n, timings_predicted_n,     /* its prompt_n, predicted_n and cache_n */
         timings_cache_n;
+    long timings_draft_n, timings_draft_accepted; /* its draft_n and draft_n_accepted: the
+                                                     request's speculative drafts (present only
+                                                     when it drafted) */
     long cached_tokens;    /* usage.prompt_tokens_details.cached_tokens (vLLM, OpenAI, llama.cpp) */
     long reasoning_tokens; /* usage.completion_tokens_details.reasoning_tokens (OpenAI) */
 } chunk_info;

@@ -155,6 +155,8 @@ static void read_timings(const json_t *root, chunk_info *out) {
     out->timings_prompt_n = get_reported_count(json_object_get(t, "prompt_n"));
     out->timings_predicted_n = get_reported_count(json_object_get(t, "predicted_n"));
     out->timings_cache_n = get_reported_count(json_object_get(t, "cache_n"));
+    out->timings_draft_n = get_reported_count(json_object_get(t, "draft_n"));
+    out->timings_draft_accepted = get_reported_count(json_object_get(t, "draft_n_accepted"));
 }
 
 /* usage.prompt_tokens_details.cached_tokens (json_object_get of a

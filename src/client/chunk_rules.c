@@ -45,6 +45,7 @@ void chunk_no_server_report(chunk_info *out) {
     out->has_timings = 0;
     out->timings_prompt_ms = out->timings_predicted_ms = NAN;
     out->timings_prompt_n = out->timings_predicted_n = out->timings_cache_n = -1;
+    out->timings_draft_n = out->timings_draft_accepted = -1;
     out->cached_tokens = -1;
     out->reasoning_tokens = -1;
 }

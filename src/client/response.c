@@ -89,6 +89,10 @@ static void take_server_account(inflight *f, const chunk_info *ci) {
             r->server_decode_n = ci->timings_predicted_n;
         if (ci->timings_cache_n >= 0)
             r->server_cache_n = ci->timings_cache_n;
+        if (ci->timings_draft_n >= 0)
+            r->server_draft_n = ci->timings_draft_n;
+        if (ci->timings_draft_accepted >= 0)
+            r->server_draft_accepted = ci->timings_draft_accepted;
     }
     if (ci->cached_tokens >= 0)
         r->cached_tokens = ci->cached_tokens;

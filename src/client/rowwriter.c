@@ -110,6 +110,7 @@ void request_row_init(request_row *r, const workload *w, uint32_t index, int64_t
     r->first_answer_us = r->reasoning_server = -1;
     r->first_tool_us = -1;
     r->tool_calls = r->answer_valid = -1;
+    r->server_draft_n = r->server_draft_accepted = -1;
     if (workload_multi_turn(w) && index < w->conv.n_requests) {
         r->conversation = (long)w->conv.conv[index];
         r->turn = (long)w->conv.turn[index];
@@ -160,6 +161,13 @@ req_rec request_row_record(const request_row *r) {
     rec.reasoning_server = r->reasoning_server >= 0;
     rec.first_tool_ms = r->first_tool_us >= 0 ? r->first_tool_us / 1000.0 : NAN;
     rec.answer_valid = (int8_t)r->answer_valid;
+    rec.server_draft_n = r->server_draft_n >= 0 && r->server_draft_n <= INT32_MAX
+                             ? (int32_t)r->server_draft_n
+                             : -1;
+    rec.server_draft_accepted =
+        r->server_draft_accepted >= 0 && r->server_draft_accepted <= INT32_MAX
+            ? (int32_t)r->server_draft_accepted
+            : -1;
     rec.tool_calls = (int16_t)(r->tool_calls < 0       ? -1
                                : r->tool_calls > 32767 ? 32767
                                                        : r->tool_calls);
@@ -323,6 +331,8 @@ static void format_request(row_line *l, const request_row *r) {
     put_count(l, r->tool_calls);
     put_ms(l, r->first_tool_us);
     put_count(l, r->answer_valid);
+    put_count(l, r->server_draft_n);
+    put_count(l, r->server_draft_accepted);
     if (!l->overflow)
         l->buf[l->n - 1] = '\n'; /* the last comma ends the line */
 }

@@ -19,7 +19,7 @@
     "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
     "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
     "conversation_id,turn,trace_line,first_answer_ms,reasoning_tokens,reasoning_from,tool_calls,"  \
-    "first_tool_ms,answer_valid\n"
+    "first_tool_ms,answer_valid,server_draft_n,server_draft_accepted\n"
 #define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
 
 typedef struct request_row {
@@ -54,6 +54,9 @@ typedef struct request_row {
      * (answer.h: 1, 0; -1 when nothing was asked or it was never sent) */
     int64_t first_tool_us;
     int tool_calls, answer_valid;
+    /* llama.cpp's timings.draft_n and draft_n_accepted: the request's
+     * speculative draft tokens and those accepted (-1: not given) */
+    long server_draft_n, server_draft_accepted;
 } request_row;
 
 typedef struct row_writer {

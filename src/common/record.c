@@ -41,6 +41,8 @@ req_rec req_rec_unknown(void) {
                  .answer_valid = -1,
                  .tool_calls = -1,
                  .first_tool_ms = NAN,
+                 .server_draft_n = -1,
+                 .server_draft_accepted = -1,
                  .server_prompt_n = -1,
                  .cached_tokens = -1,
                  .first_coalesced = -1};

@@ -50,6 +50,7 @@ typedef struct req_rec {
     int8_t answer_valid;      /* a tool call or JSON answer as asked: 1, 0; -1: not asked */
     int16_t tool_calls;       /* -1: not asked */
     double first_tool_ms;     /* the first tool call's chunk (NAN: none) */
+    int32_t server_draft_n, server_draft_accepted; /* llama.cpp's timings: -1 not given */
 } req_rec;
 
 /* A record with every field unknown (times NAN, counts -1, no error, part

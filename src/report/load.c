@@ -42,7 +42,7 @@ static const char *requests_cols[] = {
     "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
     "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens",
     "turn", "first_answer_ms", "reasoning_tokens", "reasoning_from", "tool_calls", "first_tool_ms",
-    "answer_valid"};
+    "answer_valid", "server_draft_n", "server_draft_accepted"};
 enum {
     C_ID,
     C_CLASS,
@@ -76,6 +76,8 @@ enum {
     C_TOOL_CALLS,
     C_FIRST_TOOL,
     C_ANSWER_VALID,
+    C_SRV_DRAFT_N,
+    C_SRV_DRAFT_ACC,
     C_N
 };
 
@@ -215,6 +217,10 @@ static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
     if (count_of(row, col[C_ANSWER_VALID], &valid) || valid > 1)
         return requests_cols[C_ANSWER_VALID];
     r->answer_valid = (int8_t)valid;
+    if (count_of(row, col[C_SRV_DRAFT_N], &r->server_draft_n))
+        return requests_cols[C_SRV_DRAFT_N];
+    if (count_of(row, col[C_SRV_DRAFT_ACC], &r->server_draft_accepted))
+        return requests_cols[C_SRV_DRAFT_ACC];
     return NULL;
 }
 
