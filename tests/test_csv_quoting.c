@@ -137,7 +137,14 @@ TEST(csv_quoting_row_writer_quotes_text_fields) {
                          .finish_reason = i == 0 ? "st,op" : "length",
                          .http_status = 200,
                          .error = ERR_NONE,
-                         .chunks = 2};
+                         .chunks = 2,
+                         .first_answer_us = 5000,
+                         .reasoning_server = -1,
+                         .first_tool_us = -1,
+                         .tool_calls = -1,
+                         .answer_valid = -1,
+                         .server_draft_n = -1,
+                         .server_draft_accepted = -1};
         row_writer_request(&w, &r);
         row_writer_chunks(&w, (uint32_t)i, t, NULL, NULL, 2);
     }

@@ -61,8 +61,8 @@ static double *column_by_id(const char *dir, const char *name, int n) {
  * simulator and once predicted: every request has the same prompt and
  * output tokens (non-fixed lengths, drawn from the request id and the
  * simulator's seed), and TTFT/TPOT/E2E percentiles agree within 2 ms and
- * 2% at p50 and p90, 3 ms and 5% at p99 (the real one adds the network and
- * the event loop's timers; the engine has no jitter here). */
+ * 2% at p50 and p90, 3 ms and one step at p99 (the real one adds the network
+ * and the event loop's timers; the engine has no jitter here). */
 TEST_ALONE(predict_equals_a_run_against_sim) {
     char *dir = temp_dir(), cmd[2048];
     sim_proc sim = sim_start(MD8_ENGINE " --seed 5");
@@ -84,8 +84,9 @@ TEST_ALONE(predict_equals_a_run_against_sim) {
     for (int m = 0; m < 3; m++)
         for (int q = 0; q < 3; q++) {
             double x = figure(a, metrics[m], qs[q]), y = figure(b, metrics[m], qs[q]);
-            /* p99 of 300 requests: three requests, each a step early or late */
-            double tol = q == 2 ? 3 + 0.05 * x : 2 + 0.02 * x;
+            /* p99 of 300 requests: three requests, each a step (10 ms) early
+             * or late, as an arrival falls just before or after a step's start */
+            double tol = q == 2 ? fmax(3 + 10, 3 + 0.05 * x) : 2 + 0.02 * x;
             CHECK_MSG(fabs(x - y) <= tol, "%s %s: run %.3f, predicted %.3f", metrics[m], qs[q], x,
                       y);
         }

@@ -26,7 +26,14 @@ static request_row sample_row(uint32_t index, const char *cls) {
                      .finish_reason = "length",
                      .http_status = 200,
                      .error = ERR_NONE,
-                     .chunks = 3};
+                     .chunks = 3,
+                     .first_answer_us = 5100,
+                     .reasoning_server = -1,
+                     .first_tool_us = -1,
+                     .tool_calls = -1,
+                     .answer_valid = -1,
+                     .server_draft_n = -1,
+                     .server_draft_accepted = -1};
     return r;
 }
 

@@ -161,9 +161,8 @@ req_rec request_row_record(const request_row *r) {
     rec.reasoning_server = r->reasoning_server >= 0;
     rec.first_tool_ms = r->first_tool_us >= 0 ? r->first_tool_us / 1000.0 : NAN;
     rec.answer_valid = (int8_t)r->answer_valid;
-    rec.server_draft_n = r->server_draft_n >= 0 && r->server_draft_n <= INT32_MAX
-                             ? (int32_t)r->server_draft_n
-                             : -1;
+    rec.server_draft_n =
+        r->server_draft_n >= 0 && r->server_draft_n <= INT32_MAX ? (int32_t)r->server_draft_n : -1;
     rec.server_draft_accepted =
         r->server_draft_accepted >= 0 && r->server_draft_accepted <= INT32_MAX
             ? (int32_t)r->server_draft_accepted

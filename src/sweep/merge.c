@@ -355,9 +355,9 @@ static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) 
 /* Every merged file into tmp. */
 static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
                      int errlen) {
-    static const char *const req_times[] = {"scheduled_ms",  "sent_ms", "first_token_ms",
-                                            "last_token_ms", "end_ms",  "written_ms",
-                                            "first_byte_ms", NULL};
+    static const char *const req_times[] = {
+        "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
+        "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
     static const char *const chunk_times[] = {"t_ms", NULL};
     static const char *const series_times[] = {"t_ms", NULL};
     if (merge_file(s, n, tmp, "requests.csv", req_times, "request_id", 0, err, errlen) ||
