@@ -21,6 +21,11 @@
 
 #define THINK 5
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* Per request, the token trace's write time of token `index` (ms), from
  * a file of request_id,index,t_ms rows; NAN when absent. */
 static double token_time(const char *trace, const char *id, int index) {
@@ -48,7 +53,7 @@ static double jnum(const json_t *o, const char *a, const char *b) {
 /* Through HTTP: 80 chat requests at random instants from a simulator that
  * thinks for THINK tokens and drafts 3 a decode (accept 0.6), with the
  * server's own reasoning count in its usage. */
-TEST(reasoning_and_spec_decode_match_the_simulators_ground_truth) {
+TEST_ALONE(reasoning_and_spec_decode_match_the_simulators_ground_truth) {
     char *dir = temp_dir();
     char args[1024];
     snprintf(args, sizeof args,
@@ -74,8 +79,7 @@ TEST(reasoning_and_spec_decode_match_the_simulators_ground_truth) {
     snprintf(path, sizeof path, "%s/run/requests.csv", dir);
     csv_table *t = csv_read(path);
     CHECK(t && t->n_rows == 80);
-    double tokens = 0;
-    int late = 0;
+    double tokens = 0, off[80];
     for (int i = 0; i < t->n_rows; i++) {
         const char *id = csv_get(t, i, "request_id");
         CHECK_MSG(!strcmp(csv_get(t, i, "error"), ""), "%s failed", id);
@@ -83,19 +87,25 @@ TEST(reasoning_and_spec_decode_match_the_simulators_ground_truth) {
         CHECK_INT((int)csv_num(t, i, "reasoning_tokens"), THINK);
         CHECK_MSG(!strcmp(csv_get(t, i, "reasoning_from"), "server"), "%s: %s", id,
                   csv_get(t, i, "reasoning_from"));
-        /* the answer began when the simulator wrote token THINK: as long
-         * before the last token as the simulator says, within 1 ms (the last
-         * token, since a first one read with a later chunk is stamped late) */
-        int last = (int)csv_num(t, i, "output_tokens") - 1;
-        double truth = token_time(trace, id, last) - token_time(trace, id, THINK);
-        double got = csv_num(t, i, "last_token_ms") - csv_num(t, i, "first_answer_ms");
-        CHECK_MSG(truth > 0 && fabs(got - truth) < 1.0,
-                  "%s: first answer %.3f ms before the "
-                  "last token, the simulator wrote it %.3f ms before",
-                  id, got, truth);
-        late += fabs(got - truth) > 0.3;
+        /* the answer began when the simulator wrote token THINK: the two
+         * clocks differ by one offset, so each request's first answer less
+         * that write is the offset, give or take the client's own delay */
+        double truth = token_time(trace, id, THINK);
+        CHECK_MSG(!isnan(truth), "%s: no token %d in the trace", id, THINK);
+        off[i] = csv_num(t, i, "first_answer_ms") - truth;
+        CHECK(csv_num(t, i, "first_answer_ms") > csv_num(t, i, "first_token_ms"));
     }
-    CHECK_MSG(late <= 8, "%d of 80 first answers more than 0.3 ms off", late);
+    double sorted[80];
+    memcpy(sorted, off, sizeof sorted);
+    qsort(sorted, 80, sizeof *sorted, cmp_double);
+    double median = (sorted[39] + sorted[40]) / 2;
+    int off_1ms = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        off_1ms += fabs(off[i] - median) > 1.0;
+    /* within 1 ms of the simulator's write, but for the few the client read
+     * late (another test's work on the same cores) */
+    CHECK_MSG(off_1ms <= 4, "%d of 80 first answers more than 1 ms from the simulator's write",
+              off_1ms);
     /* every token is a request's first, a decode's own or an accepted draft */
     CHECK_MSG(tokens == 80 + drafts + accepted, "%.0f tokens, 80 + %.0f drafts + %.0f accepted",
               tokens, drafts, accepted);
