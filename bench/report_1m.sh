@@ -2,8 +2,12 @@
 # Benchmark: `servelab report` on one run of 1,000,000 request rows and
 # 8,000,000 chunk rows (8 chunks a request), synthetic but in the exact
 # format `servelab run` writes. Prints wall time and peak RSS for each of
-# REPEAT runs and their medians. Target (issue 4): under 10 s and 2 GiB.
+# REPEAT runs and their medians; with OLD=BINARY, that binary's too, run
+# for run side by side on the same files, the ratio of the medians, and
+# whether the two reports are the same byte for byte. Target: under 3 s
+# and 400 MiB (or under 0.35 of OLD's time).
 #   sh bench/report_1m.sh [REQUESTS] [REPEAT]
+#   OLD=/path/to/older/servelab sh bench/report_1m.sh
 set -e
 N=${1:-1000000}
 REPEAT=${2:-3}
@@ -31,12 +35,29 @@ awk -v n="$N" 'BEGIN {
 ls -la "$DIR/run"
 times=""
 rss=""
+otimes=""
+orss=""
 for r in $(seq 1 "$REPEAT"); do
+    if [ -n "${OLD:-}" ]; then
+        rm -rf "$DIR/rep-old"
+        /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$OLD" report "$DIR/run" --out "$DIR/rep-old" > /dev/null
+        read -r t m < "$DIR/time.txt"
+        echo "run $r old: ${t} s wall, $((m / 1024)) MiB peak RSS"
+        otimes="$otimes $t"
+        orss="$orss $m"
+    fi
+    rm -rf "$DIR/rep"
     /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$BIN" report "$DIR/run" --out "$DIR/rep" > /dev/null
     read -r t m < "$DIR/time.txt"
-    echo "run $r: ${t} s wall, $((m / 1024)) MiB peak RSS"
+    echo "run $r:     ${t} s wall, $((m / 1024)) MiB peak RSS"
     times="$times $t"
     rss="$rss $m"
 done
 med() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median: $(med $times) s wall, $(( $(med $rss) / 1024 )) MiB peak RSS (target: < 10 s, < 2048 MiB)"
+echo "median: $(med $times) s wall, $(( $(med $rss) / 1024 )) MiB peak RSS (target: < 3 s, < 400 MiB)"
+if [ -n "${OLD:-}" ]; then
+    echo "old median: $(med $otimes) s wall, $(( $(med $orss) / 1024 )) MiB peak RSS"
+    echo "ratio new/old: $(awk -v a="$(med $times)" -v b="$(med $otimes)" 'BEGIN {printf "%.2f", a / b}') (target: < 0.35)"
+    if diff -r "$DIR/rep" "$DIR/rep-old" > /dev/null; then echo "reports: the same byte for byte"
+    else echo "reports: DIFFER"; fi
+fi

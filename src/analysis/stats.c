@@ -1,19 +1,15 @@
 /* stats: sorting, numpy-compatible percentiles, a distribution summary and
  * its JSON form. */
 #include "analysis/stats.h"
+#include "analysis/radix.h"
 #include "common/rng.h"
 #include "common/util.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void sort_doubles(double *x, size_t n) {
-    qsort(x, n, sizeof *x, cmp_double);
+    radix_sort_doubles(x, n);
 }
 
 static double at_double(const void *x, size_t i) {
@@ -76,15 +72,10 @@ dist dist_of(double *x, size_t n) {
     return dist_of_sorted(x, n, at_double);
 }
 
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 dist dist_of_floats(float *x, size_t n) {
     if (n == 0)
         return dist_empty();
-    qsort(x, n, sizeof *x, cmp_float);
+    radix_sort_floats(x, n);
     return dist_of_sorted(x, n, at_float);
 }
 

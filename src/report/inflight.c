@@ -6,21 +6,12 @@
  * of requests in that state during the bin: a count that rose and fell
  * within a bin still shows, where an instantaneous sample could miss it. */
 #include "report/inflight.h"
+#include "analysis/stats.h"
 #include "common/util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct step {
-    double t;
-    int d; /* +1: a request enters the state, -1: one leaves it */
-} step;
-
-static int cmp_step(const void *a, const void *b) {
-    const step *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
 
 /* Which interval of a request's life each state is: its start and end in
  * ms, or 0 when the request was never in it. A request that never reached
@@ -48,34 +39,45 @@ static int interval_of(const req_rec *r, int state, double run_end, double *a, d
 /* The bin means of one state into v[0..nb). */
 static void bin_state(const run_rows *rows, int part, int state, double run_end, double step_ms,
                       size_t nb, double *v) {
-    step *s = xmalloc((2 * rows->n + 1) * sizeof *s);
+    /* the entries and the exits, each sorted, walked together in time
+     * order (which of two at one instant comes first adds no area) */
+    double *in = xmalloc((rows->n + 1) * sizeof *in), *out = xmalloc((rows->n + 1) * sizeof *out);
     size_t ns = 0;
     for (size_t i = 0; i < rows->n; i++) {
         double a, b;
         if (rows->r[i].part != part || !interval_of(&rows->r[i], state, run_end, &a, &b))
             continue;
-        s[ns++] = (step){a, +1};
-        s[ns++] = (step){b, -1};
+        in[ns] = a;
+        out[ns++] = b;
     }
-    qsort(s, ns, sizeof *s, cmp_step);
-    size_t j = 0;
+    sort_doubles(in, ns);
+    sort_doubles(out, ns);
+    size_t ji = 0, jo = 0;
     int count = 0;
     double area = 0, t = 0, edge_area = 0; /* area up to t, and up to the last edge */
     for (size_t k = 0; k < nb; k++) {
         double edge = (double)(k + 1) * step_ms;
-        for (; j < ns && s[j].t <= edge; j++) {
-            if (s[j].t > t) {
-                area += count * (s[j].t - t);
-                t = s[j].t;
+        for (;;) {
+            int take_in = ji < ns && in[ji] <= edge && (jo >= ns || in[ji] <= out[jo]);
+            int take_out = !take_in && jo < ns && out[jo] <= edge;
+            if (!take_in && !take_out)
+                break;
+            double at = take_in ? in[ji] : out[jo];
+            if (at > t) {
+                area += count * (at - t);
+                t = at;
             }
-            count += s[j].d;
+            count += take_in ? 1 : -1;
+            ji += take_in;
+            jo += take_out;
         }
         area += count * (edge - t);
         t = edge;
         v[k] = (area - edge_area) / step_ms;
         edge_area = area;
     }
-    free(s);
+    free(in);
+    free(out);
 }
 
 void client_counts_of(const run_rows *rows, int part, client_counts *out) {

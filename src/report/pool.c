@@ -73,7 +73,16 @@ static void describe_variant(report_run *rr) {
  * prompt class and, multi-turn, one per turn (repetitions kept apart). */
 static void summarize_parts(report_run *rr) {
     rr->per_rep = xcalloc((size_t)rr->n_reps, sizeof *rr->per_rep);
-    for (int k = 0; k < rr->n_reps; k++) {
+    if (rr->n_reps == 1) { /* every row is part 0: the rows themselves, without their gaps */
+        run_rows view = rr->rows;
+        view.itl_ms = view.icl_ms = NULL;
+        view.n_itl = view.n_icl = 0;
+        view.itl_starts = NULL;
+        view.n_itl_starts = 0;
+        view.window_output_tokens = 0;
+        summarize(&view, &rr->params, &rr->per_rep[0]);
+    }
+    for (int k = 0; k < rr->n_reps && rr->n_reps > 1; k++) {
         run_rows sub;
         subset(&rr->rows, BY_PART, k, &sub);
         for (size_t i = 0; i < sub.n; i++)

@@ -1,0 +1,20 @@
+/* radix: sorting latencies in time linear in their count. A report of a
+ * million requests and eight million chunks spent two thirds of its time in
+ * qsort's comparison calls (measured with perf: msort, cmp_double,
+ * cmp_float); an LSD radix sort of the values' bits, 11 bits a pass, passes
+ * whose digit every value shares skipped, does the same work in a few reads
+ * of the array. The order is qsort's for every value that is not NaN or a
+ * signed zero (-0 sorts before +0, NaNs last), so every percentile is the
+ * same. It needs a scratch array as large as the input, taken and given
+ * back inside the call; below RADIX_MIN values it falls back to qsort. */
+#ifndef SERVELAB_RADIX_H
+#define SERVELAB_RADIX_H
+
+#include <stddef.h>
+
+#define RADIX_MIN 256
+
+void radix_sort_doubles(double *x, size_t n);
+void radix_sort_floats(float *x, size_t n);
+
+#endif
