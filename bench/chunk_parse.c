@@ -9,8 +9,8 @@
  * rounds; prints chunks/s for every round and the medians, and the median
  * of the per-round speedups. Both must agree on every chunk (checked once).
  *   bench/chunk_parse [N] [TRANSCRIPT_DIR]   (see bench/chunk_parse.sh) */
-#include "client/chunk.h"
-#include "client/sse.h"
+#include "protocol/chunk.h"
+#include "protocol/sse.h"
 
 #include <glob.h>
 #include <stdio.h>

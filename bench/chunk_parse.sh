@@ -13,7 +13,7 @@ CC=${CC:-cc}
 DIR=$(mktemp -d /tmp/servelab-chunk-XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 $CC -O2 -g -std=c17 -D_GNU_SOURCE -Wall -Wextra -Isrc -o "$DIR/chunk_parse" \
-    bench/chunk_parse.c src/client/chunk.c src/client/chunk_reference.c \
-    src/client/chunk_rules.c src/client/jscan.c src/client/sse.c src/common/util.c \
+    bench/chunk_parse.c src/protocol/chunk.c src/protocol/chunk_reference.c \
+    src/protocol/chunk_rules.c src/protocol/jscan.c src/protocol/sse.c src/common/util.c \
     $(pkg-config --libs jansson) -lm
 "$DIR/chunk_parse" "$N" "$TRANSCRIPTS"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The layers of src/: which folders each folder's files may include. The
-# data flows workload -> client -> analysis -> report, with the simulator
+# data flows workload -> client -> analysis -> report, with the protocol
+# (HTTP/1.1, SSE, a chunk's JSON) below the client, the simulator
 # and the monitors beside; common/ is below everything; run/ (which may send
 # a schedule to the simulator's engine in virtual time), calibrate/ and
 # sweep/ put the pieces together, capacity/ searches with sweep/'s, fit/
@@ -12,15 +13,15 @@ cd "$(dirname "$0")/.." || exit 2
 allowed() {
     case "$1" in
     common) echo "common" ;;
-    workload | monitor | sim | analysis) echo "$1 common" ;;
-    client) echo "client common workload monitor" ;;
+    workload | monitor | sim | analysis | protocol) echo "$1 common" ;;
+    client) echo "client protocol common workload monitor" ;;
     report) echo "report analysis common" ;;
-    run) echo "run client analysis monitor workload sim common" ;;
+    run) echo "run client protocol analysis monitor workload sim common" ;;
     calibrate) echo "calibrate analysis common" ;;
-    sweep) echo "sweep run report sim analysis client monitor workload common" ;;
-    capacity) echo "capacity sweep run report sim analysis client monitor workload common" ;;
+    sweep) echo "sweep run report sim analysis client protocol monitor workload common" ;;
+    capacity) echo "capacity sweep run report sim analysis client protocol monitor workload common" ;;
     fit) echo "fit sim common" ;;
-    cli) echo "cli capacity sweep run calibrate fit report sim analysis client monitor workload common" ;;
+    cli) echo "cli capacity sweep run calibrate fit report sim analysis client protocol monitor workload common" ;;
     *) echo "" ;;
     esac
 }

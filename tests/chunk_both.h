@@ -5,7 +5,7 @@
 #ifndef SERVELAB_TEST_CHUNK_BOTH_H
 #define SERVELAB_TEST_CHUNK_BOTH_H
 
-#include "client/chunk.h"
+#include "protocol/chunk.h"
 
 #include <stddef.h>
 

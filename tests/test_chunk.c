@@ -9,8 +9,8 @@
  * scanner and the jansson reading it replaced must agree exactly. The
  * scanner's own edge cases against jansson are in test_chunk_fast.c. */
 #include "chunk_both.h"
-#include "client/chunk.h"
-#include "client/sse.h"
+#include "protocol/chunk.h"
+#include "protocol/sse.h"
 #include "support.h"
 #include "test.h"
 

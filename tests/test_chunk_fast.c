@@ -5,8 +5,8 @@
  * at the edge of a double, on nesting at jansson's depth limit, and on a
  * seeded stream of mutated chunks (timings and cached_tokens among them). */
 #include "chunk_both.h"
-#include "client/chunk.h"
-#include "client/sse.h"
+#include "protocol/chunk.h"
+#include "protocol/sse.h"
 #include "support.h"
 #include "test.h"
 

@@ -9,8 +9,8 @@
  * Every input goes through parse_both (chunk_both.h), so the fast scanner
  * and the jansson reference must agree on all of it. */
 #include "chunk_both.h"
-#include "client/chunk.h"
-#include "client/sse.h"
+#include "protocol/chunk.h"
+#include "protocol/sse.h"
 #include "support.h"
 #include "test.h"
 

@@ -1,4 +1,4 @@
-/* Tests of the HTTP/1.1 response parser (src/client/h1parse.c), in process:
+/* Tests of the HTTP/1.1 response parser (src/protocol/h1parse.c), in process:
  * every framing (Content-Length, chunked with extensions and trailers,
  * close-delimited, 1xx heads, 204) cut at every byte boundary and fed byte
  * by byte gives the same result as fed whole; the rules it inherited from
@@ -11,7 +11,7 @@
  * The driver feeds the parser the way h1.c does, each piece in its own
  * allocation of exactly its size (so a read past it shows under ASan): a
  * head is kept by the caller and handed again, whole, after each piece. */
-#include "client/h1parse.h"
+#include "protocol/h1parse.h"
 #include "support.h"
 #include "test.h"
 #include "transcripts.h"

@@ -8,7 +8,7 @@
  * Poisson arrivals, through HTTP and in virtual time; a TTFA bound of the
  * SLO must count what the rows say; bad settings are refused before any
  * traffic. */
-#include "client/chunk.h"
+#include "protocol/chunk.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"

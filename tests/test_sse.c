@@ -3,7 +3,7 @@
  * multi-line data, event types, events without data), end of stream without
  * a blank line, the size limit and its memory bound, the BOM, buffer reuse,
  * and that any way of cutting a stream into reads gives the same events. */
-#include "client/sse.h"
+#include "protocol/sse.h"
 #include "support.h"
 #include "test.h"
 

@@ -18,7 +18,7 @@
  * still being written is no answer to it (unasked_head): it is read and
  * dropped, and the answer after it taken. */
 #include "client/h1.h"
-#include "client/h1parse.h"
+#include "protocol/h1parse.h"
 #include "client/h1target.h"
 #include "common/clock.h"
 #include "common/util.h"

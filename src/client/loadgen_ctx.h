@@ -11,7 +11,7 @@
 #include "client/turns.h"
 #include "client/rowwriter.h"
 #include "client/sampler.h"
-#include "client/sse.h"
+#include "protocol/sse.h"
 
 #include <curl/curl.h>
 #include <event2/event.h>

@@ -5,7 +5,7 @@
  * earns. Kept apart from the transports so that both clients read an
  * answer the same way, and from the loop so that this file is only about
  * what a server said. */
-#include "client/chunk.h"
+#include "protocol/chunk.h"
 #include "client/loadgen_ctx.h"
 #include "common/util.h"
 

@@ -11,7 +11,7 @@
  * of itself is either absent (-1, NAN) or plausible and only on a chunk
  * that is neither malformed nor an error, and every field equals what the
  * reference reads (the doubles bit for bit). */
-#include "client/chunk.h"
+#include "protocol/chunk.h"
 #include "fuzz_common.h"
 
 #include <math.h>

@@ -19,7 +19,7 @@
  *
  * Input: two bytes choosing the cut (little endian, modulo the answer's
  * length plus one), then the answer. */
-#include "client/h1parse.h"
+#include "protocol/h1parse.h"
 #include "fuzz_common.h"
 
 #include <ctype.h>

@@ -7,7 +7,7 @@
  * from the hash (16..271 bytes), so the limit path is hit often. Every event
  * must be NUL-terminated and within the limit, and the buffers must never
  * grow past it. */
-#include "client/sse.h"
+#include "protocol/sse.h"
 #include "fuzz_common.h"
 
 #include <stdint.h>

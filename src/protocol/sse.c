@@ -14,7 +14,7 @@
  * are joined with "\n" by inserting the separator when the second and later
  * data lines begin, rather than appending LF and stripping it at dispatch as
  * the spec describes; the result is the same. */
-#include "client/sse.h"
+#include "protocol/sse.h"
 #include "common/util.h"
 
 #include <stdint.h>

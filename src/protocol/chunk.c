@@ -28,9 +28,9 @@
  * tokens of usage.prompt_tokens_details) is a side note, not the
  * measurement: a value there that cannot be true is dropped (read as -1,
  * or NAN for a duration) and the chunk keeps its meaning. */
-#include "client/chunk.h"
-#include "client/chunk_rules.h"
-#include "client/jscan.h"
+#include "protocol/chunk.h"
+#include "protocol/chunk_rules.h"
+#include "protocol/jscan.h"
 
 #include <limits.h>
 #include <math.h>

@@ -12,8 +12,8 @@
  * (JSON_ALLOW_NUL), as valid JSON: llama.cpp's server streams one when a
  * model samples the byte token 0x00. Where a key repeats, jansson keeps
  * the last one. */
-#include "client/chunk.h"
-#include "client/chunk_rules.h"
+#include "protocol/chunk.h"
+#include "protocol/chunk_rules.h"
 
 #include <jansson.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* chunk_rules: the rules both readings of a chunk share (see
  * chunk_rules.h). Kept out of line, as they run once a chunk at most. */
-#include "client/chunk_rules.h"
+#include "protocol/chunk_rules.h"
 
 #include <math.h>
 #include <string.h>

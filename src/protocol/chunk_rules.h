@@ -5,7 +5,7 @@
 #ifndef SERVELAB_CHUNK_RULES_H
 #define SERVELAB_CHUNK_RULES_H
 
-#include "client/chunk.h"
+#include "protocol/chunk.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -24,7 +24,7 @@
  *     byte with the reference implementation kept in chunk_reference.c.
  * The string loop looks at 8 bytes at a time for the bytes that need a
  * closer look (quote, backslash, control, non-ASCII). */
-#include "client/jscan.h"
+#include "protocol/jscan.h"
 
 #include <locale.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
  *
  * The chunked body: the framing bytes go through chunk_byte(), one state
  * transition each; chunk data is handed back in one run, however long. */
-#include "client/h1parse.h"
+#include "protocol/h1parse.h"
 
 #include <string.h>
 
