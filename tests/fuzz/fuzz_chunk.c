@@ -1,4 +1,4 @@
-/* fuzz_chunk: libFuzzer target for chunk_parse (client/chunk.h), which reads
+/* fuzz_chunk: libFuzzer target for chunk_parse (protocol/chunk.h), which reads
  * one SSE data payload from a server, checked against
  * chunk_parse_reference, the jansson version it replaced.
  *
@@ -42,13 +42,15 @@ static void check_server_report(const chunk_info *a) {
                is_reported_duration(a->timings_predicted_ms));
     FUZZ_CHECK(is_reported_count(a->timings_prompt_n) &&
                is_reported_count(a->timings_predicted_n) && is_reported_count(a->timings_cache_n) &&
-               is_reported_count(a->cached_tokens));
+               is_reported_count(a->cached_tokens) && is_reported_count(a->reasoning_tokens) &&
+               is_reported_count(a->timings_draft_n) &&
+               is_reported_count(a->timings_draft_accepted));
     if (!a->has_timings)
         FUZZ_CHECK(isnan(a->timings_prompt_ms) && isnan(a->timings_predicted_ms) &&
                    a->timings_prompt_n == -1 && a->timings_predicted_n == -1 &&
                    a->timings_cache_n == -1);
     if (a->done || a->malformed || a->error)
-        FUZZ_CHECK(!a->has_timings && a->cached_tokens == -1);
+        FUZZ_CHECK(!a->has_timings && a->cached_tokens == -1 && a->reasoning_tokens == -1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -96,5 +98,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(a.timings_prompt_n == r.timings_prompt_n &&
                a.timings_predicted_n == r.timings_predicted_n &&
                a.timings_cache_n == r.timings_cache_n && a.cached_tokens == r.cached_tokens);
+    FUZZ_CHECK(a.has_answer == r.has_answer && a.has_tool_call == r.has_tool_call &&
+               a.reasoning_tokens == r.reasoning_tokens);
+    FUZZ_CHECK(a.timings_draft_n == r.timings_draft_n &&
+               a.timings_draft_accepted == r.timings_draft_accepted);
+    /* an answer or a tool call is output; a tool call is an answer */
+    FUZZ_CHECK(is_flag(a.has_answer) && is_flag(a.has_tool_call));
+    FUZZ_CHECK((!a.has_answer || a.has_output) && (!a.has_tool_call || a.has_answer));
     return 0;
 }

@@ -1,5 +1,5 @@
 /* fuzz_h1parse: libFuzzer target for the HTTP/1.1 response parser
- * (client/h1parse.h), in process: the input is what a server answers.
+ * (protocol/h1parse.h), in process: the input is what a server answers.
  *
  * The answer is parsed the way h1.c drives the parser (the caller keeps a
  * head that is not yet whole and hands it again, whole, after each read),

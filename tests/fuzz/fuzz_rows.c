@@ -10,13 +10,14 @@
  * are written as loadgen writes them (row_writer_request, then
  * row_writer_chunks) with its class, times that run forward from its
  * schedule (or are unset where a failed request has none), token counts
- * and an error class drawn from a hash of the input. Then:
+ * and an error class drawn from a hash of the input, and now and then a
+ * first answer, reasoning tokens, tool calls and a draft's acceptance. Then:
  * - both files are whole CSV lines: no NUL byte, a final LF, every row
  *   read by the strict reader without a quoting error and with the
  *   header's field count;
  * - the class and finish_reason fields read back byte for byte;
  * - load_run reads the rows back with the same classes, times, token
- *   counts and error classes, and as many inter-token gaps as the chunks'
+ *   counts, error classes, answers and drafts, and as many inter-token gaps as the chunks'
  *   tokens give;
  * - the writer reports no error and leaves no descriptor open.
  * A file that does not load must say why in one line. */
@@ -73,17 +74,35 @@ static void plan_phases(request_row *r, int stage, uint64_t *s) {
     }
 }
 
+/* A reasoning model's first answer chunk, a tool call, a draft's
+ * acceptance, now and then: each at one of the chunks' times. */
+static void plan_answer(planned *p, uint64_t *s) {
+    request_row *r = &p->r;
+    if (next(s) % 2) {
+        r->first_answer_us = p->t_us[next(s) % (uint64_t)p->n_chunks];
+        r->reasoning_counted = (long)(next(s) % 3000);
+        r->reasoning_server = next(s) % 2 ? -1 : (long)(next(s) % 3000);
+    }
+    if (next(s) % 3 == 0) {
+        r->tool_calls = (int)(next(s) % 4);
+        r->first_tool_us = r->tool_calls ? p->t_us[next(s) % (uint64_t)p->n_chunks] : -1;
+        r->answer_valid = (int)(next(s) % 2);
+    }
+    if (next(s) % 4 == 0) {
+        r->server_draft_n = (long)(next(s) % 5000);
+        r->server_draft_accepted = (long)(next(s) % (uint64_t)(r->server_draft_n + 1));
+    }
+}
+
 /* One request as loadgen would finish it: times in order from the
  * schedule, unset from where a failed request stopped. */
 static void plan(planned *p, uint32_t index, const workload *w, uint64_t *s, uint8_t mode) {
     memset(p, 0, sizeof *p);
     request_row *r = &p->r;
-    r->index = index;
-    r->cls = workload_class_of(w, index);
+    int64_t t = (int64_t)(next(s) % 1000000000ULL);
+    request_row_init(r, w, index, t);
     r->finish_reason = finishes[(mode >> 4) % (sizeof finishes / sizeof *finishes)];
     r->error = (int)(next(s) % ERR_COUNT);
-    int64_t t = (int64_t)(next(s) % 1000000000ULL);
-    r->scheduled_us = t;
     r->dispatched_us = t += (int64_t)(next(s) % 5000);
     int stage = r->error == ERR_NONE ? 4 : (int)(next(s) % 5); /* how far it got */
     r->sent_us = r->first_us = r->last_us = r->end_us = -1;
@@ -97,6 +116,7 @@ static void plan(planned *p, uint32_t index, const workload *w, uint64_t *s, uin
         }
         r->first_us = p->t_us[0];
         r->last_us = p->t_us[p->n_chunks - 1];
+        plan_answer(p, s);
     }
     if (stage >= 1)
         r->end_us = t += (int64_t)(next(s) % 5000);
@@ -179,6 +199,12 @@ static void check_loaded(const char *dir, const planned *p, int n) {
         FUZZ_CHECK(g->error == r->error);
         FUZZ_CHECK(same_ms(g->connect_ms, r->connect_us) && same_ms(g->written_ms, r->written_us) &&
                    same_ms(g->first_byte_ms, r->first_byte_us));
+        FUZZ_CHECK(same_ms(g->first_answer_ms, r->first_answer_us) &&
+                   same_ms(g->first_tool_ms, r->first_tool_us));
+        FUZZ_CHECK(g->reasoning_tokens == request_row_reasoning(r));
+        FUZZ_CHECK(g->tool_calls == r->tool_calls && g->answer_valid == r->answer_valid);
+        FUZZ_CHECK(g->server_draft_n == r->server_draft_n &&
+                   g->server_draft_accepted == r->server_draft_accepted);
         FUZZ_CHECK(g->first_coalesced == (p[i].n_chunks > 0 ? 0 : -1));
         FUZZ_CHECK(g->server_decode_n == r->server_decode_n &&
                    g->cached_tokens == r->cached_tokens);

@@ -1,4 +1,4 @@
-/* fuzz_sse: libFuzzer target for the SSE parser (client/sse.h).
+/* fuzz_sse: libFuzzer target for the SSE parser (protocol/sse.h).
  *
  * The input is a response body, byte for byte. It is parsed three ways: in
  * one piece, cut at three points derived from its hash, and one byte at a
