@@ -188,3 +188,27 @@ TEST(calibrate_sentence_all_within_and_repetitions) {
            "(schedule lag, TTFT and inter-token errors all under 1 ms at p99, client CPU under "
            "95%); every figure is the median of 3 runs.");
 }
+
+/* A level that failed while the simulator used all of its CPU: the
+ * sentence says the limit there may be the simulator's; at 89% of two
+ * threads' worth it does not, and a level that passed is never blamed. */
+TEST(calibrate_sentence_names_a_simulator_at_its_limit) {
+    calib_result r[3] = {good(1000, 10, 0), good(3000, 10, 0), good(5000, 10, 0)};
+    r[1].sim_cpu_pct = 97; /* passed: its 97% is only marked in the table */
+    r[2].itl_err_p99_ms = 1.8;
+    r[2].sim_cpu_pct = 104;
+    rejudge(&r[2]);
+    CHECK(calibrate_sim_bound(&r[1]) && calibrate_sim_bound(&r[2]) && !calibrate_sim_bound(&r[0]));
+    const char *s = sentence_of(r, 3);
+    HAS(s, "up to 3000 concurrent streams");
+    HAS(s, "inter-token error p99 was 1.80 ms (the simulator was at 104% of its 1 CPU");
+    HAS(s, "may be the simulator's rather than the client's");
+    r[2].sim_threads = 2;
+    r[2].sim_cpu_pct = 178; /* 89% of two */
+    CHECK(!calibrate_sim_bound(&r[2]));
+    s = sentence_of(r, 3);
+    LACKS(s, "simulator was at");
+    r[2].sim_cpu_pct = 190;
+    s = sentence_of(r, 3);
+    HAS(s, "the simulator was at 190% of its 2 CPUs");
+}

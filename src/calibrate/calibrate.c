@@ -366,6 +366,7 @@ static int level_run(const calib_opts *o, int li, int k, calib_result *res, char
     res->sim_cpu_pct = 100 * cpu_s(&ru_sim) / run_wall;
     res->client_rss_mib = ru_run.ru_maxrss / 1024.0;
     res->sim_rss_mib = ru_sim.ru_maxrss / 1024.0;
+    res->sim_threads = o->sim_threads > 1 ? o->sim_threads : 1;
     read_run_summary(out, res);
     join_level(out, dir, calibrate_level_requests(lv), lv->streams, n_tok, res);
     res->runs = 1;
@@ -441,7 +442,7 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
 void calibrate_print_table(FILE *f, const calib_result *r, int n) {
     fprintf(f, "%8s %-8s %8s %10s %10s %8s %8s %9s %9s %9s %9s %7s %8s %9s %7s %8s %s\n", "streams",
             "arrivals", "step ms", "chunks/s", "achieved", "lag p50", "lag p99", "ttft p50",
-            "ttft p99", "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu",
+            "ttft p99", "itl p50", "itl p99", "cli cpu", "cli MiB", "B/stream", "sim cpu ",
             "sim MiB", "within 1 ms");
     for (int i = 0; i < n; i++) {
         char bps[32];
@@ -451,12 +452,13 @@ void calibrate_print_table(FILE *f, const calib_result *r, int n) {
             snprintf(bps, sizeof bps, "-");
         fprintf(f,
                 "%8d %-8s %8g %10.0f %10.0f %8.3f %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f%% %8.1f %9s "
-                "%6.0f%% %8.1f %s\n",
+                "%6.0f%%%s %8.1f %s\n",
                 r[i].level.streams, r[i].level.burst ? "burst" : "spread", r[i].level.step_ms,
                 r[i].offered_chunks_per_s, r[i].achieved_chunks_per_s, r[i].lag_p50_ms,
                 r[i].lag_p99_ms, r[i].ttft_err_p50_ms, r[i].ttft_err_p99_ms, r[i].itl_err_p50_ms,
                 r[i].itl_err_p99_ms, r[i].client_cpu_pct, r[i].client_rss_mib, bps,
-                r[i].sim_cpu_pct, r[i].sim_rss_mib, r[i].within_1ms ? "yes" : "no");
+                r[i].sim_cpu_pct, calibrate_sim_bound(&r[i]) ? "!" : " ", r[i].sim_rss_mib,
+                r[i].within_1ms ? "yes" : "no");
     }
 }
 
@@ -490,6 +492,8 @@ json_t *calibrate_json(const calib_result *r, int n) {
         json_object_set_new(o, "client_bytes_per_stream", jnum(r[i].bytes_per_stream));
         json_object_set_new(o, "sim_cpu_pct", jnum(r[i].sim_cpu_pct));
         json_object_set_new(o, "sim_rss_mib", jnum(r[i].sim_rss_mib));
+        json_object_set_new(o, "sim_threads", json_integer(r[i].sim_threads));
+        json_object_set_new(o, "sim_bound", json_boolean(calibrate_sim_bound(&r[i])));
         json_object_set_new(o, "within_1ms", json_boolean(r[i].within_1ms));
         json_array_append_new(a, o);
     }

@@ -42,6 +42,7 @@ typedef struct calib_result {
     double itl_err_p50_ms, itl_err_p99_ms;
     double client_cpu_pct, client_rss_mib, bytes_per_stream;
     double sim_cpu_pct, sim_rss_mib;
+    int sim_threads; /* the simulator's I/O threads: 100% of a CPU each at most */
     int within_1ms;
     int runs; /* repetitions behind every figure (each the median over them) */
 } calib_result;

@@ -14,6 +14,11 @@ int calibrate_within_1ms(const calib_result *r) {
            r->itl_err_p99_ms < 1 && r->client_cpu_pct < 95;
 }
 
+int calibrate_sim_bound(const calib_result *r) {
+    int threads = r->sim_threads > 1 ? r->sim_threads : 1;
+    return r->sim_cpu_pct >= CALIB_SIM_BOUND_PCT * threads;
+}
+
 /* One kind of arrivals in a table: where its claim stops. */
 typedef struct kind_verdict {
     int present;     /* the table has a level of this kind */
@@ -90,6 +95,13 @@ static void put_failures(strbuf *b, const calib_result *r) {
         put_figure(b, &count, "inter-token error", r->itl_err_p99_ms);
     if (!(r->client_cpu_pct < 95))
         sb_printf(b, "%sclient CPU was %.0f%%", count++ ? ", " : " ", r->client_cpu_pct);
+    if (calibrate_sim_bound(r)) {
+        int threads = r->sim_threads > 1 ? r->sim_threads : 1;
+        sb_printf(b,
+                  " (the simulator was at %.0f%% of its %d CPU%s: the limit there may be the "
+                  "simulator's rather than the client's; --sim-threads gives it more)",
+                  r->sim_cpu_pct, threads, threads > 1 ? "s" : "");
+    }
 }
 
 /* "up to 5000 concurrent streams, 125508 chunks/s and 5000 new requests/s

@@ -20,6 +20,13 @@
  * shows its lag but is not judged by it. */
 int calibrate_within_1ms(const calib_result *r);
 
+/* The simulator used at least 90% of its CPUs (sim_threads of them): at
+ * that level it, not only the client, may have been the limit, so a
+ * failure there may not be the client's. The table marks its CPU with "!"
+ * and the sentence says so of a failed level. */
+#define CALIB_SIM_BOUND_PCT 90
+int calibrate_sim_bound(const calib_result *r);
+
 /* "This machine measures within 1 ms up to ..." for the n results. */
 void calibrate_sentence(char *buf, size_t cap, const calib_result *r, int n);
 

@@ -1,14 +1,17 @@
 /* merge: the shards of one schedule into one run directory (see merge.h).
  *
- * The checks come first and write nothing (sweep/merge_check.h): every
- * shard's meta.json, the settings that make the schedule, the shards'
- * indices, where their times go, then every row of every shard. Then the
- * rows: requests.csv sorted by global request index, chunks.csv in the same
- * order of shards, errors.csv summed by (error, status), and the server's
- * samples of shard 0 (every shard samples the same server). Time columns
- * are moved by a shard's offset from the earliest shard's t=0 unless all
- * started at one --start-at. Last, summary.json is made by the same
- * summarize() that `run` and `report` use, from the merged rows.
+ * The checks that need no rows come first and write nothing
+ * (sweep/merge_check.h): every shard's meta.json, the settings that make
+ * the schedule, the shards' indices, where their times go. Then the rows,
+ * each shard's read once and checked as they are copied
+ * (sweep/merge_rows.h): requests.csv and chunks.csv in global request
+ * order, errors.csv summed by (error, status), and the server's samples of
+ * shard 0 (every shard samples the same server). Time columns are moved by
+ * a shard's offset from the earliest shard's t=0 unless all started at one
+ * --start-at. Last, summary.json is made by the same summarize() that `run`
+ * and `report` use, from the merged rows read back; a row that reader
+ * refuses is then looked for shard by shard, so that the refusal names the
+ * shard's own file and line.
  *
  * Everything is written into a temporary directory inside --out
  * (.merge-XXXXXX) and moved into --out, summary.json last, only once all of
@@ -18,6 +21,7 @@
  * by rename within one file system, so none is seen half written. */
 #include "sweep/merge.h"
 #include "sweep/merge_check.h"
+#include "sweep/merge_rows.h"
 #include "analysis/serverstats.h"
 #include "analysis/summary.h"
 #include "common/csv.h"
@@ -37,20 +41,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- rows ---- */
+/* ---- the small files: errors.csv and the server's samples ---- */
 
 typedef struct line {
-    long long index; /* global request index (req-N), then the order read */
-    long long seq;
     char *text; /* the row with its LF */
 } line;
-
-static int by_index(const void *a, const void *b) {
-    const line *x = a, *y = b;
-    if (x->index != y->index)
-        return x->index < y->index ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
 
 /* One row as CSV, the time columns (is_time[i]) moved by shift_ms. */
 static char *row_text(const csv_row *r, const int *is_time, double shift_ms) {
@@ -72,17 +67,11 @@ static char *row_text(const csv_row *r, const int *is_time, double shift_ms) {
     return b.s;
 }
 
-static long long request_index(const csv_row *r, int col) {
-    if (col < 0 || (size_t)col >= (size_t)r->n || r->len[col] < 5 || strncmp(r->f[col], "req-", 4))
-        return -1;
-    return strtoll(r->f[col] + 4, NULL, 10);
-}
-
-/* Appends FILE's rows of every shard to *lines (its header into *header);
- * `times` names the time columns. 0, or -1 with err. */
+/* Appends FILE's rows of every shard (only shard 0's: only_first) to
+ * *lines (its header into *header); `times` names the time columns. 0, or
+ * -1 with err. */
 static int gather(const shard_in *s, int n, const char *file, const char *const *times,
-                  const char *id_col, int only_first, char **header, line **lines, size_t *nl,
-                  char *err, int errlen) {
+                  int only_first, char **header, line **lines, size_t *nl, char *err, int errlen) {
     size_t cap = *nl;
     for (int k = 0; k < n; k++) {
         if (only_first && s[k].index != 0)
@@ -98,13 +87,12 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
             return -1;
         }
         csv_row hdr, r;
-        int is_time[CSV_MAX_FIELDS] = {0}, col = -1;
+        int is_time[CSV_MAX_FIELDS] = {0};
         if (csv_next(&c, &hdr)) {
             for (int i = 0; i < hdr.n && i < CSV_MAX_FIELDS; i++)
                 for (int t = 0; times[t]; t++)
                     is_time[i] |=
                         hdr.len[i] == strlen(times[t]) && !memcmp(hdr.f[i], times[t], hdr.len[i]);
-            col = id_col ? csv_column(&hdr, id_col) : -1;
             if (!*header)
                 *header = row_text(&hdr, (int[CSV_MAX_FIELDS]){0}, 0);
         }
@@ -118,21 +106,17 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
             }
             if (*nl == cap)
                 *lines = xrealloc(*lines, (cap = cap ? 2 * cap : 1024) * sizeof **lines);
-            (*lines)[*nl] = (line){request_index(&r, col), (long long)*nl,
-                                   row_text(&r, is_time, s[k].shift_ms)};
-            (*nl)++;
+            (*lines)[(*nl)++] = (line){row_text(&r, is_time, s[k].shift_ms)};
         }
         csv_close(&c);
     }
     return 0;
 }
 
-static int write_lines(const char *out, const char *file, const char *header, line *lines, size_t n,
-                       int sort) {
+static int write_lines(const char *out, const char *file, const char *header, line *lines,
+                       size_t n) {
     if (!header)
         return 0;
-    if (sort)
-        qsort(lines, n, sizeof *lines, by_index);
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", out, file);
     FILE *f = fopen(p, "w");
@@ -151,15 +135,15 @@ static void free_lines(line *l, size_t n, char *header) {
     free(header);
 }
 
-/* One file merged: gathered, (sorted,) written. */
-static int merge_file(const shard_in *s, int n, const char *out, const char *file,
-                      const char *const *times, const char *id_col, int only_first, char *err,
-                      int errlen) {
+/* One of the server's sample files: shard 0's, gathered and written. */
+static int merge_samples(const shard_in *s, int n, const char *out, const char *file, char *err,
+                         int errlen) {
+    static const char *const times[] = {"t_ms", NULL};
     char *header = NULL;
     line *lines = NULL;
     size_t nl = 0;
-    int rc = gather(s, n, file, times, id_col, only_first, &header, &lines, &nl, err, errlen);
-    if (!rc && write_lines(out, file, header, lines, nl, id_col != NULL)) {
+    int rc = gather(s, n, file, times, 1, &header, &lines, &nl, err, errlen);
+    if (!rc && write_lines(out, file, header, lines, nl)) {
         snprintf(err, errlen, "merge: writing %s/%s: %s", out, file, strerror(errno));
         rc = -1;
     }
@@ -173,7 +157,7 @@ static int merge_errors(const shard_in *s, int n, const char *out, char *err, in
     char *header = NULL;
     line *lines = NULL;
     size_t nl = 0;
-    if (gather(s, n, "errors.csv", none, NULL, 0, &header, &lines, &nl, err, errlen))
+    if (gather(s, n, "errors.csv", none, 0, &header, &lines, &nl, err, errlen))
         return -1;
     json_t *counts = json_object(), *first = json_object();
     strbuf b = {0};
@@ -352,29 +336,35 @@ static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) 
     return 0;
 }
 
-/* Every merged file into tmp. */
+/* Every merged file into tmp. The rows are checked as they are copied
+ * (merge_rows.h); a row the report's reader refuses is found when the
+ * merged rows are read back for summary.json, and is then looked for in
+ * each shard, to be named by the shard's file and line. */
 static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
                      int errlen) {
     static const char *const req_times[] = {
         "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
         "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
     static const char *const chunk_times[] = {"t_ms", NULL};
-    static const char *const series_times[] = {"t_ms", NULL};
-    if (merge_file(s, n, tmp, "requests.csv", req_times, "request_id", 0, err, errlen) ||
-        merge_file(s, n, tmp, "chunks.csv", chunk_times, "request_id", 0, err, errlen) ||
-        merge_errors(s, n, tmp, err, errlen) ||
-        merge_file(s, n, tmp, "server_metrics.csv", series_times, NULL, 1, err, errlen) ||
-        merge_file(s, n, tmp, "gpu.csv", series_times, NULL, 1, err, errlen) ||
-        merge_file(s, n, tmp, "server_proc.csv", series_times, NULL, 1, err, errlen))
+    static const merge_rows_file requests = {"requests.csv", req_times, 0, 1},
+                                 chunks = {"chunks.csv", chunk_times, 1, 0};
+    if (merge_rows(s, n, tmp, &requests, err, errlen) ||
+        merge_rows(s, n, tmp, &chunks, err, errlen) || merge_errors(s, n, tmp, err, errlen) ||
+        merge_samples(s, n, tmp, "server_metrics.csv", err, errlen) ||
+        merge_samples(s, n, tmp, "gpu.csv", err, errlen) ||
+        merge_samples(s, n, tmp, "server_proc.csv", err, errlen))
         return -1;
     size_t rows = 0;
     for (int i = 0; i < n; i++)
-        rows += (size_t)s[i].requests; /* merge_check_rows counted them */
+        rows += (size_t)s[i].requests; /* merge_rows counted them */
     if (write_meta(s, n, t, rows, tmp)) {
         snprintf(err, errlen, "merge: writing %s/meta.json: %s", tmp, strerror(errno));
         return -1;
     }
-    return write_summary(tmp, s[0].meta, err, errlen);
+    if (write_summary(tmp, s[0].meta, err, errlen) == 0)
+        return 0;
+    merge_check_rows(s, n, err, errlen); /* the shard's row, when one is to blame */
+    return -1;
 }
 
 /* The merge written into a temporary directory inside --out and moved in;
@@ -409,7 +399,7 @@ int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int e
         s[i].dir = dirs[i];
     merge_times t = {0};
     int rc = merge_check_shards(s, n, &t, err, errlen) || check_out(o, s, n, err, errlen) ||
-                     merge_check_rows(s, n, err, errlen) || write_merge(s, n, &t, o, err, errlen)
+                     write_merge(s, n, &t, o, err, errlen)
                  ? -1
                  : 0;
     for (int i = 0; i < n; i++)

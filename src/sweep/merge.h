@@ -17,8 +17,10 @@
  * shard is moved by its t=0's offset from it on the wall clock (so the
  * merge is then only as good as the machines' clocks: a t0_utc that does
  * not read, or shards more than a day apart, are refused), and meta.json
- * says which. Nothing is written until every check passed, and --out gets
- * the merged files only once all of them are written. */
+ * says which. The rows are checked as they are copied into a temporary
+ * directory inside --out, and --out gets the merged files only once all of
+ * them are written and read back: a merge that fails removes what it
+ * wrote and leaves --out as it was. */
 #ifndef SERVELAB_MERGE_H
 #define SERVELAB_MERGE_H
 
@@ -28,8 +30,7 @@ typedef struct merge_opts {
 } merge_opts;
 
 /* 0, or -1 with one line in err (2 is the exit code for both a bad shard and
- * a bad --out: nothing is written before every shard was checked, and a
- * merge that fails leaves --out as it was). */
+ * a bad --out: a merge that fails leaves --out as it was). */
 int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen);
 
 #endif

@@ -7,11 +7,10 @@
  * key would compare two absent values and pass everything, so a test reads
  * a real shard's meta.json and checks that each name below is there.
  *
- * The rows are read twice, once here by the report's own reader (load_run)
- * and once by the merge: that costs a second pass over files that are
- * already in the page cache, and buys a refusal that names the shard's file
- * and line, before the merged directory exists, for every row the merged
- * run's reader would refuse. */
+ * The rows are read here by the report's own reader (load_run) only when
+ * the merged rows did not read back (sweep/merge.c): a merge of good shards
+ * reads each row once, and a bad row is still named by the shard's file and
+ * line. */
 #include "sweep/merge_check.h"
 #include "common/csv.h"
 #include "common/util.h"
@@ -309,106 +308,9 @@ static int rows_read(const shard_in *s, char *err, int errlen) {
     return rc;
 }
 
-/* "req-K" as K, or -1. */
-static long long id_index(const char *f, size_t len) {
-    if (len < 5 || len > 22 || memcmp(f, "req-", 4))
-        return -1;
-    long long k = 0;
-    for (size_t i = 4; i < len; i++) {
-        if (f[i] < '0' || f[i] > '9' || k > (LLONG_MAX - 9) / 10)
-            return -1;
-        k = k * 10 + (f[i] - '0');
-    }
-    return k;
-}
-
-typedef struct seen_id {
-    long long index;
-    int line;
-} seen_id;
-
-static int by_index_line(const void *a, const void *b) {
-    const seen_id *x = a, *y = b;
-    if (x->index != y->index)
-        return x->index < y->index ? -1 : 1;
-    return (x->line > y->line) - (x->line < y->line);
-}
-
-/* The id in row r (line `line` of `path`) is one of this shard's: 0, or
- * -1 with err. */
-static int id_ok(const shard_in *s, const csv_row *r, int col, const char *path, int line,
-                 long long *k, char *err, int errlen) {
-    size_t len = col < r->n && col < CSV_MAX_FIELDS ? r->len[col] : 0;
-    *k = len ? id_index(r->f[col], len) : -1;
-    if (*k < 0)
-        snprintf(err, errlen, "merge: %s:%d: request_id '%.*s' is not req-N", path, line,
-                 (int)(len < 40 ? len : 40), len ? r->f[col] : "");
-    else if (*k >= s->schedule)
-        snprintf(err, errlen, "merge: %s:%d: req-%lld is past the schedule's %lld requests", path,
-                 line, *k, s->schedule);
-    else if (*k % s->count != s->index)
-        snprintf(err, errlen, "merge: %s:%d: req-%lld is shard %lld's (%lld mod %d), not %d's",
-                 path, line, *k, *k % s->count, *k, s->count, s->index);
-    else
-        return 0;
-    return -1;
-}
-
-/* Every row of FILE (requests.csv: each id once, as many as shard.requests;
- * chunks.csv, where it is: any number a request) has an id of this shard's. */
-static int ids_read(const shard_in *s, const char *file, int once, char *err, int errlen) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", s->dir, file);
-    csv_file c;
-    int rc = csv_open(&c, p);
-    if (rc > 0 && !once)
-        return 0;
-    if (rc) {
-        snprintf(err, errlen, "merge: %s: %s", p, rc > 0 ? "missing" : strerror(errno));
-        return -1;
-    }
-    csv_row r;
-    int col = once ? -1 : 0; /* chunks.csv: the id first, as its reader takes it */
-    seen_id *ids = NULL;
-    size_t n = 0, cap = 0;
-    while (!rc && csv_next(&c, &r)) {
-        if (c.line == 1) {
-            col = once ? csv_column(&r, "request_id") : col;
-            continue;
-        }
-        long long k;
-        if (csv_row_blank(&r))
-            continue;
-        rc = id_ok(s, &r, col, p, c.line, &k, err, errlen);
-        if (once && n == cap)
-            ids = xrealloc(ids, (cap = cap ? 2 * cap : 256) * sizeof *ids);
-        if (once)
-            ids[n++] = (seen_id){k, c.line};
-    }
-    csv_close(&c);
-    if (!rc && once) {
-        qsort(ids, n, sizeof *ids, by_index_line);
-        for (size_t i = 1; i < n && !rc; i++)
-            if (ids[i].index == ids[i - 1].index) {
-                snprintf(err, errlen, "merge: %s:%d: req-%lld again (first on line %d)", p,
-                         ids[i].line, ids[i].index, ids[i - 1].line);
-                rc = -1;
-            }
-        if (!rc && (long long)n != s->requests) {
-            snprintf(err, errlen,
-                     "merge: %s holds %zu rows, its meta.json's shard.requests is %lld", p, n,
-                     s->requests);
-            rc = -1;
-        }
-    }
-    free(ids);
-    return rc;
-}
-
 int merge_check_rows(const shard_in *s, int n, char *err, int errlen) {
     for (int i = 0; i < n; i++)
-        if (rows_read(&s[i], err, errlen) || ids_read(&s[i], "requests.csv", 1, err, errlen) ||
-            ids_read(&s[i], "chunks.csv", 0, err, errlen))
+        if (rows_read(&s[i], err, errlen))
             return -1;
     return 0;
 }

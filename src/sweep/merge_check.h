@@ -10,9 +10,8 @@
  * and every shard is moved by its offset from it on the wall clock, which
  * needs each t0_utc to read and the shards to have started within a day of
  * each other. Rows: each shard's requests.csv and chunks.csv must read as
- * `servelab report` reads a run, its request ids must be its own (req-K,
- * K mod N = I, K below the schedule's length), each once, and as many as
- * its meta.json's shard.requests. */
+ * `servelab report` reads a run (the ids are checked as the rows are
+ * copied: sweep/merge_rows.h). */
 #ifndef SERVELAB_MERGE_CHECK_H
 #define SERVELAB_MERGE_CHECK_H
 
@@ -46,8 +45,8 @@ extern const char *const merge_schedule_keys[];
  * or not (NULL is fine). */
 int merge_check_shards(shard_in *s, int n, merge_times *t, char *err, int errlen);
 
-/* Every shard's rows, as above: 0, or -1 with "FILE:LINE: what" (the
- * shard's file) in err. Reads the files and writes nothing. */
+/* Every shard's rows as the report reads them: 0, or -1 with "FILE:LINE:
+ * what" (the shard's file) in err. Reads the files and writes nothing. */
 int merge_check_rows(const shard_in *s, int n, char *err, int errlen);
 
 #endif

@@ -1,0 +1,43 @@
+/* merge_rows: every shard's requests.csv or chunks.csv made into one file
+ * of the merged run, in global request order, each shard's time columns
+ * moved by its shift_ms, and each row checked on the way: its id is the
+ * shard's own (req-K, K mod N = I, K below the schedule's length), and in
+ * requests.csv each id is there once and the shard holds as many rows as
+ * its meta.json's shard.requests says. Every shard's header must be the
+ * first's (a shard written by another servelab version is refused rather
+ * than having its rows put under columns that are not theirs).
+ *
+ * It streams: each shard's rows are read once (mapped: common/csv.h),
+ * rewritten into a spool file beside the output (one a thread: shards are
+ * shared out over as many threads as the process has CPUs, at most 8; the
+ * error reported is the first shard's, whatever the threads' timing), and
+ * only where each
+ * request's rows lie in the spool is kept in memory (24 bytes a request
+ * row, and 24 a request's block of chunk rows); that index is sorted by
+ * request index (a stable radix sort: the rows of one request keep the
+ * order they were read in) and the output copied from the spool in that
+ * order. So memory grows with the requests, not with the bytes, and the
+ * disk briefly holds the file twice. The first version kept every row as a
+ * string of its own and qsorted them: bench/merge_shards.sh times the two
+ * side by side (docs/performance.md). */
+#ifndef SERVELAB_MERGE_ROWS_H
+#define SERVELAB_MERGE_ROWS_H
+
+#include "sweep/merge_check.h"
+
+typedef struct merge_rows_file {
+    const char *name;         /* "requests.csv" */
+    const char *const *times; /* the time columns' names, NULL-ended */
+    int id_column_first;      /* the request id is the first field (chunks.csv) */
+    int once;                 /* each id once, shard.requests of them (requests.csv) */
+} merge_rows_file;
+
+/* FILE of every shard into out/FILE (nothing written when no shard has
+ * one; a shard without chunks.csv is skipped, one without requests.csv is
+ * refused). 0, or -1 with one line in err naming the shard's file and line
+ * where a row was refused; out/FILE may then be partly written (the caller
+ * removes its temporary directory). */
+int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, char *err,
+               int errlen);
+
+#endif
