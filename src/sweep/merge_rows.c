@@ -58,18 +58,17 @@ typedef struct worker {
 
 /* ---- one row rewritten ---- */
 
-/* x as printf's "%.3f" would write it, at dst (room for 32 bytes); the
- * bytes written. Whole thousandths by integer arithmetic where x*1000
- * rounds without doubt (it is not within a millionth of a half), else
+/* Whole thousandths by integer arithmetic where x*1000 rounds without
+ * doubt (it is not within a few ulps of a half, nor a negative zero), else
  * printf itself: the same text either way, at a fraction of printf's cost
  * for the millions of times a merge writes. */
-static size_t put_ms3(char *dst, double x) {
-    double m = x * 1000.0;
-    if (!(fabs(m) < 9e15))
-        return (size_t)snprintf(dst, 32, "%.3f", x);
-    double r = nearbyint(m);
-    if (fabs(fabs(m - r) - 0.5) < 1e-6 || (r == 0 && signbit(x)))
-        return (size_t)snprintf(dst, 32, "%.3f", x);
+size_t merge_put_ms(char *dst, double x) {
+    double m = x * 1000.0; /* within half an ulp of the true product */
+    if (!(fabs(m) < 1e15))
+        return (size_t)snprintf(dst, MERGE_MS_ROOM, "%.3f", x);
+    double r = nearbyint(m), tol = fabs(m) * 1e-15 + 1e-9; /* a few ulps of m */
+    if (fabs(fabs(m - r) - 0.5) < tol || (r == 0 && signbit(x)))
+        return (size_t)snprintf(dst, MERGE_MS_ROOM, "%.3f", x);
     long long q = (long long)r;
     char tmp[32], *p = tmp + sizeof tmp;
     int neg = q < 0;
@@ -94,7 +93,7 @@ static size_t rewrite(char **line, size_t *cap, const csv_row *r, const int *is_
                       double shift_ms) {
     size_t need = 1;
     for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++)
-        need += 1 + (is_time[i] ? 32 : 0) + csv_field_bytes(r->f[i], r->len[i]);
+        need += 1 + (is_time[i] ? MERGE_MS_ROOM : 0) + csv_field_bytes(r->f[i], r->len[i]);
     if (need > *cap)
         *line = xrealloc(*line, *cap = need * 2);
     char *p = *line;
@@ -103,7 +102,7 @@ static size_t rewrite(char **line, size_t *cap, const csv_row *r, const int *is_
             *p++ = ',';
         double v;
         if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v))
-            p += put_ms3(p, v + shift_ms);
+            p += merge_put_ms(p, v + shift_ms);
         else
             p = csv_put_field(p, r->f[i], r->len[i]);
     }
