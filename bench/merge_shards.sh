@@ -100,11 +100,14 @@ orss=""
 for r in $(seq 1 "$REPEAT"); do
     if [ -n "${OLD:-}" ]; then
         rm -rf "$DIR/merged-old"
-        /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$OLD" merge $SHARDS --out "$DIR/merged-old" >/dev/null
-        read -r t m <"$DIR/time.txt"
-        echo "run $r old: ${t} s wall, $((m / 1024)) MiB peak RSS"
-        otimes="$otimes $t"
-        orss="$orss $m"
+        if /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$OLD" merge $SHARDS --out "$DIR/merged-old" >/dev/null; then
+            read -r t m <"$DIR/time.txt"
+            echo "run $r old: ${t} s wall, $((m / 1024)) MiB peak RSS"
+            otimes="$otimes $t"
+            orss="$orss $m"
+        else # the first version held every row in memory: a large merge may be killed
+            echo "run $r old: failed: $(head -1 "$DIR/time.txt")"
+        fi
     fi
     rm -rf "$DIR/merged"
     /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$BIN" merge $SHARDS --out "$DIR/merged" >/dev/null
@@ -116,7 +119,7 @@ done
 wc -l "$DIR/merged/requests.csv" "$DIR/merged/chunks.csv" | head -2
 med() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median: $(med $times) s wall, $(($(med $rss) / 1024)) MiB peak RSS (target: 16 x 1M < 20 s)"
-if [ -n "${OLD:-}" ]; then
+if [ -n "${OLD:-}" ] && [ -n "$otimes" ]; then
     echo "old median: $(med $otimes) s wall, $(($(med $orss) / 1024)) MiB peak RSS"
     echo "ratio new/old: $(awk -v a="$(med $times)" -v b="$(med $otimes)" 'BEGIN {printf "%.2f", a / b}')"
     same=yes
