@@ -207,10 +207,27 @@ static void blocks_reset(csv_file *c) {
     b->used = 0;
 }
 
+/* The pages wholly before p handed back, in steps of RELEASE_STEP: they
+ * leave this process's resident set and stay in the page cache. A later
+ * touch (a field of an early row kept by the caller) reads them back, so
+ * this changes no content, only what is resident. */
+#define RELEASE_STEP (32u << 20)
+static void release_read(csv_file *c) {
+    size_t upto = (size_t)(c->p - c->map);
+    if (upto - c->released < RELEASE_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    upto -= upto % page;
+    madvise((char *)c->map + c->released, upto - c->released, MADV_DONTNEED);
+    c->released = upto;
+}
+
 int csv_next(csv_file *c, csv_row *row) {
     blocks_reset(c);
     if (c->p >= c->end)
         return 0;
+    if (c->size)
+        release_read(c);
     c->line = c->next_line;
     row->error = NULL;
     const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));

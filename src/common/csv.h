@@ -3,6 +3,10 @@
  * the simulator's traces), and the quoting its writers use. The file is
  * mapped and read in place: an unquoted field points into the mapping and
  * nothing is copied, which keeps files of millions of rows quick to read.
+ * What has been read is handed back every 32 MiB (madvise DONTNEED: the
+ * pages stay in the page cache and read back on a touch, so a field kept
+ * from an early row still reads): a reader of a 2 GB chunks.csv does not
+ * hold 2 GB of it resident.
  *
  * The format is RFC 4180, as servelab writes it:
  * - a row is a line ending in LF; a CR just before the LF is dropped, so a
@@ -41,6 +45,7 @@ typedef struct csv_file {
     const char *p, *end; /* what is left to read */
     const char *map;
     size_t size;
+    size_t released; /* the mapping's first bytes handed back to the page cache */
     int fd;
     csv_block *blocks; /* where quoted fields are unquoted */
 } csv_file;
