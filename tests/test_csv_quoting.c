@@ -12,6 +12,7 @@
 #include "support.h"
 #include "test.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,5 +217,46 @@ TEST(csv_quoting_run_named_with_a_comma_end_to_end) {
     free(out);
     free(csv);
     free(json);
+    free(dir);
+}
+
+/* A file larger than what the reader keeps resident (it hands back what it
+ * has read every 32 MiB): every row reads, in order, and a field of the
+ * first row, kept to the end, still reads as it did. */
+TEST(csv_quoting_a_large_file_reads_whole_and_early_fields_stay) {
+    char *dir = temp_dir(), path[1200];
+    snprintf(path, sizeof path, "%s/big.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    const int rows = 1500000; /* ~45 MB */
+    fputs("request_id,index,t_ms,tokens\n", f);
+    for (int i = 0; i < rows; i++)
+        fprintf(f, "req-%d,%d,%d.%03d,1\n", i, i % 8, i / 7, i % 1000);
+    fclose(f);
+    csv_file c;
+    CHECK(csv_open(&c, path) == 0);
+    csv_row r;
+    const char *first = NULL;
+    size_t first_len = 0;
+    int n = 0, ok = 1;
+    while (csv_next(&c, &r)) {
+        if (c.line == 1)
+            continue;
+        if (n == 0) {
+            first = r.f[0];
+            first_len = r.len[0];
+        }
+        char want[32];
+        int len = snprintf(want, sizeof want, "req-%d", n);
+        double t;
+        ok &= r.n == 4 && r.len[0] == (size_t)len && !memcmp(r.f[0], want, (size_t)len) &&
+              csv_number(&r, 2, &t) == 0 &&
+              fabs(t - ((double)(n / 7) + (n % 1000) / 1000.0)) < 1e-9;
+        n++;
+    }
+    CHECK(ok);
+    CHECK_INT(n, rows);
+    CHECK(first_len == 5 && !memcmp(first, "req-0", 5));
+    csv_close(&c);
     free(dir);
 }

@@ -60,8 +60,14 @@ void client_check_sort(client_check *k) {
 static int64_t late_send_us(const inflight *f) {
     const request_row *r = &f->row;
     int64_t d = r->dispatched_us >= 0 ? r->dispatched_us - r->scheduled_us : -1;
-    if (f->ready_us >= 0 && r->sent_us >= 0 && r->sent_us - f->ready_us > d)
-        d = r->sent_us - f->ready_us;
+    /* When it could have gone: from its due time when a slot was free as
+     * soon as it was taken in (the timer's lateness and the send's add up),
+     * else from when a slot freed for it. */
+    int64_t could = f->ready_us;
+    if (could < 0 || (r->dispatched_us >= 0 && could <= r->dispatched_us))
+        could = r->scheduled_us;
+    if (r->sent_us >= 0 && r->sent_us - could > d)
+        d = r->sent_us - could;
     return d;
 }
 
