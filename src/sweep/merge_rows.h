@@ -11,15 +11,16 @@
  * rewritten into a spool file beside the output (one a thread: shards are
  * shared out over as many threads as the process has CPUs, at most 8; the
  * error reported is the first shard's, whatever the threads' timing), and
- * only where each
- * request's rows lie in the spool is kept in memory (24 bytes a request
- * row, and 24 a request's block of chunk rows); that index is sorted by
+ * only where each request's rows lie in the spool is kept in memory (24
+ * bytes a request row, and 24 a request's block of chunk rows); that index
+ * is sorted by
  * request index (a stable radix sort: the rows of one request keep the
  * order they were read in) and the output copied from the spool in that
  * order. So memory grows with the requests, not with the bytes, and the
  * disk briefly holds the file twice. The first version kept every row as a
  * string of its own and qsorted them: bench/merge_shards.sh times the two
- * side by side (docs/performance.md). */
+ * side by side (docs/performance.md: 16 shards of 100,000 requests with 8
+ * chunks each, 5.0 s and 464 MiB against 47.9 s and 13 GiB). */
 #ifndef SERVELAB_MERGE_ROWS_H
 #define SERVELAB_MERGE_ROWS_H
 
