@@ -87,6 +87,11 @@ TEST_ALONE(predict_equals_a_run_against_sim) {
             /* p99 of 300 requests: three requests, each a step (10 ms) early
              * or late, as an arrival falls just before or after a step's start */
             double tol = q == 2 ? fmax(3 + 10, 3 + 0.05 * x) : 2 + 0.02 * x;
+            /* AddressSanitizer's slower client and simulator add their own
+             * delay to the real run's tail (16-20 ms over at p99 in 2 of
+             * its runs here): two more steps there */
+            if (q == 2 && servelab_is_sanitized())
+                tol += 2 * 10;
             CHECK_MSG(fabs(x - y) <= tol, "%s %s: run %.3f, predicted %.3f", metrics[m], qs[q], x,
                       y);
         }
