@@ -14,9 +14,13 @@ int calibrate_within_1ms(const calib_result *r) {
            r->itl_err_p99_ms < 1 && r->client_cpu_pct < 95;
 }
 
+/* The simulator's cores: one a thread, one when not recorded. */
+static int sim_cores(const calib_result *r) {
+    return r->sim_threads > 1 ? r->sim_threads : 1;
+}
+
 int calibrate_sim_bound(const calib_result *r) {
-    int threads = r->sim_threads > 1 ? r->sim_threads : 1;
-    return r->sim_cpu_pct >= CALIB_SIM_BOUND_PCT * threads;
+    return r->sim_cpu_pct >= CALIB_SIM_BOUND_PCT * sim_cores(r);
 }
 
 /* One kind of arrivals in a table: where its claim stops. */
@@ -96,7 +100,7 @@ static void put_failures(strbuf *b, const calib_result *r) {
     if (!(r->client_cpu_pct < 95))
         sb_printf(b, "%sclient CPU was %.0f%%", count++ ? ", " : " ", r->client_cpu_pct);
     if (calibrate_sim_bound(r)) {
-        int threads = r->sim_threads > 1 ? r->sim_threads : 1;
+        int threads = sim_cores(r);
         sb_printf(b,
                   " (the simulator was at %.0f%% of its %d CPU%s: the limit there may be the "
                   "simulator's rather than the client's; --sim-threads gives it more)",

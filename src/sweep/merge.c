@@ -33,7 +33,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,24 +46,12 @@ typedef struct line {
     char *text; /* the row with its LF */
 } line;
 
-/* One row as CSV, the time columns (is_time[i]) moved by shift_ms. */
+/* One row as CSV (merge_row_text), in a string of its own. */
 static char *row_text(const csv_row *r, const int *is_time, double shift_ms) {
-    strbuf b = {0};
-    for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++) {
-        if (i)
-            sb_putn(&b, ",", 1);
-        double v;
-        if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v)) {
-            sb_printf(&b, "%.3f", v + shift_ms);
-            continue;
-        }
-        char *tmp = xmalloc(csv_field_bytes(r->f[i], r->len[i]) + 1);
-        char *end = csv_put_field(tmp, r->f[i], r->len[i]);
-        sb_putn(&b, tmp, (size_t)(end - tmp));
-        free(tmp);
-    }
-    sb_putn(&b, "\n", 1);
-    return b.s;
+    char *line = NULL;
+    size_t cap = 0;
+    merge_row_text(&line, &cap, r, is_time, shift_ms);
+    return line;
 }
 
 /* Appends FILE's rows of every shard (only shard 0's: only_first) to
@@ -89,10 +76,7 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
         csv_row hdr, r;
         int is_time[CSV_MAX_FIELDS] = {0};
         if (csv_next(&c, &hdr)) {
-            for (int i = 0; i < hdr.n && i < CSV_MAX_FIELDS; i++)
-                for (int t = 0; times[t]; t++)
-                    is_time[i] |=
-                        hdr.len[i] == strlen(times[t]) && !memcmp(hdr.f[i], times[t], hdr.len[i]);
+            merge_time_columns(&hdr, times, is_time);
             if (!*header)
                 *header = row_text(&hdr, (int[CSV_MAX_FIELDS]){0}, 0);
         }

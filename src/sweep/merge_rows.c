@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Where one request's row (or block of chunk rows) lies in its spool. */
@@ -35,9 +34,8 @@ typedef struct merger {
     int n_shards, threads;
     const merge_rows_file *f;
     const char *out;
-    char *header;     /* the first shard's header row, as written */
-    csv_row first;    /* its fields, for the other shards' to be compared with */
-    char *first_text; /* where those fields are kept */
+    char *header;      /* the first shard's header row, as written */
+    int header_fields; /* its fields, those past CSV_MAX_FIELDS counted too */
     int is_time[CSV_MAX_FIELDS], col;
 } merger;
 
@@ -87,11 +85,9 @@ size_t merge_put_ms(char *dst, double x) {
     return n;
 }
 
-/* Row r as CSV with its LF into *line (of *cap bytes, grown), the time
- * columns moved by shift_ms; its length. */
-static size_t rewrite(char **line, size_t *cap, const csv_row *r, const int *is_time,
+size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
                       double shift_ms) {
-    size_t need = 1;
+    size_t need = 2; /* the LF and a NUL */
     for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++)
         need += 1 + (is_time[i] ? MERGE_MS_ROOM : 0) + csv_field_bytes(r->f[i], r->len[i]);
     if (need > *cap)
@@ -107,7 +103,15 @@ static size_t rewrite(char **line, size_t *cap, const csv_row *r, const int *is_
             p = csv_put_field(p, r->f[i], r->len[i]);
     }
     *p++ = '\n';
+    *p = 0;
     return (size_t)(p - *line);
+}
+
+void merge_time_columns(const csv_row *h, const char *const *times, int *is_time) {
+    memset(is_time, 0, CSV_MAX_FIELDS * sizeof *is_time);
+    for (int i = 0; i < h->n && i < CSV_MAX_FIELDS; i++)
+        for (int t = 0; times[t]; t++)
+            is_time[i] |= h->len[i] == strlen(times[t]) && !memcmp(h->f[i], times[t], h->len[i]);
 }
 
 /* ---- ids ---- */
@@ -149,37 +153,23 @@ static long long id_of(worker *w, const shard_in *s, const csv_row *r, int col, 
 
 /* ---- the headers ---- */
 
-static int same_header(const csv_row *a, const csv_row *b) {
-    if (a->n != b->n)
-        return 0;
-    for (int i = 0; i < a->n && i < CSV_MAX_FIELDS; i++)
-        if (a->len[i] != b->len[i] || memcmp(a->f[i], b->f[i], a->len[i]))
-            return 0;
-    return 1;
-}
-
 /* The first shard's header becomes the file's (with its time columns and
- * id column); another shard's must be the same. 0, or -1 with err. */
+ * id column); another shard's must be the same, field for field (written
+ * the same, and as many). 0, or -1 with err. */
 static int take_header(merger *m, const csv_row *h, const char *path, char *err, int errlen) {
+    char *line = NULL;
+    size_t cap = 0;
+    merge_row_text(&line, &cap, h, (int[CSV_MAX_FIELDS]){0}, 0);
     if (!m->header) {
-        char *line = NULL;
-        size_t cap = 0, len = rewrite(&line, &cap, h, (int[CSV_MAX_FIELDS]){0}, 0), at = 0;
         m->header = line;
-        m->header[len] = 0; /* rewrite leaves room */
-        m->first = *h;
-        m->first_text = xmalloc(len + 1);
-        for (int i = 0; i < h->n && i < CSV_MAX_FIELDS; i++) {
-            memcpy(m->first_text + at, h->f[i], h->len[i]);
-            m->first.f[i] = m->first_text + at;
-            at += h->len[i];
-            for (int t = 0; m->f->times[t]; t++)
-                m->is_time[i] |= h->len[i] == strlen(m->f->times[t]) &&
-                                 !memcmp(h->f[i], m->f->times[t], h->len[i]);
-        }
+        m->header_fields = h->n;
+        merge_time_columns(h, m->f->times, m->is_time);
         m->col = m->f->id_column_first ? 0 : csv_column(h, "request_id");
         return 0;
     }
-    if (same_header(&m->first, h))
+    int same = h->n == m->header_fields && !strcmp(line, m->header);
+    free(line);
+    if (same)
         return 0;
     snprintf(err, errlen,
              "merge: %s:1: its columns are not those of the first shard's %s (shards written by "
@@ -223,7 +213,7 @@ static void add_entry(worker *w, uint64_t index, uint32_t len, uint32_t shard) {
  * spool: a new entry, or the request's block of chunk rows grown. */
 static int spool_row(worker *w, int k, const csv_row *r, long long id, long long prev) {
     const merger *m = w->m;
-    size_t len = rewrite(&w->line, &w->line_cap, r, m->is_time, m->s[k].shift_ms);
+    size_t len = merge_row_text(&w->line, &w->line_cap, r, m->is_time, m->s[k].shift_ms);
     entry *last = w->n ? &w->e[w->n - 1] : NULL;
     if (!m->f->once && id == prev && last && last->len <= UINT32_MAX - len)
         last->len += (uint32_t)len; /* the request's chunk rows go on */
@@ -475,6 +465,5 @@ int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file 
     }
     free(w);
     free(m.header);
-    free(m.first_text);
     return rc;
 }

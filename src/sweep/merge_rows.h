@@ -24,7 +24,10 @@
 #ifndef SERVELAB_MERGE_ROWS_H
 #define SERVELAB_MERGE_ROWS_H
 
+#include "common/csv.h"
 #include "sweep/merge_check.h"
+
+#include <stddef.h>
 
 typedef struct merge_rows_file {
     const char *name;         /* "requests.csv" */
@@ -46,5 +49,14 @@ int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file 
  * millions of times a merge, at a fraction of printf's cost. */
 #define MERGE_MS_ROOM 320
 size_t merge_put_ms(char *dst, double x);
+
+/* Row r as CSV with its LF (and a NUL after it) into *line, of *cap bytes
+ * (grown as needed), the time columns (is_time[i]) moved by shift_ms: the
+ * one way a merge writes a row. Its length, the NUL not counted. */
+size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
+                      double shift_ms);
+/* is_time[i] (CSV_MAX_FIELDS of them) set for the fields of header h named
+ * in times (NULL-ended). */
+void merge_time_columns(const csv_row *h, const char *const *times, int *is_time);
 
 #endif
