@@ -29,6 +29,7 @@ cleanup() {
     if [ -n "${KEEP:-}" ]; then echo "kept: $DIR"; else rm -rf "$DIR"; fi
 }
 trap cleanup EXIT
+. "$(dirname "$0")/side_by_side.sh"
 
 # ---- the shards' meta.json, from a real sharded run ----
 PORT=$((20000 + $$ % 20000))
@@ -93,35 +94,20 @@ done
 du -sh "$DIR" | awk '{print "shards on disk: " $1}'
 SHARDS=$(for k in $(seq 0 $((S - 1))); do printf '%s ' "$DIR/shard-$k"; done)
 
-times=""
-rss=""
-otimes=""
-orss=""
 for r in $(seq 1 "$REPEAT"); do
     if [ -n "${OLD:-}" ]; then
         rm -rf "$DIR/merged-old"
-        if /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$OLD" merge $SHARDS --out "$DIR/merged-old" >/dev/null; then
-            read -r t m <"$DIR/time.txt"
-            echo "run $r old: ${t} s wall, $((m / 1024)) MiB peak RSS"
-            otimes="$otimes $t"
-            orss="$orss $m"
-        else # the first version held every row in memory: a large merge may be killed
-            echo "run $r old: failed: $(head -1 "$DIR/time.txt")"
-        fi
+        # the first version held every row in memory: a large merge may be killed
+        timed old "run $r old:" "$OLD" merge $SHARDS --out "$DIR/merged-old" || true
     fi
     rm -rf "$DIR/merged"
-    /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$BIN" merge $SHARDS --out "$DIR/merged" >/dev/null
-    read -r t m <"$DIR/time.txt"
-    echo "run $r:     ${t} s wall, $((m / 1024)) MiB peak RSS"
-    times="$times $t"
-    rss="$rss $m"
+    timed new "run $r:    " "$BIN" merge $SHARDS --out "$DIR/merged"
 done
 wc -l "$DIR/merged/requests.csv" "$DIR/merged/chunks.csv" | head -2
-med() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median: $(med $times) s wall, $(($(med $rss) / 1024)) MiB peak RSS (target: 16 x 1M < 20 s)"
-if [ -n "${OLD:-}" ] && [ -n "$otimes" ]; then
-    echo "old median: $(med $otimes) s wall, $(($(med $orss) / 1024)) MiB peak RSS"
-    echo "ratio new/old: $(awk -v a="$(med $times)" -v b="$(med $otimes)" 'BEGIN {printf "%.2f", a / b}')"
+medians new "" "target: 16 x 1M < 20 s"
+if [ -n "${OLD:-}" ] && [ -n "${old_times:-}" ]; then
+    medians old "old "
+    echo "ratio new/old: $(ratio new old)"
     same=yes
     for f in requests.csv chunks.csv summary.json; do
         cmp -s "$DIR/merged/$f" "$DIR/merged-old/$f" || { same=no; echo "differs: $f"; }

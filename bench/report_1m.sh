@@ -14,6 +14,7 @@ REPEAT=${2:-3}
 BIN=${SERVELAB:-./servelab}
 DIR=$(mktemp -d /tmp/servelab-bench-XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
+. "$(dirname "$0")/side_by_side.sh"
 mkdir -p "$DIR/run"
 echo "generating $N requests and $((N * 8)) chunks in $DIR ..."
 awk -v n="$N" 'BEGIN {
@@ -33,31 +34,18 @@ awk -v n="$N" 'BEGIN {
     }
 }'
 ls -la "$DIR/run"
-times=""
-rss=""
-otimes=""
-orss=""
 for r in $(seq 1 "$REPEAT"); do
     if [ -n "${OLD:-}" ]; then
         rm -rf "$DIR/rep-old"
-        /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$OLD" report "$DIR/run" --out "$DIR/rep-old" > /dev/null
-        read -r t m < "$DIR/time.txt"
-        echo "run $r old: ${t} s wall, $((m / 1024)) MiB peak RSS"
-        otimes="$otimes $t"
-        orss="$orss $m"
+        timed old "run $r old:" "$OLD" report "$DIR/run" --out "$DIR/rep-old"
     fi
     rm -rf "$DIR/rep"
-    /usr/bin/time -f "%e %M" -o "$DIR/time.txt" "$BIN" report "$DIR/run" --out "$DIR/rep" > /dev/null
-    read -r t m < "$DIR/time.txt"
-    echo "run $r:     ${t} s wall, $((m / 1024)) MiB peak RSS"
-    times="$times $t"
-    rss="$rss $m"
+    timed new "run $r:    " "$BIN" report "$DIR/run" --out "$DIR/rep"
 done
-med() { echo "$@" | tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median: $(med $times) s wall, $(( $(med $rss) / 1024 )) MiB peak RSS (target: < 3 s, < 400 MiB)"
+medians new "" "target: < 3 s, < 400 MiB"
 if [ -n "${OLD:-}" ]; then
-    echo "old median: $(med $otimes) s wall, $(( $(med $orss) / 1024 )) MiB peak RSS"
-    echo "ratio new/old: $(awk -v a="$(med $times)" -v b="$(med $otimes)" 'BEGIN {printf "%.2f", a / b}') (target: < 0.35)"
+    medians old "old "
+    echo "ratio new/old: $(ratio new old) (target: < 0.35)"
     if diff -r "$DIR/rep" "$DIR/rep-old" > /dev/null; then echo "reports: the same byte for byte"
     else echo "reports: DIFFER"; fi
 fi
