@@ -229,9 +229,20 @@ TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     double t0 = 1e18;
     for (int r = 0; r < 20; r++)
         t0 = t[r][0] < t0 ? t[r][0] : t0;
+    /* A write the OS runs late (a loaded CI machine, AddressSanitizer) is
+     * one token off the grid, not the engine: an engine that drifted would
+     * move every later token, so the grid is judged on 95% of them and the
+     * worst is named. */
+    double offs[20 * 12];
+    int no = 0;
     for (int r = 0; r < 20; r++)
         for (int k = 0; k < 12; k++) {
-            double d = fmod(t[r][k] - t0, 20.0), off = d < 10 ? d : 20 - d;
-            CHECK_MSG(off < 4, "req-%d token %d left %.2f ms off the step grid", r, k, off);
+            double d = fmod(t[r][k] - t0, 20.0);
+            offs[no++] = d < 10 ? d : 20 - d;
         }
+    qsort(offs, (size_t)no, sizeof *offs, cmp_double);
+    double p95 = offs[(no * 95) / 100];
+    CHECK_MSG(p95 < 3, "95%% of tokens within %.2f ms of the step grid (worst %.2f ms)", p95,
+              offs[no - 1]);
+    CHECK_MSG(offs[no / 2] < 1.5, "median token %.2f ms off the step grid", offs[no / 2]);
 }
