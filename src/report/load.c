@@ -255,8 +255,43 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r,
     return NULL;
 }
 
-static int load_requests(const char *path, int part, run_rows *rows, double *last_sched, char *err,
+_Static_assert(C_N <= ROWS_FEED_COLUMNS, "rows_feed holds every column the loader reads");
+
+int feed_requests_header(rows_feed *f, const csv_row *header, const char *path, char *err,
                          int errlen) {
+    f->ncols = header->n;
+    f->header_read = 1;
+    return find_columns(header, f->col, path, err, errlen);
+}
+
+int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
+                 int errlen) {
+    if (row->error) {
+        snprintf(err, errlen, "%s:%d: %s", path, line, row->error);
+        return -1;
+    }
+    if (csv_row_blank(row))
+        return 0;
+    if (row->n != f->ncols) {
+        snprintf(err, errlen, "%s:%d: %d fields, the header has %d", path, line, row->n, f->ncols);
+        return -1;
+    }
+    req_rec r = req_rec_unknown();
+    const char *why, *bad = parse_request(row, f->col, &r, &why);
+    if (bad) {
+        snprintf(err, errlen, "%s:%d: bad value in column %s%s%s%s", path, line, bad,
+                 why ? " (before " : "", why ? why : "", why ? ": a negative duration)" : "");
+        return -1;
+    }
+    r.part = (uint16_t)f->part;
+    r.cls = (int16_t)class_id(f->rows, row->f[f->col[C_CLASS]], row->len[f->col[C_CLASS]]);
+    if (r.scheduled_ms > f->last_sched)
+        f->last_sched = r.scheduled_ms;
+    rows_add(f->rows, &r);
+    return 0;
+}
+
+static int load_requests(const char *path, rows_feed *f, char *err, int errlen) {
     csv_file c;
     int rc = csv_open(&c, path);
     if (rc) {
@@ -264,45 +299,10 @@ static int load_requests(const char *path, int part, run_rows *rows, double *las
         return -1;
     }
     csv_row row;
-    int ncols = 0, col[C_N];
-    *last_sched = 0;
     rc = 0;
-    while (csv_next(&c, &row)) {
-        if (c.line == 1) {
-            ncols = row.n;
-            if (find_columns(&row, col, path, err, errlen)) {
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        if (row.error) {
-            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
-            rc = -1;
-            break;
-        }
-        if (csv_row_blank(&row))
-            continue;
-        if (row.n != ncols) {
-            snprintf(err, errlen, "%s:%d: %d fields, the header has %d", path, c.line, row.n,
-                     ncols);
-            rc = -1;
-            break;
-        }
-        req_rec r = req_rec_unknown();
-        const char *why, *bad = parse_request(&row, col, &r, &why);
-        if (bad) {
-            snprintf(err, errlen, "%s:%d: bad value in column %s%s%s%s", path, c.line, bad,
-                     why ? " (before " : "", why ? why : "", why ? ": a negative duration)" : "");
-            rc = -1;
-            break;
-        }
-        r.part = (uint16_t)part;
-        r.cls = (int16_t)class_id(rows, row.f[col[C_CLASS]], row.len[col[C_CLASS]]);
-        if (r.scheduled_ms > *last_sched)
-            *last_sched = r.scheduled_ms;
-        rows_add(rows, &r);
-    }
+    while (!rc && csv_next(&c, &row))
+        rc = c.line == 1 ? feed_requests_header(f, &row, path, err, errlen)
+                         : feed_request(f, &row, path, c.line, err, errlen);
     if (!rc && c.line == 0) {
         snprintf(err, errlen, "%s:1: empty file (no header)", path);
         rc = -1;
@@ -333,8 +333,47 @@ static float to_float(double v) {
  * each request's gaps are contiguous too, and where they start is kept
  * (rows->itl_starts) for a bootstrap that resamples requests. The
  * fifth column, coalesced, came later: runs written before it have four. */
-static int load_chunks(const char *path, run_rows *rows, double last_sched, int *present, char *err,
-                       int errlen) {
+int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
+               int errlen) {
+    if (csv_row_blank(row))
+        return 0;
+    double t, tok;
+    if (row->error) {
+        snprintf(err, errlen, "%s:%d: %s", path, line, row->error);
+        return -1;
+    }
+    if ((row->n != 4 && row->n != 5) || csv_number(row, 2, &t) || !isfinite(t) ||
+        csv_number(row, 3, &tok) || !chunk_tokens_ok(tok)) {
+        snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens[,coalesced]", path,
+                 line);
+        return -1;
+    }
+    run_rows *rows = f->rows;
+    if (t <= f->last_sched)
+        rows->window_output_tokens += tok;
+    int same = f->have_prev && f->prev_len == row->len[0] &&
+               (!row->len[0] || !memcmp(f->prev_id, row->f[0], row->len[0])); /* "" has no copy */
+    f->gaps_started &= same;
+    if (same && tok >= 1) {
+        float gap = to_float((t - f->prev_t) / tok);
+        if (!f->gaps_started) /* the request's first gap: its gaps start here */
+            rows_start_itl_request(rows);
+        f->gaps_started = 1;
+        rows_add_chunk_gap(rows, gap, (int)tok, to_float(t - f->prev_t));
+    }
+    if (!same) { /* a copy: a quoted field lasts only until the next row */
+        if (row->len[0] > f->prev_cap)
+            f->prev_id = xrealloc(f->prev_id, f->prev_cap = row->len[0] * 2);
+        if (row->len[0])
+            memcpy(f->prev_id, row->f[0], row->len[0]);
+        f->prev_len = row->len[0];
+    }
+    f->have_prev = 1;
+    f->prev_t = t;
+    return 0;
+}
+
+static int load_chunks(const char *path, rows_feed *f, int *present, char *err, int errlen) {
     csv_file c;
     int rc = csv_open(&c, path);
     *present = rc == 0;
@@ -345,50 +384,17 @@ static int load_chunks(const char *path, run_rows *rows, double last_sched, int 
         return -1;
     }
     csv_row row;
-    char *prev_id = NULL; /* a copy: a quoted field lasts only until the next row */
-    size_t prev_len = 0, prev_cap = 0;
-    int have_prev = 0, gaps_started = 0;
-    double prev_t = 0;
     rc = 0;
-    while (csv_next(&c, &row)) {
-        if (c.line == 1 || csv_row_blank(&row))
-            continue;
-        double t, tok;
-        if (row.error) {
-            snprintf(err, errlen, "%s:%d: %s", path, c.line, row.error);
-            rc = -1;
-            break;
-        }
-        if ((row.n != 4 && row.n != 5) || csv_number(&row, 2, &t) || !isfinite(t) ||
-            csv_number(&row, 3, &tok) || !chunk_tokens_ok(tok)) {
-            snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens[,coalesced]", path,
-                     c.line);
-            rc = -1;
-            break;
-        }
-        if (t <= last_sched)
-            rows->window_output_tokens += tok;
-        int same = have_prev && prev_len == row.len[0] &&
-                   (!row.len[0] || !memcmp(prev_id, row.f[0], row.len[0])); /* "" has no copy */
-        gaps_started &= same;
-        if (same && tok >= 1) {
-            float gap = to_float((t - prev_t) / tok);
-            if (!gaps_started) /* the request's first gap: its gaps start here */
-                rows_start_itl_request(rows);
-            gaps_started = 1;
-            rows_add_chunk_gap(rows, gap, (int)tok, to_float(t - prev_t));
-        }
-        if (row.len[0] > prev_cap)
-            prev_id = xrealloc(prev_id, prev_cap = row.len[0] * 2);
-        if (row.len[0])
-            memcpy(prev_id, row.f[0], row.len[0]);
-        prev_len = row.len[0];
-        have_prev = 1;
-        prev_t = t;
-    }
-    free(prev_id);
+    while (!rc && csv_next(&c, &row))
+        rc = c.line == 1 ? 0 : feed_chunk(f, &row, path, c.line, err, errlen);
     csv_close(&c);
     return rc;
+}
+
+void feed_free(rows_feed *f) {
+    free(f->prev_id);
+    f->prev_id = NULL;
+    f->prev_cap = 0;
 }
 
 /* server_metrics.csv: t_ms,name,labels,value. Only the gauges and counters
@@ -466,19 +472,26 @@ int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *
     files->meta = json_load_file(path, 0, NULL);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     files->has_summary = access(path, F_OK) == 0;
-    double last_sched;
+    rows_feed f = {.rows = rows, .part = part};
     snprintf(path, sizeof path, "%s/requests.csv", dir);
-    if (load_requests(path, part, rows, &last_sched, err, errlen))
-        return -1;
+    int rc = load_requests(path, &f, err, errlen);
     snprintf(path, sizeof path, "%s/chunks.csv", dir);
-    if (load_chunks(path, rows, last_sched, &files->has_chunks, err, errlen))
+    if (!rc)
+        rc = load_chunks(path, &f, &files->has_chunks, err, errlen);
+    feed_free(&f);
+    if (rc)
         return -1;
+    load_samples(dir, files);
+    return 0;
+}
+
+void load_samples(const char *dir, run_files *files) {
+    char path[4096];
     snprintf(path, sizeof path, "%s/server_metrics.csv", dir);
     load_metrics(path, files);
     snprintf(path, sizeof path, "%s/gpu.csv", dir);
     load_gpu(path, files);
     server_stats_compute(&files->metrics, &files->gpu, &files->server);
-    return 0;
 }
 
 void run_files_free(run_files *f) {

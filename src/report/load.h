@@ -8,6 +8,7 @@
 
 #include "analysis/serverstats.h"
 #include "analysis/summary.h"
+#include "common/csv.h"
 
 #include <jansson.h>
 
@@ -24,6 +25,36 @@ typedef struct run_files {
  * interned into rows->classes. Returns -1 with "file:line: what" in err. */
 int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *err, int errlen);
 void run_files_free(run_files *f);
+/* server_metrics.csv and gpu.csv of the run in dir into files->metrics,
+ * files->gpu and files->server (what load_run reads beside the rows). */
+void load_samples(const char *dir, run_files *files);
+
+/* Rows handed over one at a time, each exactly as load_run would take it
+ * from the file: for a reader that has the rows in hand as it writes them
+ * (merge), so that it need not read back what it wrote. Requests first
+ * (the header, then the rows), then the chunk rows without their header
+ * (their window ends at the last scheduled request). Each returns 0, or -1
+ * with "path:line: what" in err. The caller zeroes the struct, sets rows
+ * and part, and feed_free()s it. */
+#define ROWS_FEED_COLUMNS 40
+typedef struct rows_feed {
+    run_rows *rows;
+    int part;
+    /* private */
+    int header_read, ncols, col[ROWS_FEED_COLUMNS];
+    double last_sched;
+    char *prev_id; /* the previous chunk row's request id */
+    size_t prev_len, prev_cap;
+    int have_prev, gaps_started;
+    double prev_t;
+} rows_feed;
+int feed_requests_header(rows_feed *f, const csv_row *header, const char *path, char *err,
+                         int errlen);
+int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
+                 int errlen);
+int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
+               int errlen);
+void feed_free(rows_feed *f);
 
 /* A run's summary parameters from its meta.json (NULL: none known): the
  * offered rate (NAN without meta.json, INFINITY for inf), the SLO (slo, when
