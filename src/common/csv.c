@@ -70,6 +70,20 @@ int csv_open(csv_file *c, const char *path) {
     return 0;
 }
 
+size_t csv_offset(const csv_file *c) {
+    return (size_t)(c->p - c->map);
+}
+
+void csv_view(csv_file *c, const char *p, size_t n) {
+    csv_block *keep = c->blocks;
+    memset(c, 0, sizeof *c);
+    c->blocks = keep;
+    c->fd = -1;
+    c->next_line = 1;
+    c->map = c->p = p;
+    c->end = p + n; /* size stays 0: nothing to unmap or release */
+}
+
 void csv_close(csv_file *c) {
     if (c->size)
         munmap((void *)c->map, c->size);

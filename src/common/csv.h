@@ -73,6 +73,13 @@ int csv_column(const csv_row *header, const char *name);
  * it is not a number or the row has no field i. */
 int csv_number(const csv_row *row, int i, double *out);
 void csv_close(csv_file *c);
+/* Where the next row starts, in bytes from the start of the file. */
+size_t csv_offset(const csv_file *c);
+/* A reader of the n bytes at p, which the caller keeps readable (rows of a
+ * file it mapped itself): rows are read as from a file of those bytes, line
+ * numbers from 1. c is zeroed memory or an earlier view, whose memory for
+ * quoted fields is kept; csv_close frees that and touches nothing else. */
+void csv_view(csv_file *c, const char *p, size_t n);
 
 /* Writing. A field holding a comma, a double quote, CR or LF is written
  * quoted, with each inner quote doubled; any other field as it is. */

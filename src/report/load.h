@@ -52,8 +52,7 @@ int feed_requests_header(rows_feed *f, const csv_row *header, const char *path, 
                          int errlen);
 int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
                  int errlen);
-int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
-               int errlen);
+int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, char *err, int errlen);
 void feed_free(rows_feed *f);
 
 /* A run's summary parameters from its meta.json (NULL: none known): the

@@ -50,7 +50,7 @@ typedef struct line {
 static char *row_text(const csv_row *r, const int *is_time, double shift_ms) {
     char *line = NULL;
     size_t cap = 0;
-    merge_row_text(&line, &cap, r, is_time, shift_ms);
+    merge_row_text(&line, &cap, r, is_time, shift_ms, NULL);
     return line;
 }
 
@@ -235,31 +235,24 @@ static int write_meta(const shard_in *s, int n, const merge_times *t, size_t row
     return rc;
 }
 
-/* summary.json from the merged rows, with the run's own parameters. */
-static int write_summary(const char *out, json_t *meta, char *err, int errlen) {
-    run_rows rows = {0};
+/* summary.json from the merged rows (handed over as they were written),
+ * with the run's own parameters. */
+static int write_summary(const char *out, json_t *meta, run_rows *rows, char *err, int errlen) {
     run_files files;
     memset(&files, 0, sizeof files);
+    load_samples(out, &files);
     char why[4600];
-    int rc = load_run(out, 0, &rows, &files, why, sizeof why);
-    if (rc) /* every shard's rows read: a merge that breaks them is servelab's bug */
-        snprintf(err, errlen, "merge: the merged rows do not read back: %s", why);
-    if (!rc) {
-        summary_params sp = {0};
-        meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
-        run_summary s;
-        summarize(&rows, &sp, &s);
-        json_t *sj = summary_json(&s);
-        json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
-        json_object_set_new(sj, "interrupted", json_false());
-        rc = write_json_atomic(out, "summary.json", sj);
-        json_decref(sj);
-        if (rc)
-            snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
-    }
-    for (int c = 0; c < rows.n_classes; c++) /* load_run interned them */
-        free((char *)rows.classes[c]);
-    rows_free(&rows);
+    summary_params sp = {0};
+    meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
+    run_summary s;
+    summarize(rows, &sp, &s);
+    json_t *sj = summary_json(&s);
+    json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
+    json_object_set_new(sj, "interrupted", json_false());
+    int rc = write_json_atomic(out, "summary.json", sj);
+    json_decref(sj);
+    if (rc)
+        snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
     run_files_free(&files);
     return rc ? -1 : 0;
 }
@@ -321,34 +314,51 @@ static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) 
 }
 
 /* Every merged file into tmp. The rows are checked as they are copied
- * (merge_rows.h); a row the report's reader refuses is found when the
- * merged rows are read back for summary.json, and is then looked for in
- * each shard, to be named by the shard's file and line. */
+ * (merge_rows.h) and handed, as written, to the report's reader
+ * (report/load.h's feed), whose rows make summary.json: a row that reader
+ * refuses is then looked for in each shard, to be named by the shard's
+ * file and line. */
 static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
                      int errlen) {
     static const char *const req_times[] = {
         "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
         "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
     static const char *const chunk_times[] = {"t_ms", NULL};
-    static const merge_rows_file requests = {"requests.csv", req_times, 0, 1},
-                                 chunks = {"chunks.csv", chunk_times, 1, 0};
-    if (merge_rows(s, n, tmp, &requests, err, errlen) ||
-        merge_rows(s, n, tmp, &chunks, err, errlen) || merge_errors(s, n, tmp, err, errlen) ||
-        merge_samples(s, n, tmp, "server_metrics.csv", err, errlen) ||
-        merge_samples(s, n, tmp, "gpu.csv", err, errlen) ||
-        merge_samples(s, n, tmp, "server_proc.csv", err, errlen))
-        return -1;
-    size_t rows = 0;
+    static const merge_rows_file requests = {"requests.csv",       req_times,   0, 1,
+                                             feed_requests_header, feed_request},
+                                 chunks = {"chunks.csv", chunk_times, 1, 0, NULL, feed_chunk};
+    run_rows rows = {0};
+    rows_feed feed = {.rows = &rows};
+    char why[4600];
+    int rc = merge_rows(s, n, tmp, &requests, &feed, why, sizeof why);
+    if (!rc)
+        rc = merge_rows(s, n, tmp, &chunks, &feed, why, sizeof why);
+    /* a row the report's reader refused (-2) is named below by the shard's
+     * own file and line; the merge's own refusals already name them */
+    int refused = rc == -2;
+    if (rc == -1)
+        snprintf(err, errlen, "%s", why);
+    if (!rc && (merge_errors(s, n, tmp, err, errlen) ||
+                merge_samples(s, n, tmp, "server_metrics.csv", err, errlen) ||
+                merge_samples(s, n, tmp, "gpu.csv", err, errlen) ||
+                merge_samples(s, n, tmp, "server_proc.csv", err, errlen)))
+        rc = -1;
+    size_t total = 0;
     for (int i = 0; i < n; i++)
-        rows += (size_t)s[i].requests; /* merge_rows counted them */
-    if (write_meta(s, n, t, rows, tmp)) {
+        total += (size_t)s[i].requests; /* merge_rows counted them */
+    if (!rc && write_meta(s, n, t, total, tmp)) {
         snprintf(err, errlen, "merge: writing %s/meta.json: %s", tmp, strerror(errno));
-        return -1;
+        rc = -1;
     }
-    if (write_summary(tmp, s[0].meta, err, errlen) == 0)
-        return 0;
-    merge_check_rows(s, n, err, errlen); /* the shard's row, when one is to blame */
-    return -1;
+    if (!rc)
+        rc = write_summary(tmp, s[0].meta, &rows, err, errlen);
+    feed_free(&feed);
+    for (int c = 0; c < rows.n_classes; c++) /* the feed interned them */
+        free((char *)rows.classes[c]);
+    rows_free(&rows);
+    if (refused && merge_check_rows(s, n, err, errlen) == 0) /* not a shard's row: servelab's bug */
+        snprintf(err, errlen, "merge: the merged rows do not read back: %s", why);
+    return rc ? -1 : 0;
 }
 
 /* The merge written into a temporary directory inside --out and moved in;

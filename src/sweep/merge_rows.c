@@ -5,6 +5,7 @@
  * spent its time in malloc, printf and comparisons. */
 #include "sweep/merge_rows.h"
 #include "common/csv.h"
+#include "common/filesink.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -18,14 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Where one request's row (or block of chunk rows) lies in its spool. */
+/* Where one request's row (or block of chunk rows) lies in its shard's file. */
 typedef struct entry {
     uint64_t index; /* the global request index */
-    uint64_t off;
+    uint64_t off;   /* from the start of the shard's file */
     uint32_t len;
-    uint32_t shard; /* into the shard array: its spool is shard % threads */
+    uint32_t shard; /* into the shard array */
 } entry;
 
 /* What every thread reads: the shards, the file, its header. */
@@ -39,17 +41,12 @@ typedef struct merger {
     int is_time[CSV_MAX_FIELDS], col;
 } merger;
 
-/* One thread's share: shards id, id + threads, ..., into its own spool. */
+/* One thread's share of the reading: shards id, id + threads, ... */
 typedef struct worker {
     const merger *m;
     int id;
-    char spool_path[4400];
-    FILE *spool;
-    uint64_t spooled; /* bytes written to the spool */
     entry *e;
     size_t n, cap;
-    char *line; /* one row being rewritten */
-    size_t line_cap;
     int err_shard; /* the shard whose row stopped it; -1: none */
     char err[4600];
 } worker;
@@ -86,21 +83,36 @@ size_t merge_put_ms(char *dst, double x) {
 }
 
 size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
-                      double shift_ms) {
+                      double shift_ms, csv_row *as_read) {
     size_t need = 2; /* the LF and a NUL */
     for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++)
         need += 1 + (is_time[i] ? MERGE_MS_ROOM : 0) + csv_field_bytes(r->f[i], r->len[i]);
     if (need > *cap)
         *line = xrealloc(*line, *cap = need * 2);
     char *p = *line;
-    for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++) {
+    int n = r->n < CSV_MAX_FIELDS ? r->n : CSV_MAX_FIELDS;
+    for (int i = 0; i < n; i++) {
         if (i)
             *p++ = ',';
         double v;
-        if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v))
+        const char *at = p;
+        if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v)) {
             p += merge_put_ms(p, v + shift_ms);
-        else
+            if (as_read) {
+                as_read->f[i] = at;
+                as_read->len[i] = (size_t)(p - at);
+            }
+        } else {
             p = csv_put_field(p, r->f[i], r->len[i]);
+            if (as_read) { /* a field reads back as it was, quoted or not */
+                as_read->f[i] = r->f[i];
+                as_read->len[i] = r->len[i];
+            }
+        }
+    }
+    if (as_read) {
+        as_read->n = n;
+        as_read->error = NULL;
     }
     *p++ = '\n';
     *p = 0;
@@ -159,7 +171,7 @@ static long long id_of(worker *w, const shard_in *s, const csv_row *r, int col, 
 static int take_header(merger *m, const csv_row *h, const char *path, char *err, int errlen) {
     char *line = NULL;
     size_t cap = 0;
-    merge_row_text(&line, &cap, h, (int[CSV_MAX_FIELDS]){0}, 0);
+    merge_row_text(&line, &cap, h, (int[CSV_MAX_FIELDS]){0}, 0, NULL);
     if (!m->header) {
         m->header = line;
         m->header_fields = h->n;
@@ -201,33 +213,18 @@ static int read_headers(merger *m, char *err, int errlen) {
     return 0;
 }
 
-/* ---- one shard's rows into its thread's spool ---- */
+/* ---- where each shard's rows lie ---- */
 
-static void add_entry(worker *w, uint64_t index, uint32_t len, uint32_t shard) {
+static void add_entry(worker *w, uint64_t index, uint64_t off, uint32_t len, uint32_t shard) {
     if (w->n == w->cap)
         w->e = xrealloc(w->e, (w->cap = w->cap ? 2 * w->cap : 4096) * sizeof *w->e);
-    w->e[w->n++] = (entry){index, w->spooled, len, shard};
+    w->e[w->n++] = (entry){index, off, len, shard};
 }
 
-/* Row r of shard k (line `line` of path), with request index id, into the
- * spool: a new entry, or the request's block of chunk rows grown. */
-static int spool_row(worker *w, int k, const csv_row *r, long long id, long long prev) {
-    const merger *m = w->m;
-    size_t len = merge_row_text(&w->line, &w->line_cap, r, m->is_time, m->s[k].shift_ms);
-    entry *last = w->n ? &w->e[w->n - 1] : NULL;
-    if (!m->f->once && id == prev && last && last->len <= UINT32_MAX - len)
-        last->len += (uint32_t)len; /* the request's chunk rows go on */
-    else
-        add_entry(w, (uint64_t)id, (uint32_t)len, (uint32_t)k);
-    w->spooled += len;
-    if (fwrite(w->line, 1, len, w->spool) == len)
-        return 0;
-    snprintf(w->err, sizeof w->err, "merge: writing %s: %s", w->spool_path, strerror(errno));
-    return -1;
-}
-
-/* Shard k's rows into the spool. 0, or -1 with w->err. */
-static int spool_shard(worker *w, int k) {
+/* Shard k's rows read and their ids checked; where each lies kept (a
+ * request's chunk rows, one after another, as one block). 0, or -1 with
+ * w->err. */
+static int index_shard(worker *w, int k) {
     const merger *m = w->m;
     const shard_in *s = &m->s[k];
     char path[4400];
@@ -243,8 +240,9 @@ static int spool_shard(worker *w, int k) {
     }
     csv_row r;
     long long rows = 0, prev = -1;
+    size_t start = csv_offset(&c);
     rc = 0;
-    while (!rc && csv_next(&c, &r)) {
+    for (; !rc && csv_next(&c, &r); start = csv_offset(&c)) {
         if (c.line == 1 || csv_row_blank(&r))
             continue;
         long long id = -1;
@@ -252,7 +250,21 @@ static int spool_shard(worker *w, int k) {
             snprintf(w->err, sizeof w->err, "merge: %s:%d: %s", path, c.line, r.error);
         else
             id = id_of(w, s, &r, m->col, path, c.line);
-        rc = id < 0 ? -1 : spool_row(w, k, &r, id, prev);
+        if (id < 0) {
+            rc = -1;
+            break;
+        }
+        size_t len = csv_offset(&c) - start;
+        entry *last = w->n ? &w->e[w->n - 1] : NULL;
+        if (!m->f->once && id == prev && last && last->off + last->len == start &&
+            last->len <= UINT32_MAX - len)
+            last->len += (uint32_t)len; /* the request's chunk rows go on */
+        else if (len <= UINT32_MAX)
+            add_entry(w, (uint64_t)id, start, (uint32_t)len, (uint32_t)k);
+        else {
+            snprintf(w->err, sizeof w->err, "merge: %s:%d: a row of %zu bytes", path, c.line, len);
+            rc = -1;
+        }
         prev = id;
         rows++;
     }
@@ -269,7 +281,7 @@ static int spool_shard(worker *w, int k) {
 static void *work(void *arg) {
     worker *w = arg;
     for (int k = w->id; k < w->m->n_shards; k += w->m->threads)
-        if (spool_shard(w, k)) {
+        if (index_shard(w, k)) {
             w->err_shard = k;
             break;
         }
@@ -335,43 +347,187 @@ static int check_once(const merger *m, const entry *e, size_t n, char *err, int 
     return 0;
 }
 
-/* out/FILE: the header, then each entry's bytes from its spool. */
-static int write_out(const merger *m, worker *w, const entry *e, size_t n, char *err, int errlen) {
+/* ---- the copy, in request order ---- */
+
+/* A shard's file, mapped for the copy. What lies wholly behind the copy's
+ * last read is handed back now and then, as csv.h does, so that the
+ * process does not hold every shard's file resident; a row read again
+ * later (a shard's rows are a little out of order) reads back from the
+ * page cache. */
+typedef struct source {
+    const char *map;
+    size_t size, released;
+} source;
+
+#define RELEASE_STEP (32u << 20)
+#define RELEASE_BEHIND (8u << 20)
+static void release_behind(source *src, uint64_t off) {
+    if (off < RELEASE_BEHIND || off - RELEASE_BEHIND < src->released + RELEASE_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (size_t)(off - RELEASE_BEHIND);
+    upto -= upto % page;
+    madvise((char *)src->map + src->released, upto - src->released, MADV_DONTNEED);
+    src->released = upto;
+}
+
+/* Every shard's FILE mapped (one without it, or empty: none). 0, or -1. */
+static int map_sources(const merger *m, source *src, char *err, int errlen) {
+    for (int k = 0; k < m->n_shards; k++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", m->s[k].dir, m->f->name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+            continue;
+        struct stat st;
+        void *p = MAP_FAILED;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 0) {
+            close(fd);
+            continue;
+        }
+        if (fd >= 0 && fstat(fd, &st) == 0)
+            p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            snprintf(err, errlen, "merge: reading %s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        close(fd);
+        src[k] = (source){p, (size_t)st.st_size, 0};
+    }
+    return 0;
+}
+
+/* The merged file's header handed to the feed, as its reader would see it. */
+static int feed_header(const merger *m, rows_feed *feed, const char *path, char *err, int errlen) {
+    if (!feed || !m->f->feed_header)
+        return 0;
+    csv_file v = {0};
+    csv_row h;
+    csv_view(&v, m->header, strlen(m->header));
+    int rc = csv_next(&v, &h) ? m->f->feed_header(feed, &h, path, err, errlen) : 0;
+    csv_close(&v);
+    return rc;
+}
+
+/* A block of rows with no quote and no CR in it, the fast path and most
+ * blocks: every field is written as it is read (no field needs quotes),
+ * so the rows are split here, as csv_next would split them, and written
+ * straight into the sink, the time fields moved. Each row is handed to
+ * the feed as its reader will see it. 0; -1: writing failed; -2: the feed
+ * refused a row (err). */
+static int plain_rows(const merger *m, const char *p, size_t n, double shift, sink *o,
+                      rows_feed *feed, const char *path, int *out_line, char *err, int errlen) {
+    const char *end = p + n;
+    csv_row r = {0}, as = {0};
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        int k = 0;
+        for (const char *x = p, *st = p;; x++)
+            if (x == le || *x == ',') {
+                if (k < CSV_MAX_FIELDS) {
+                    r.f[k] = st;
+                    r.len[k] = (size_t)(x - st);
+                }
+                k++;
+                if (x == le)
+                    break;
+                st = x + 1;
+            }
+        r.n = k;
+        p = nl ? nl + 1 : end;
+        if (csv_row_blank(&r))
+            continue;
+        int w = k < CSV_MAX_FIELDS ? k : CSV_MAX_FIELDS, times = 0;
+        for (int i = 0; i < w; i++)
+            times += m->is_time[i];
+        char *d = sink_room(o, (size_t)(le - r.f[0]) + 1 + (size_t)times * MERGE_MS_ROOM), *d0 = d;
+        if (!d)
+            return -1;
+        for (int i = 0; i < w; i++) {
+            if (i)
+                *d++ = ',';
+            double v;
+            as.f[i] = d;
+            if (m->is_time[i] && shift != 0 && r.len[i] && csv_number(&r, i, &v) == 0 &&
+                isfinite(v)) {
+                d += merge_put_ms(d, v + shift);
+            } else if (r.len[i]) {
+                memcpy(d, r.f[i], r.len[i]);
+                d += r.len[i];
+            }
+            as.len[i] = (size_t)(d - as.f[i]);
+        }
+        *d++ = '\n';
+        o->used += (size_t)(d - d0);
+        as.n = w;
+        ++*out_line;
+        if (feed && m->f->feed_row && m->f->feed_row(feed, &as, path, *out_line, err, errlen))
+            return -2;
+    }
+    return 0;
+}
+
+/* No quote and no CR in the n bytes at p. */
+static int plain(const char *p, size_t n) {
+    return !memchr(p, '"', n) && !memchr(p, '\r', n);
+}
+
+/* out/FILE: the header, then each entry's rows from its shard's file,
+ * rewritten (merge_row_text), each handed to the feed as it is written. */
+static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed, char *err,
+                     int errlen) {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", m->out, m->f->name);
-    const char **map = xcalloc((size_t)m->threads, sizeof *map);
-    int rc = 0;
-    for (int t = 0; t < m->threads && !rc; t++) {
-        int fd = w[t].spooled ? open(w[t].spool_path, O_RDONLY | O_CLOEXEC) : -1;
-        void *p =
-            fd >= 0 ? mmap(NULL, (size_t)w[t].spooled, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-        if (fd >= 0)
-            close(fd);
-        if (w[t].spooled && p == MAP_FAILED) {
-            snprintf(err, errlen, "merge: reading %s: %s", w[t].spool_path, strerror(errno));
-            rc = -1;
-        }
-        map[t] = p == MAP_FAILED ? NULL : p;
-    }
-    FILE *o = rc ? NULL : fopen(path, "w");
-    if (o) {
-        setvbuf(o, NULL, _IOFBF, 1 << 20);
-        rc = fputs(m->header, o) < 0;
-        for (size_t i = 0; i < n && !rc; i++)
-            rc = fwrite(map[e[i].shard % (unsigned)m->threads] + e[i].off, 1, e[i].len, o) !=
-                 e[i].len;
-        if (fclose(o))
-            rc = -1;
-    }
-    if (!o || rc) {
-        if (!rc || o)
-            snprintf(err, errlen, "merge: writing %s: %s", path, strerror(errno));
+    source *src = xcalloc((size_t)m->n_shards, sizeof *src);
+    sink o = {.fd = -1};
+    int rc = map_sources(m, src, err, errlen), wrote = 0;
+    if (!rc && sink_open(&o, path)) {
+        snprintf(err, errlen, "merge: writing %s: %s", path, strerror(errno));
         rc = -1;
     }
-    for (int t = 0; t < m->threads; t++)
-        if (map[t])
-            munmap((void *)map[t], (size_t)w[t].spooled);
-    free(map);
+    if (!rc && feed_header(m, feed, path, err, errlen))
+        rc = -2;
+    wrote = !rc && !sink_put(&o, m->header, strlen(m->header));
+    csv_file v = {0};
+    csv_view(&v, "", 0); /* a view from the start: csv_close must not close fd 0 */
+    csv_row r, as;
+    char *line = NULL;
+    size_t cap = 0;
+    int out_line = 1;
+    for (size_t i = 0; i < n && !rc && wrote; i++) {
+        source *sr = &src[e[i].shard];
+        release_behind(sr, e[i].off);
+        const char *at = sr->map + e[i].off;
+        double shift = m->s[e[i].shard].shift_ms;
+        if (e[i].len < SINK_BYTES / 2 && plain(at, e[i].len)) {
+            int k = plain_rows(m, at, e[i].len, shift, &o, feed, path, &out_line, err, errlen);
+            rc = k == -2 ? -2 : 0;
+            wrote = k != -1;
+            continue;
+        }
+        csv_view(&v, at, e[i].len);
+        while (!rc && wrote && csv_next(&v, &r)) {
+            if (csv_row_blank(&r))
+                continue;
+            size_t len = merge_row_text(&line, &cap, &r, m->is_time, shift, &as);
+            wrote = !sink_put(&o, line, len);
+            out_line++;
+            if (feed && m->f->feed_row && m->f->feed_row(feed, &as, path, out_line, err, errlen))
+                rc = -2;
+        }
+    }
+    csv_close(&v);
+    free(line);
+    int closed = sink_close(&o) == 0;
+    if (!rc && !(wrote && closed)) {
+        snprintf(err, errlen, "merge: writing %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    for (int k = 0; k < m->n_shards; k++)
+        if (src[k].map)
+            munmap((void *)src[k].map, src[k].size);
+    free(src);
     return rc;
 }
 
@@ -401,21 +557,13 @@ static int thread_count(int shards) {
     return t < 1 ? 1 : t > 8 ? 8 : t;
 }
 
-/* Every thread's shards spooled; the first shard (by index into s) whose
+/* Every thread's shards read; the first shard (by index into s) whose
  * row stopped a thread names the error. */
-static int spool_all(const merger *m, worker *w, char *err, int errlen) {
+static int index_all(const merger *m, worker *w, char *err, int errlen) {
     pthread_t *tid = xcalloc((size_t)m->threads, sizeof *tid);
     int rc = 0, started = 0;
-    for (int t = 0; t < m->threads; t++) {
+    for (int t = 0; t < m->threads; t++)
         w[t] = (worker){.m = m, .id = t, .err_shard = -1};
-        snprintf(w[t].spool_path, sizeof w[t].spool_path, "%s/.spool-%d-%s", m->out, t, m->f->name);
-        if (!(w[t].spool = fopen(w[t].spool_path, "w"))) {
-            snprintf(err, errlen, "merge: %s: %s", w[t].spool_path, strerror(errno));
-            rc = -1;
-            break;
-        }
-        setvbuf(w[t].spool, NULL, _IOFBF, 1 << 20);
-    }
     for (int t = 0; t < m->threads && !rc; t++, started++)
         if (pthread_create(&tid[t], NULL, work, &w[t])) {
             snprintf(err, errlen, "merge: cannot start a thread");
@@ -425,15 +573,9 @@ static int spool_all(const merger *m, worker *w, char *err, int errlen) {
         pthread_join(tid[t], NULL);
     free(tid);
     int first = -1;
-    for (int t = 0; t < m->threads; t++) {
-        if (w[t].spool && fclose(w[t].spool) && w[t].err_shard < 0) {
-            snprintf(w[t].err, sizeof w[t].err, "merge: writing %s: %s", w[t].spool_path,
-                     strerror(errno));
-            w[t].err_shard = m->n_shards; /* after any shard's own */
-        }
+    for (int t = 0; t < m->threads; t++)
         if (w[t].err_shard >= 0 && (first < 0 || w[t].err_shard < w[first].err_shard))
             first = t;
-    }
     if (!rc && first >= 0) {
         snprintf(err, errlen, "%s", w[first].err);
         rc = -1;
@@ -441,28 +583,24 @@ static int spool_all(const merger *m, worker *w, char *err, int errlen) {
     return rc;
 }
 
-int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, char *err,
-               int errlen) {
+int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, rows_feed *feed,
+               char *err, int errlen) {
     merger m = {.s = s, .n_shards = n, .threads = thread_count(n), .f = f, .out = out};
     worker *w = xcalloc((size_t)m.threads, sizeof *w);
     int rc = read_headers(&m, err, errlen);
     if (!rc && m.header)
-        rc = spool_all(&m, w, err, errlen);
+        rc = index_all(&m, w, err, errlen);
     if (!rc && m.header) {
         size_t ne;
         entry *e = gather_entries(w, m.threads, &ne);
         sort_entries(e, ne);
-        rc = (f->once && check_once(&m, e, ne, err, errlen)) || write_out(&m, w, e, ne, err, errlen)
+        rc = f->once && check_once(&m, e, ne, err, errlen)
                  ? -1
-                 : 0;
+                 : write_out(&m, e, ne, feed, err, errlen);
         free(e);
     }
-    for (int t = 0; t < m.threads; t++) {
-        if (w[t].spool_path[0])
-            unlink(w[t].spool_path);
+    for (int t = 0; t < m.threads; t++)
         free(w[t].e);
-        free(w[t].line);
-    }
     free(w);
     free(m.header);
     return rc;
