@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -284,8 +285,16 @@ static int number(const char *s, size_t n, double *out) {
         neg = 1;
         p++;
     }
-    double v = 0;
+    /* The whole part in integers while it has at most 15 digits: each step
+     * of v * 10 + d is then exact in a double too, so this is the double
+     * the loop below makes, without its chain of float operations. */
+    uint64_t whole = 0;
     int digits = 0;
+    while (p < e && digits < 15 && *p >= '0' && *p <= '9') {
+        whole = whole * 10 + (uint64_t)(*p++ - '0');
+        digits++;
+    }
+    double v = (double)whole;
     while (p < e && *p >= '0' && *p <= '9') {
         v = v * 10 + (*p++ - '0');
         digits++;

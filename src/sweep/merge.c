@@ -352,6 +352,7 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
     }
     if (!rc)
         rc = write_summary(tmp, s[0].meta, &rows, err, errlen);
+
     feed_free(&feed);
     for (int c = 0; c < rows.n_classes; c++) /* the feed interned them */
         free((char *)rows.classes[c]);

@@ -410,57 +410,95 @@ static int feed_header(const merger *m, rows_feed *feed, const char *path, char 
     return rc;
 }
 
-/* A block of rows with no quote and no CR in it, the fast path and most
- * blocks: every field is written as it is read (no field needs quotes),
- * so the rows are split here, as csv_next would split them, and written
- * straight into the sink, the time fields moved. Each row is handed to
- * the feed as its reader will see it. 0; -1: writing failed; -2: the feed
- * refused a row (err). */
-static int plain_rows(const merger *m, const char *p, size_t n, double shift, sink *o,
-                      rows_feed *feed, const char *path, int *out_line, char *err, int errlen) {
-    const char *end = p + n;
-    csv_row r = {0}, as = {0};
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-        int k = 0;
-        for (const char *x = p, *st = p;; x++)
-            if (x == le || *x == ',') {
-                if (k < CSV_MAX_FIELDS) {
-                    r.f[k] = st;
-                    r.len[k] = (size_t)(x - st);
-                }
-                k++;
-                if (x == le)
-                    break;
-                st = x + 1;
-            }
-        r.n = k;
-        p = nl ? nl + 1 : end;
-        if (csv_row_blank(&r))
+/* The bytes that end a plain field: a comma, LF, and the quote and CR
+ * that make a row one for csv_next. */
+static const unsigned char stops[256] = {[','] = 1, ['\n'] = 2, ['"'] = 3, ['\r'] = 3};
+
+/* Row r (its fields split in place, w of them kept) written at d, its time
+ * fields moved and the bytes between them copied as they are, with *as
+ * set to the row as its reader will see it. The end of what was written. */
+static char *plain_row(const merger *m, const csv_row *r, int w, double shift, char *d,
+                       csv_row *as) {
+    const char *run = r->f[0]; /* the source bytes not yet copied */
+    int first = 0;             /* the first field among them */
+    for (int i = 0; i <= w; i++) {
+        double v;
+        int moved = i < w && m->is_time[i] && shift != 0 && r->len[i] &&
+                    csv_number(r, i, &v) == 0 && isfinite(v);
+        if (!moved && i < w)
             continue;
+        const char *upto = i < w ? r->f[i] : r->f[w - 1] + r->len[w - 1];
+        size_t n = (size_t)(upto - run);
+        for (int j = first; j < i; j++) {
+            as->f[j] = d + (r->f[j] - run);
+            as->len[j] = r->len[j];
+        }
+        memcpy(d, run, n);
+        d += n;
+        if (i == w)
+            break;
+        as->f[i] = d;
+        d += merge_put_ms(d, v + shift);
+        as->len[i] = (size_t)(d - as->f[i]);
+        run = r->f[i] + r->len[i];
+        first = i + 1;
+    }
+    as->n = w;
+    as->error = NULL;
+    *d++ = '\n';
+    return d;
+}
+
+/* The rows of the n bytes at p written into the sink and handed to the
+ * feed, as long as they are plain (no quote, no CR: nearly every row):
+ * such a row is split here, as csv_next would split it, and written
+ * straight into the sink's buffer, no field needing quotes. Stops at the
+ * first row that is not plain, *done saying how many bytes were taken.
+ * 0; -1: writing failed; -2: the feed refused a row (err). */
+static int plain_rows(const merger *m, const char *p, size_t n, double shift, sink *o,
+                      rows_feed *feed, const char *path, int *out_line, size_t *done, char *err,
+                      int errlen) {
+    const char *start = p, *end = p + n;
+    csv_row r, as;
+    *done = 0;
+    while (p < end) {
+        int k = 0, stop = 0;
+        const char *x = p, *st = p;
+        for (;; x++) {
+            while (x < end && !stops[(unsigned char)*x])
+                x++;
+            stop = x < end ? stops[(unsigned char)*x] : 2;
+            if (stop == 3)
+                break;
+            if (k < CSV_MAX_FIELDS) {
+                r.f[k] = st;
+                r.len[k] = (size_t)(x - st);
+            }
+            k++;
+            st = x + 1;
+            if (stop == 2)
+                break;
+        }
+        if (stop == 3)
+            break; /* not plain: csv_next reads it */
+        r.n = k;
+        const char *row = p;
+        p = x < end ? x + 1 : end;
+        *done = (size_t)(p - start);
+        if (k == 1 && r.len[0] == 0)
+            continue; /* a blank line */
         int w = k < CSV_MAX_FIELDS ? k : CSV_MAX_FIELDS, times = 0;
         for (int i = 0; i < w; i++)
             times += m->is_time[i];
-        char *d = sink_room(o, (size_t)(le - r.f[0]) + 1 + (size_t)times * MERGE_MS_ROOM), *d0 = d;
-        if (!d)
-            return -1;
-        for (int i = 0; i < w; i++) {
-            if (i)
-                *d++ = ',';
-            double v;
-            as.f[i] = d;
-            if (m->is_time[i] && shift != 0 && r.len[i] && csv_number(&r, i, &v) == 0 &&
-                isfinite(v)) {
-                d += merge_put_ms(d, v + shift);
-            } else if (r.len[i]) {
-                memcpy(d, r.f[i], r.len[i]);
-                d += r.len[i];
-            }
-            as.len[i] = (size_t)(d - as.f[i]);
+        size_t need = (size_t)(x - row) + 1 + (size_t)times * MERGE_MS_ROOM;
+        char *d = need <= SINK_BYTES ? sink_room(o, need) : NULL;
+        if (!d) {
+            if (need <= SINK_BYTES)
+                return -1;
+            *done = (size_t)(row - start); /* a row too large for the buffer: csv_next's */
+            break;
         }
-        *d++ = '\n';
-        o->used += (size_t)(d - d0);
-        as.n = w;
+        o->used += (size_t)(plain_row(m, &r, w, shift, d, &as) - d);
         ++*out_line;
         if (feed && m->f->feed_row && m->f->feed_row(feed, &as, path, *out_line, err, errlen))
             return -2;
@@ -468,10 +506,10 @@ static int plain_rows(const merger *m, const char *p, size_t n, double shift, si
     return 0;
 }
 
-/* No quote and no CR in the n bytes at p. */
-static int plain(const char *p, size_t n) {
-    return !memchr(p, '"', n) && !memchr(p, '\r', n);
-}
+/* How many entries ahead the copy asks for its rows to be fetched: the
+ * entries take turns among the shards' files, a stream too many for the
+ * processor's own prefetching to follow. */
+#define PREFETCH_AHEAD 16
 
 /* out/FILE: the header, then each entry's rows from its shard's file,
  * rewritten (merge_row_text), each handed to the feed as it is written. */
@@ -496,17 +534,23 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
     size_t cap = 0;
     int out_line = 1;
     for (size_t i = 0; i < n && !rc && wrote; i++) {
+        if (i + PREFETCH_AHEAD < n) { /* the rows a few entries on: another shard's, mostly */
+            const entry *a = &e[i + PREFETCH_AHEAD];
+            const char *q = src[a->shard].map + a->off;
+            for (uint32_t b = 0; b < a->len && b < 512; b += 64)
+                __builtin_prefetch(q + b);
+        }
         source *sr = &src[e[i].shard];
         release_behind(sr, e[i].off);
         const char *at = sr->map + e[i].off;
         double shift = m->s[e[i].shard].shift_ms;
-        if (e[i].len < SINK_BYTES / 2 && plain(at, e[i].len)) {
-            int k = plain_rows(m, at, e[i].len, shift, &o, feed, path, &out_line, err, errlen);
-            rc = k == -2 ? -2 : 0;
-            wrote = k != -1;
+        size_t done;
+        int k = plain_rows(m, at, e[i].len, shift, &o, feed, path, &out_line, &done, err, errlen);
+        rc = k == -2 ? -2 : 0;
+        wrote = k != -1;
+        if (rc || !wrote || done == e[i].len)
             continue;
-        }
-        csv_view(&v, at, e[i].len);
+        csv_view(&v, at + done, e[i].len - done); /* the rest, from the first row not plain */
         while (!rc && wrote && csv_next(&v, &r)) {
             if (csv_row_blank(&r))
                 continue;
