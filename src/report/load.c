@@ -349,7 +349,7 @@ int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, cha
         return -1;
     }
     run_rows *rows = f->rows;
-    if (t <= f->last_sched)
+    if (t <= (f->window_given ? f->window_ms : f->last_sched))
         rows->window_output_tokens += tok;
     int same = f->have_prev && f->prev_len == row->len[0] &&
                (!row->len[0] || !memcmp(f->prev_id, row->f[0], row->len[0])); /* "" has no copy */

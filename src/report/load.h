@@ -35,11 +35,19 @@ void load_samples(const char *dir, run_files *files);
  * (the header, then the rows), then the chunk rows without their header
  * (their window ends at the last scheduled request). Each returns 0, or -1
  * with "path:line: what" in err. The caller zeroes the struct, sets rows
- * and part, and feed_free()s it. */
+ * and part, and feed_free()s it. The requests and the chunks touch apart
+ * parts of the struct and of rows, so two threads may feed one each once
+ * window_ms is given. */
 #define ROWS_FEED_COLUMNS 40
 typedef struct rows_feed {
     run_rows *rows;
     int part;
+    /* Where the chunks' window ends, for a caller that feeds the chunks
+     * while the requests are still being fed (merge: the largest
+     * scheduled_ms the requests will read as, or 0 when below); set with
+     * window_given. Else the requests fed so far say. */
+    double window_ms;
+    int window_given;
     /* private */
     int header_read, ncols, col[ROWS_FEED_COLUMNS];
     double last_sched;

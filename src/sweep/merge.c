@@ -32,6 +32,7 @@
 #include "run/run.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,52 @@ static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) 
     return 0;
 }
 
+/* One merged file written by a thread of its own. */
+typedef struct rows_job {
+    merge_index *idx;
+    rows_feed *feed;
+    int rc;
+    char err[4600];
+} rows_job;
+
+static void *write_job(void *arg) {
+    rows_job *j = arg;
+    j->rc = merge_rows_write(j->idx, j->feed, j->err, sizeof j->err);
+    return NULL;
+}
+
+/* requests.csv and chunks.csv: both read and checked first, then written
+ * at once, chunks.csv by a thread of its own (the feed's chunk window is
+ * the requests' last scheduled time, known from their reading). 0, or
+ * merge_rows's -1 or -2 with err, requests.csv's error before chunks.csv's. */
+static int write_rows(const shard_in *s, int n, const char *tmp, const merge_rows_file *req,
+                      const merge_rows_file *chk, rows_feed *feed, char *err, int errlen) {
+    merge_index *ir = NULL, *ic = NULL;
+    int rc = merge_rows_index(s, n, tmp, req, &ir, err, errlen);
+    if (!rc)
+        rc = merge_rows_index(s, n, tmp, chk, &ic, err, errlen);
+    if (!rc) {
+        double last = merge_index_max(ir);
+        feed->window_ms = last > 0 ? last : 0;
+        feed->window_given = 1;
+        rows_job j = {.idx = ic, .feed = feed};
+        pthread_t t;
+        int threaded = pthread_create(&t, NULL, write_job, &j) == 0;
+        rc = merge_rows_write(ir, feed, err, errlen);
+        if (threaded)
+            pthread_join(t, NULL);
+        else
+            write_job(&j);
+        if (!rc && j.rc) {
+            rc = j.rc;
+            snprintf(err, errlen, "%s", j.err);
+        }
+    }
+    merge_index_free(ir);
+    merge_index_free(ic);
+    return rc;
+}
+
 /* Every merged file into tmp. The rows are checked as they are copied
  * (merge_rows.h) and handed, as written, to the report's reader
  * (report/load.h's feed), whose rows make summary.json: a row that reader
@@ -324,15 +371,14 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
         "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
         "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
     static const char *const chunk_times[] = {"t_ms", NULL};
-    static const merge_rows_file requests = {"requests.csv",       req_times,   0, 1,
-                                             feed_requests_header, feed_request},
-                                 chunks = {"chunks.csv", chunk_times, 1, 0, NULL, feed_chunk};
+    static const merge_rows_file requests =
+                                     {"requests.csv",       req_times,   0, 1, "scheduled_ms",
+                                      feed_requests_header, feed_request},
+                                 chunks = {"chunks.csv", chunk_times, 1, 0, NULL, NULL, feed_chunk};
     run_rows rows = {0};
     rows_feed feed = {.rows = &rows};
     char why[4600];
-    int rc = merge_rows(s, n, tmp, &requests, &feed, why, sizeof why);
-    if (!rc)
-        rc = merge_rows(s, n, tmp, &chunks, &feed, why, sizeof why);
+    int rc = write_rows(s, n, tmp, &requests, &chunks, &feed, why, sizeof why);
     /* a row the report's reader refused (-2) is named below by the shard's
      * own file and line; the merge's own refusals already name them */
     int refused = rc == -2;

@@ -39,6 +39,7 @@ typedef struct merger {
     char *header;      /* the first shard's header row, as written */
     int header_fields; /* its fields, those past CSV_MAX_FIELDS counted too */
     int is_time[CSV_MAX_FIELDS], col;
+    int max_col; /* f->max_of's column; -1: none */
 } merger;
 
 /* One thread's share of the reading: shards id, id + threads, ... */
@@ -49,6 +50,7 @@ typedef struct worker {
     size_t n, cap;
     int err_shard; /* the shard whose row stopped it; -1: none */
     char err[4600];
+    double max; /* the largest of f->max_of as read back; NAN: none yet */
 } worker;
 
 /* ---- one row rewritten ---- */
@@ -177,6 +179,7 @@ static int take_header(merger *m, const csv_row *h, const char *path, char *err,
         m->header_fields = h->n;
         merge_time_columns(h, m->f->times, m->is_time);
         m->col = m->f->id_column_first ? 0 : csv_column(h, "request_id");
+        m->max_col = m->f->max_of ? csv_column(h, m->f->max_of) : -1;
         return 0;
     }
     int same = h->n == m->header_fields && !strcmp(line, m->header);
@@ -221,6 +224,21 @@ static void add_entry(worker *w, uint64_t index, uint64_t off, uint32_t len, uin
     w->e[w->n++] = (entry){index, off, len, shard};
 }
 
+/* Field col of row r as the merged file's reader will read it (moved by
+ * shift as merge_row_text moves it), into w->max when it is the largest. */
+static void note_max(worker *w, const csv_row *r, int col, double shift) {
+    double v;
+    if (col >= r->n || col >= CSV_MAX_FIELDS || csv_number(r, col, &v))
+        return;
+    if (w->m->is_time[col] && shift != 0 && r->len[col] && isfinite(v)) {
+        char t[MERGE_MS_ROOM];
+        csv_row moved = {.n = 1, .f = {t}, .len = {merge_put_ms(t, v + shift)}};
+        csv_number(&moved, 0, &v);
+    }
+    if (!isnan(v) && (isnan(w->max) || v > w->max))
+        w->max = v;
+}
+
 /* Shard k's rows read and their ids checked; where each lies kept (a
  * request's chunk rows, one after another, as one block). 0, or -1 with
  * w->err. */
@@ -254,6 +272,8 @@ static int index_shard(worker *w, int k) {
             rc = -1;
             break;
         }
+        if (m->max_col >= 0)
+            note_max(w, &r, m->max_col, s->shift_ms);
         size_t len = csv_offset(&c) - start;
         entry *last = w->n ? &w->e[w->n - 1] : NULL;
         if (!m->f->once && id == prev && last && last->off + last->len == start &&
@@ -607,7 +627,7 @@ static int index_all(const merger *m, worker *w, char *err, int errlen) {
     pthread_t *tid = xcalloc((size_t)m->threads, sizeof *tid);
     int rc = 0, started = 0;
     for (int t = 0; t < m->threads; t++)
-        w[t] = (worker){.m = m, .id = t, .err_shard = -1};
+        w[t] = (worker){.m = m, .id = t, .err_shard = -1, .max = NAN};
     for (int t = 0; t < m->threads && !rc; t++, started++)
         if (pthread_create(&tid[t], NULL, work, &w[t])) {
             snprintf(err, errlen, "merge: cannot start a thread");
@@ -627,25 +647,59 @@ static int index_all(const merger *m, worker *w, char *err, int errlen) {
     return rc;
 }
 
-int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, rows_feed *feed,
-               char *err, int errlen) {
-    merger m = {.s = s, .n_shards = n, .threads = thread_count(n), .f = f, .out = out};
-    worker *w = xcalloc((size_t)m.threads, sizeof *w);
-    int rc = read_headers(&m, err, errlen);
-    if (!rc && m.header)
-        rc = index_all(&m, w, err, errlen);
-    if (!rc && m.header) {
-        size_t ne;
-        entry *e = gather_entries(w, m.threads, &ne);
-        sort_entries(e, ne);
-        rc = f->once && check_once(&m, e, ne, err, errlen)
-                 ? -1
-                 : write_out(&m, e, ne, feed, err, errlen);
-        free(e);
+struct merge_index {
+    merger m;
+    entry *e;
+    size_t n;
+    double max;
+};
+
+int merge_rows_index(const shard_in *s, int n, const char *out, const merge_rows_file *f,
+                     merge_index **idx, char *err, int errlen) {
+    merge_index *x = *idx = xcalloc(1, sizeof *x);
+    x->m = (merger){.s = s, .n_shards = n, .threads = thread_count(n), .f = f, .out = out};
+    x->max = NAN;
+    merger *m = &x->m;
+    worker *w = xcalloc((size_t)m->threads, sizeof *w);
+    int rc = read_headers(m, err, errlen);
+    if (!rc && m->header)
+        rc = index_all(m, w, err, errlen);
+    if (!rc && m->header) {
+        x->e = gather_entries(w, m->threads, &x->n);
+        sort_entries(x->e, x->n);
+        rc = f->once && check_once(m, x->e, x->n, err, errlen) ? -1 : 0;
+        for (int t = 0; t < m->threads; t++)
+            if (!isnan(w[t].max) && (isnan(x->max) || w[t].max > x->max))
+                x->max = w[t].max;
     }
-    for (int t = 0; t < m.threads; t++)
+    for (int t = 0; t < m->threads; t++)
         free(w[t].e);
     free(w);
-    free(m.header);
+    return rc;
+}
+
+double merge_index_max(const merge_index *idx) {
+    return idx->max;
+}
+
+int merge_rows_write(merge_index *idx, rows_feed *feed, char *err, int errlen) {
+    return idx->m.header ? write_out(&idx->m, idx->e, idx->n, feed, err, errlen) : 0;
+}
+
+void merge_index_free(merge_index *idx) {
+    if (!idx)
+        return;
+    free(idx->e);
+    free(idx->m.header);
+    free(idx);
+}
+
+int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, rows_feed *feed,
+               char *err, int errlen) {
+    merge_index *idx;
+    int rc = merge_rows_index(s, n, out, f, &idx, err, errlen);
+    if (!rc)
+        rc = merge_rows_write(idx, feed, err, errlen);
+    merge_index_free(idx);
     return rc;
 }

@@ -38,6 +38,7 @@ typedef struct merge_rows_file {
     const char *const *times; /* the time columns' names, NULL-ended */
     int id_column_first;      /* the request id is the first field (chunks.csv) */
     int once;                 /* each id once, shard.requests of them (requests.csv) */
+    const char *max_of;       /* a column whose largest value merge_index_max gives; NULL */
     /* How the feed takes the merged file's header and its rows (either
      * NULL: not at all): report/load.h's feed_requests_header and
      * feed_request, or none and feed_chunk. */
@@ -55,6 +56,22 @@ typedef struct merge_rows_file {
  * removes its temporary directory). */
 int merge_rows(const shard_in *s, int n, const char *out, const merge_rows_file *f, rows_feed *feed,
                char *err, int errlen);
+
+/* merge_rows in its two steps, for a caller that writes two files at once
+ * and needs to know one's largest value before the other is written. The
+ * first reads and checks every shard's rows and sorts where they lie (0,
+ * or -1 with err); *idx is then the caller's to merge_index_free, also on
+ * failure. The second writes out/FILE (merge_rows's returns). Two indexes
+ * may be written at once by two threads if their feeds are not one
+ * another's (report/load.h: a feed's requests and its chunks are). */
+typedef struct merge_index merge_index;
+int merge_rows_index(const shard_in *s, int n, const char *out, const merge_rows_file *f,
+                     merge_index **idx, char *err, int errlen);
+/* The largest value of f->max_of over the rows, as the merged file will
+ * read back (its time moved); NAN when no row has one. */
+double merge_index_max(const merge_index *idx);
+int merge_rows_write(merge_index *idx, rows_feed *feed, char *err, int errlen);
+void merge_index_free(merge_index *idx);
 
 /* x as printf's "%.3f" writes it, at dst (room for MERGE_MS_ROOM bytes:
  * the largest double has 309 digits), no NUL; the bytes written. How a moved time is written,
