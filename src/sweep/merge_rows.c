@@ -84,6 +84,12 @@ size_t merge_put_ms(char *dst, double x) {
     return n;
 }
 
+/* Field i of r is a time that moves (a number in a time column, shift not
+ * 0): 1 with its value in *v. The one rule every writer of a row follows. */
+static int moves(const int *is_time, const csv_row *r, int i, double shift, double *v) {
+    return is_time[i] && shift != 0 && r->len[i] && csv_number(r, i, v) == 0 && isfinite(*v);
+}
+
 size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
                       double shift_ms, csv_row *as_read) {
     size_t need = 2; /* the LF and a NUL */
@@ -98,7 +104,7 @@ size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_
             *p++ = ',';
         double v;
         const char *at = p;
-        if (is_time[i] && shift_ms != 0 && r->len[i] && csv_number(r, i, &v) == 0 && isfinite(v)) {
+        if (moves(is_time, r, i, shift_ms, &v)) {
             p += merge_put_ms(p, v + shift_ms);
             if (as_read) {
                 as_read->f[i] = at;
@@ -228,12 +234,14 @@ static void add_entry(worker *w, uint64_t index, uint64_t off, uint32_t len, uin
  * shift as merge_row_text moves it), into w->max when it is the largest. */
 static void note_max(worker *w, const csv_row *r, int col, double shift) {
     double v;
-    if (col >= r->n || col >= CSV_MAX_FIELDS || csv_number(r, col, &v))
+    if (col >= r->n || col >= CSV_MAX_FIELDS)
         return;
-    if (w->m->is_time[col] && shift != 0 && r->len[col] && isfinite(v)) {
+    if (moves(w->m->is_time, r, col, shift, &v)) {
         char t[MERGE_MS_ROOM];
         csv_row moved = {.n = 1, .f = {t}, .len = {merge_put_ms(t, v + shift)}};
         csv_number(&moved, 0, &v);
+    } else if (csv_number(r, col, &v)) {
+        return;
     }
     if (!isnan(v) && (isnan(w->max) || v > w->max))
         w->max = v;
@@ -443,8 +451,7 @@ static char *plain_row(const merger *m, const csv_row *r, int w, double shift, c
     int first = 0;             /* the first field among them */
     for (int i = 0; i <= w; i++) {
         double v;
-        int moved = i < w && m->is_time[i] && shift != 0 && r->len[i] &&
-                    csv_number(r, i, &v) == 0 && isfinite(v);
+        int moved = i < w && moves(m->is_time, r, i, shift, &v);
         if (!moved && i < w)
             continue;
         const char *upto = i < w ? r->f[i] : r->f[w - 1] + r->len[w - 1];
