@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,47 @@ static int write_all_of(int fd, const char *p, size_t n) {
     return 0;
 }
 
+/* The file's writes through the page cache from now on. */
+static void cached_from_now(sink *o) {
+    int fl = fcntl(o->fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(o->fd, F_SETFL, fl & ~O_DIRECT);
+    o->direct = -1;
+}
+
+/* The writer's write of n bytes at p, at the file's offset o->wrote: past
+ * SINK_DIRECT_AFTER, whole blocks direct (p is block-aligned: a buffer's
+ * start), and what is left of a last part through the cache; a file system
+ * that refuses direct writes is written through the cache throughout. */
+static int write_chunk(sink *o, const char *p, size_t n) {
+    if (!o->direct && o->wrote >= SINK_DIRECT_AFTER && o->wrote % SINK_ALIGN == 0) {
+        int fl = fcntl(o->fd, F_GETFL);
+        o->direct = fl >= 0 && fcntl(o->fd, F_SETFL, fl | O_DIRECT) == 0 ? 1 : -1;
+    }
+    for (size_t at = 0; at < n;) {
+        size_t want = n - at;
+        if (o->direct == 1) {
+            want -= want % SINK_ALIGN;
+            if (!want || (at % SINK_ALIGN)) {
+                cached_from_now(o);
+                want = n - at;
+            }
+        }
+        ssize_t k = write(o->fd, p + at, want);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EINVAL && o->direct == 1) {
+            cached_from_now(o);
+            continue;
+        }
+        if (k <= 0)
+            return -1;
+        at += (size_t)k;
+        o->wrote += (unsigned long long)k;
+    }
+    return 0;
+}
+
 static void *sink_writer(void *arg) {
     sink *o = arg;
     pthread_mutex_lock(&o->mu);
@@ -34,7 +76,7 @@ static void *sink_writer(void *arg) {
         size_t n = o->out_len;
         int failed = o->failed;
         pthread_mutex_unlock(&o->mu);
-        int rc = failed ? 0 : write_all_of(o->fd, p, n), e = errno;
+        int rc = failed ? 0 : write_chunk(o, p, n), e = errno;
         pthread_mutex_lock(&o->mu);
         if (rc && !o->failed) {
             o->failed = 1;
@@ -52,8 +94,15 @@ int sink_open(sink *o, const char *path) {
     o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o->fd < 0)
         return -1;
-    o->bufs[0] = o->fill = xmalloc(SINK_BYTES);
-    o->bufs[1] = xmalloc(SINK_BYTES);
+    /* a block more than SINK_BYTES: the part shorter than a block carried
+     * over from the last buffer, before a full SINK_BYTES of room */
+    for (int i = 0; i < 2; i++) {
+        o->bufs[i] = aligned_alloc(SINK_ALIGN, SINK_BYTES + SINK_ALIGN);
+        if (!o->bufs[i])
+            o->bufs[i] = xmalloc(SINK_BYTES + SINK_ALIGN); /* never direct then */
+    }
+    o->fill = o->bufs[0];
+    o->direct = ((uintptr_t)o->bufs[0] | (uintptr_t)o->bufs[1]) % SINK_ALIGN ? -1 : 0;
     pthread_mutex_init(&o->mu, NULL);
     pthread_cond_init(&o->cv, NULL);
     o->started = pthread_create(&o->writer, NULL, sink_writer, o) == 0;
@@ -61,8 +110,10 @@ int sink_open(sink *o, const char *path) {
 }
 
 /* The filled buffer handed to the writer (once it has written the last),
- * or written here when there is no writer thread. */
-int sink_flush(sink *o) {
+ * or written here when there is no writer thread. Unless last, the part
+ * after the last whole block stays, moved to the start of the next buffer,
+ * so that every write but the last starts and ends on a block. */
+static int hand_on(sink *o, int last) {
     if (!o->started) {
         int rc = write_all_of(o->fd, o->fill, o->used);
         o->used = 0;
@@ -72,29 +123,32 @@ int sink_flush(sink *o) {
     while (o->out)
         pthread_cond_wait(&o->cv, &o->mu);
     int failed = o->failed;
-    if (!failed && o->used) {
+    size_t keep = last ? 0 : o->used % SINK_ALIGN;
+    if (!failed && o->used > keep) {
         o->out = o->fill;
-        o->out_len = o->used;
+        o->out_len = o->used - keep;
         o->fill = o->fill == o->bufs[0] ? o->bufs[1] : o->bufs[0];
+        memcpy(o->fill, o->out + o->out_len, keep);
         pthread_cond_broadcast(&o->cv);
     }
     pthread_mutex_unlock(&o->mu);
-    o->used = 0;
+    o->used = keep;
     if (failed)
         errno = o->errnum;
     return failed ? -1 : 0;
 }
 
 int sink_put(sink *o, const char *p, size_t n) {
-    if (o->used + n > SINK_BYTES && sink_flush(o))
+    if (o->used + n > SINK_BYTES && hand_on(o, 0))
         return -1;
-    while (n > SINK_BYTES) { /* a row larger than the buffer, in pieces */
-        memcpy(o->fill, p, SINK_BYTES);
+    while (o->used + n > SINK_BYTES) { /* a row larger than the buffer, in pieces */
+        size_t take = SINK_BYTES - o->used;
+        memcpy(o->fill + o->used, p, take);
         o->used = SINK_BYTES;
-        if (sink_flush(o))
+        if (hand_on(o, 0))
             return -1;
-        p += SINK_BYTES;
-        n -= SINK_BYTES;
+        p += take;
+        n -= take;
     }
     memcpy(o->fill + o->used, p, n);
     o->used += n;
@@ -104,14 +158,14 @@ int sink_put(sink *o, const char *p, size_t n) {
 /* Room for n bytes (at most SINK_BYTES) at the end of what is waiting,
  * the buffer handed on first when it has not; NULL when writing failed. */
 char *sink_room(sink *o, size_t n) {
-    if (o->used + n > SINK_BYTES && sink_flush(o))
+    if (o->used + n > SINK_BYTES && hand_on(o, 0))
         return NULL;
     return o->fill + o->used;
 }
 
 /* Everything written and the file closed: 0, or -1 with errno. */
 int sink_close(sink *o) {
-    int rc = o->fd >= 0 ? sink_flush(o) : -1, e = errno;
+    int rc = o->fd >= 0 ? hand_on(o, 1) : -1, e = errno;
     if (o->started) {
         pthread_mutex_lock(&o->mu);
         while (o->out)
