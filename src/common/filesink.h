@@ -15,8 +15,8 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#define SINK_BYTES (4u << 20)            /* a buffer */
-#define SINK_ALIGN 4096u                 /* a direct write's block */
+#define SINK_BYTES (4u << 20)           /* a buffer */
+#define SINK_ALIGN 4096u                /* a direct write's block */
 #define SINK_DIRECT_AFTER (64ull << 20) /* bytes through the cache first */
 
 typedef struct sink {
@@ -26,8 +26,8 @@ typedef struct sink {
     /* private */
     char *out; /* the buffer the writer has (NULL: none) */
     size_t out_len;
-    unsigned long long wrote;  /* the writer's: bytes in the file */
-    int direct;                /* the writer's: 1 direct, -1 never */
+    unsigned long long wrote; /* the writer's: bytes in the file */
+    int direct;               /* the writer's: 1 direct, -1 never */
     int failed, errnum, stop, started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
