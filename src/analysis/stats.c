@@ -21,7 +21,8 @@ static double at_float(const void *x, size_t i) {
 }
 
 /* Percentile p of n sorted values read through `at` (numpy's linear rule). */
-static double percentile_at(const void *x, size_t n, double p, double (*at)(const void *, size_t)) {
+__attribute__((always_inline)) static inline double
+percentile_at(const void *x, size_t n, double p, double (*at)(const void *, size_t)) {
     if (p <= 0)
         return at(x, 0);
     if (p >= 100)
@@ -38,8 +39,10 @@ double percentile_sorted(const double *x, size_t n, double p) {
     return n ? percentile_at(x, n, p, at_double) : NAN;
 }
 
-/* The summary of n sorted values (n > 0) read through `at`. */
-static dist dist_of_sorted(const void *x, size_t n, double (*at)(const void *, size_t)) {
+/* The summary of n sorted values (n > 0) read through `at` (inlined into
+ * each caller, so that `at` is no call a value). */
+__attribute__((always_inline)) static inline dist
+dist_of_sorted(const void *x, size_t n, double (*at)(const void *, size_t)) {
     dist d = {.n = n};
     double sum = 0;
     for (size_t i = 0; i < n; i++)

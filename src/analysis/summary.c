@@ -1,8 +1,12 @@
-/* summary: from per-request records to the run's figures. */
+/* summary: from per-request records to the run's figures. The
+ * distributions are sorted on the process's CPUs at once (a merge of 16
+ * million requests spent 9 s on one core sorting them, the other idle). */
 #include "analysis/summary.h"
 #include "common/util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +68,60 @@ static void count_reasoning(run_summary *s, const req_rec *r, double *ttfa, size
     }
 }
 
+/* One distribution to make: of n doubles at d, or of n floats at f. */
+typedef struct dist_task {
+    double *d;
+    float *f;
+    size_t n;
+    dist *out;
+} dist_task;
+
+typedef struct dist_pool {
+    dist_task *t;
+    int n, next;
+} dist_pool;
+
+static void *dist_worker(void *arg) {
+    dist_pool *p = arg;
+    for (int i; (i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n;)
+        *p->t[i].out =
+            p->t[i].f ? dist_of_floats(p->t[i].f, p->t[i].n) : dist_of(p->t[i].d, p->t[i].n);
+    return NULL;
+}
+
+/* Below this many values in all, one thread sorts them: a thread costs
+ * more than it saves. */
+#define DIST_THREADS_FROM 200000
+
+/* Every task's distribution, the largest first, on as many threads as the
+ * process may run on (at most one a task). The same figures whatever the
+ * order: each sort is of its own array. */
+static void dists_all(dist_task *t, int n) {
+    for (int i = 1; i < n; i++) /* largest first: n is a handful */
+        for (int j = i; j > 0 && t[j].n > t[j - 1].n; j--) {
+            dist_task x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += t[i].n;
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    int threads = total < DIST_THREADS_FROM ? 1 : cpus < n ? cpus : n;
+    if (threads > 8)
+        threads = 8;
+    dist_pool pool = {t, n, 0};
+    pthread_t th[8];
+    int started = 0;
+    for (int i = 1; i < threads; i++)
+        if (pthread_create(&th[started], NULL, dist_worker, &pool) == 0)
+            started++;
+    dist_worker(&pool);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     memset(s, 0, sizeof *s);
     size_t n = rows->n;
@@ -111,21 +169,25 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
         if (request_meets_slo(r, &p->slo))
             s->meeting_slo++;
     }
-    s->ttft = dist_of(v[0], k[0]);
-    s->ttft_sched = dist_of(v[1], k[1]);
-    s->tpot = dist_of(v[2], k[2]);
-    s->e2e = dist_of(v[3], k[3]);
-    s->e2e_sched = dist_of(v[4], k[4]);
-    s->lag = dist_of(v[6], k[6]);
-    s->itl = dist_of_floats(rows->itl_ms, rows->n_itl); /* one float a token: no copy */
     s->has_reasoning = s->reasoning_requests > 0;
-    s->ttfa = dist_of(v[7], k[7]);
-    s->ttf_tool = dist_of(v[8], k[8]);
     s->multi_token = rows->icl_ms != NULL;
+    dist_task t[11] = {
+        {v[0], NULL, k[0], &s->ttft},
+        {v[1], NULL, k[1], &s->ttft_sched},
+        {v[2], NULL, k[2], &s->tpot},
+        {v[3], NULL, k[3], &s->e2e},
+        {v[4], NULL, k[4], &s->e2e_sched},
+        {v[6], NULL, k[6], &s->lag},
+        {NULL, rows->itl_ms, rows->n_itl, &s->itl}, /* one float a token: no copy */
+        {v[7], NULL, k[7], &s->ttfa},
+        {v[8], NULL, k[8], &s->ttf_tool},
+    };
+    int tasks = 9;
     if (s->multi_token) {
-        s->icl = dist_of_floats(rows->icl_ms, rows->n_icl);
+        t[tasks++] = (dist_task){NULL, rows->icl_ms, rows->n_icl, &s->icl};
         s->tokens_per_chunk = rows->n_icl ? (double)rows->n_itl / (double)rows->n_icl : NAN;
     }
+    dists_all(t, tasks);
     for (int i = 0; i < 9; i++)
         free(v[i]);
 
