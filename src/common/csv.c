@@ -68,6 +68,7 @@ int csv_open(csv_file *c, const char *path) {
     }
     c->p = c->map;
     c->end = c->map + c->size;
+    bytescan_init(&c->scan, c->end, c->end);
     return 0;
 }
 
@@ -83,6 +84,7 @@ void csv_view(csv_file *c, const char *p, size_t n) {
     c->next_line = 1;
     c->map = c->p = p;
     c->end = p + n; /* size stays 0: nothing to unmap or release */
+    bytescan_init(&c->scan, c->end, c->end);
 }
 
 void csv_close(csv_file *c) {
@@ -102,31 +104,6 @@ static void keep_field(csv_row *row, int n, const char *f, size_t len) {
         row->f[n] = f;
         row->len[n] = len;
     }
-}
-
-/* Split one line [s, e) into fields; returns the count, or stops at the
- * first field that starts with a quote (*quoted then points at it and the
- * count is that of the fields before it). */
-static int split(const char *s, const char *e, csv_row *row, const char **quoted) {
-    int n = 0;
-    const char *start = s;
-    *quoted = s < e && *s == '"' ? s : NULL;
-    if (*quoted)
-        return 0;
-    for (const char *p = s;; p++) {
-        if (p == e || *p == ',') {
-            keep_field(row, n, start, (size_t)(p - start));
-            n++;
-            if (p == e)
-                break;
-            start = p + 1;
-            if (start < e && *start == '"') {
-                *quoted = start;
-                return n;
-            }
-        }
-    }
-    return n;
 }
 
 static int count_lf(const char *s, const char *e) {
@@ -237,6 +214,10 @@ static void release_read(csv_file *c) {
     c->released = upto;
 }
 
+/* A row read in one pass over its bytes (bytescan finds each comma or
+ * LF); a field that starts with a quote hands the rest of the row to
+ * quoted_row. A quote inside a field, or a CR not before the LF, is part
+ * of the field. */
 int csv_next(csv_file *c, csv_row *row) {
     blocks_reset(c);
     if (c->p >= c->end)
@@ -245,18 +226,32 @@ int csv_next(csv_file *c, csv_row *row) {
         release_read(c);
     c->line = c->next_line;
     row->error = NULL;
-    const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
-    const char *le = nl ? nl : c->end, *quoted;
-    if (le > c->p && le[-1] == '\r')
-        le--;
-    row->n = split(c->p, le, row, &quoted);
-    if (!quoted) {
-        c->p = nl ? nl + 1 : c->end;
-        c->next_line++;
-        return 1;
-    }
+    const char *e = c->end, *start = c->p;
+    int n = 0;
+    if (*start != '"')
+        for (const char *x = start;;) {
+            x = x < e ? bytescan_next(&c->scan, x) : e;
+            if (x < e && (*x == '"' || *x == '\r')) {
+                x++;
+                continue;
+            }
+            if (x < e && *x == ',') {
+                keep_field(row, n++, start, (size_t)(x - start));
+                x = start = x + 1;
+                if (start < e && *start == '"')
+                    break;
+                continue;
+            }
+            const char *fe = x > start && x[-1] == '\r' ? x - 1 : x; /* CRLF reads as LF */
+            keep_field(row, n++, start, (size_t)(fe - start));
+            row->n = n;
+            c->p = x < e ? x + 1 : e;
+            c->next_line++;
+            return 1;
+        }
+    row->n = n; /* the fields before the quoted one */
     int lines = 0;
-    c->p = quoted_row(c, row, row->n, quoted, &lines);
+    c->p = quoted_row(c, row, n, start, &lines);
     c->next_line += 1 + lines; /* the LFs inside quotes, and the row's own */
     return 1;
 }

@@ -32,6 +32,8 @@
 #ifndef SERVELAB_CSV_H
 #define SERVELAB_CSV_H
 
+#include "common/bytescan.h"
+
 #include <stddef.h>
 
 #define CSV_MAX_FIELDS 64
@@ -48,6 +50,7 @@ typedef struct csv_file {
     size_t released; /* the mapping's first bytes handed back to the page cache */
     int fd;
     csv_block *blocks; /* where quoted fields are unquoted */
+    bytescan scan;     /* the stops among the next bytes */
 } csv_file;
 
 typedef struct csv_row {

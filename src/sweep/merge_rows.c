@@ -4,6 +4,7 @@
  * job is the merge's own, and the first version (a string per row, qsort)
  * spent its time in malloc, printf and comparisons. */
 #include "sweep/merge_rows.h"
+#include "common/bytescan.h"
 #include "common/csv.h"
 #include "common/filesink.h"
 #include "common/util.h"
@@ -476,24 +477,25 @@ static char *plain_row(const merger *m, const csv_row *r, int w, double shift, c
     return d;
 }
 
-/* The rows of the n bytes at p written into the sink and handed to the
+/* The rows of the n bytes at p (readable up to limit) written into the sink and handed to the
  * feed, as long as they are plain (no quote, no CR: nearly every row):
  * such a row is split here, as csv_next would split it, and written
  * straight into the sink's buffer, no field needing quotes. Stops at the
  * first row that is not plain, *done saying how many bytes were taken.
  * 0; -1: writing failed; -2: the feed refused a row (err). */
-static int plain_rows(const merger *m, const char *p, size_t n, double shift, sink *o,
-                      rows_feed *feed, const char *path, int *out_line, size_t *done, char *err,
-                      int errlen) {
+static int plain_rows(const merger *m, const char *p, size_t n, const char *limit, double shift,
+                      sink *o, rows_feed *feed, const char *path, int *out_line, size_t *done,
+                      char *err, int errlen) {
     const char *start = p, *end = p + n;
     csv_row r, as;
+    bytescan sc;
+    bytescan_init(&sc, end, limit);
     *done = 0;
     while (p < end) {
         int k = 0, stop = 0;
         const char *x = p, *st = p;
         for (;; x++) {
-            while (x < end && !stops[(unsigned char)*x])
-                x++;
+            x = x < end ? bytescan_next(&sc, x) : end;
             stop = x < end ? stops[(unsigned char)*x] : 2;
             if (stop == 3)
                 break;
@@ -572,7 +574,8 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
         const char *at = sr->map + e[i].off;
         double shift = m->s[e[i].shard].shift_ms;
         size_t done;
-        int k = plain_rows(m, at, e[i].len, shift, &o, feed, path, &out_line, &done, err, errlen);
+        int k = plain_rows(m, at, e[i].len, sr->map + sr->size, shift, &o, feed, path, &out_line,
+                           &done, err, errlen);
         rc = k == -2 ? -2 : 0;
         wrote = k != -1;
         if (rc || !wrote || done == e[i].len)
