@@ -68,7 +68,7 @@ int csv_open(csv_file *c, const char *path) {
     }
     c->p = c->map;
     c->end = c->map + c->size;
-    bytescan_init(&c->scan, c->end, c->end);
+    bytescan_init(&c->scan, c->end, c->end, 1);
     return 0;
 }
 
@@ -84,7 +84,7 @@ void csv_view(csv_file *c, const char *p, size_t n) {
     c->next_line = 1;
     c->map = c->p = p;
     c->end = p + n; /* size stays 0: nothing to unmap or release */
-    bytescan_init(&c->scan, c->end, c->end);
+    bytescan_init(&c->scan, c->end, c->end, 1);
 }
 
 void csv_close(csv_file *c) {

@@ -248,16 +248,102 @@ static void note_max(worker *w, const csv_row *r, int col, double shift) {
         w->max = v;
 }
 
+/* ---- the shards' files, mapped ---- */
+
+/* A shard's file, mapped for the copy. What lies wholly behind the copy's
+ * last read is handed back now and then, as csv.h does, so that the
+ * process does not hold every shard's file resident; a row read again
+ * later (a shard's rows are a little out of order) reads back from the
+ * page cache. */
+typedef struct source {
+    const char *map;
+    size_t size, released;
+} source;
+
+#define RELEASE_STEP (32u << 20)
+#define RELEASE_BEHIND (8u << 20)
+static void release_behind(source *src, uint64_t off) {
+    if (off < RELEASE_BEHIND || off - RELEASE_BEHIND < src->released + RELEASE_STEP)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (size_t)(off - RELEASE_BEHIND);
+    upto -= upto % page;
+    madvise((char *)src->map + src->released, upto - src->released, MADV_DONTNEED);
+    src->released = upto;
+}
+
+/* path mapped into *src: 0; 1 when it does not exist or is empty (*src
+ * then has no map); -1 with errno. */
+static int map_file(const char *path, source *src) {
+    *src = (source){0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 1 : -1;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        close(fd);
+        return 1;
+    }
+    if (fstat(fd, &st) == 0)
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (p == MAP_FAILED)
+        return -1;
+    *src = (source){p, (size_t)st.st_size, 0};
+    return 0;
+}
+
+/* The row at p (before end; line `line`) as index_shard needs it, when it
+ * is plain (no quote, no CR) and its id is its first field: the fields up
+ * to `upto` split into *r (r->n says how many were split), and the byte
+ * after its LF returned; NULL when the row is not such a row, for csv_next
+ * to read. */
+static const char *plain_index_row(bytescan *fields, bytescan *lines, const char *p,
+                                   const char *end, int upto, csv_row *r) {
+    const char *st = p, *x = p;
+    int k = 0;
+    for (;;) {
+        x = x < end ? bytescan_next(fields, x) : end;
+        if (x == end || *x != ',')
+            return NULL; /* a quote, a CR, or a row of fewer fields: csv_next's */
+        r->f[k] = st;
+        r->len[k] = (size_t)(x - st);
+        st = ++x;
+        if (k++ == upto)
+            break;
+    }
+    r->n = k;
+    r->error = NULL;
+    x = x < end ? bytescan_next(lines, x) : end;
+    if (x < end && *x != '\n')
+        return NULL;
+    return x < end ? x + 1 : end;
+}
+
+/* How many LFs in [p, e). */
+static int lf_count(const char *p, const char *e) {
+    int k = 0;
+    while (p < e && (p = memchr(p, '\n', (size_t)(e - p)))) {
+        k++;
+        p++;
+    }
+    return k;
+}
+
 /* Shard k's rows read and their ids checked; where each lies kept (a
- * request's chunk rows, one after another, as one block). 0, or -1 with
- * w->err. */
+ * request's chunk rows, one after another, as one block). A plain row is
+ * split only as far as its id (and the column whose largest value is
+ * kept), and a chunk row whose id is the last row's is not checked again;
+ * any other row is csv_next's. 0, or -1 with w->err. */
 static int index_shard(worker *w, int k) {
     const merger *m = w->m;
     const shard_in *s = &m->s[k];
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", s->dir, m->f->name);
-    csv_file c;
-    int rc = csv_open(&c, path);
+    source src;
+    int rc = map_file(path, &src);
     if (rc > 0 && !m->f->once)
         return 0;
     if (rc) {
@@ -265,36 +351,70 @@ static int index_shard(worker *w, int k) {
                  rc > 0 ? "missing" : strerror(errno));
         return -1;
     }
+    const char *base = src.map, *end = base + src.size;
+    csv_file v = {0};
     csv_row r;
+    csv_view(&v, base, src.size);
+    csv_next(&v, &r); /* the header: read_headers's */
+    const char *p = base + csv_offset(&v);
+    int line = 1 + lf_count(base, p), upto = m->max_col > m->col ? m->max_col : m->col;
+    int fast = m->col == 0, col = m->col;
+    bytescan fields, lines;
+    bytescan_init(&fields, end, end, 1);
+    bytescan_init(&lines, end, end, 0);
     long long rows = 0, prev = -1;
-    size_t start = csv_offset(&c);
+    const char *prev_id = NULL;
+    size_t prev_len = 0;
     rc = 0;
-    for (; !rc && csv_next(&c, &r); start = csv_offset(&c)) {
-        if (c.line == 1 || csv_row_blank(&r))
-            continue;
+    while (!rc && p < end) {
+        release_behind(&src, (uint64_t)(p - base));
+        const char *start = p,
+                   *next = fast ? plain_index_row(&fields, &lines, p, end, upto, &r) : NULL;
+        int here = line;
+        if (next) {
+            line++;
+        } else {
+            csv_view(&v, p, (size_t)(end - p));
+            csv_next(&v, &r);
+            next = p + csv_offset(&v);
+            line += lf_count(p, next);
+            if (csv_row_blank(&r)) {
+                p = next;
+                continue;
+            }
+        }
+        p = next;
         long long id = -1;
+        int has_id = col >= 0 && col < r.n && col < CSV_MAX_FIELDS;
         if (r.error)
-            snprintf(w->err, sizeof w->err, "merge: %s:%d: %s", path, c.line, r.error);
+            snprintf(w->err, sizeof w->err, "merge: %s:%d: %s", path, here, r.error);
+        else if (!m->f->once && prev_id && has_id && r.len[col] == prev_len &&
+                 !memcmp(r.f[col], prev_id, prev_len))
+            id = prev; /* the request's chunk rows go on: checked on its first */
         else
-            id = id_of(w, s, &r, m->col, path, c.line);
+            id = id_of(w, s, &r, col, path, here);
         if (id < 0) {
             rc = -1;
             break;
         }
         if (m->max_col >= 0)
             note_max(w, &r, m->max_col, s->shift_ms);
-        size_t len = csv_offset(&c) - start;
+        uint64_t off = (uint64_t)(start - base);
+        size_t len = (size_t)(next - start);
         entry *last = w->n ? &w->e[w->n - 1] : NULL;
-        if (!m->f->once && id == prev && last && last->off + last->len == start &&
+        if (!m->f->once && id == prev && last && last->off + last->len == off &&
             last->len <= UINT32_MAX - len)
-            last->len += (uint32_t)len; /* the request's chunk rows go on */
+            last->len += (uint32_t)len;
         else if (len <= UINT32_MAX)
-            add_entry(w, (uint64_t)id, start, (uint32_t)len, (uint32_t)k);
+            add_entry(w, (uint64_t)id, off, (uint32_t)len, (uint32_t)k);
         else {
-            snprintf(w->err, sizeof w->err, "merge: %s:%d: a row of %zu bytes", path, c.line, len);
+            snprintf(w->err, sizeof w->err, "merge: %s:%d: a row of %zu bytes", path, here, len);
             rc = -1;
         }
         prev = id;
+        /* a quoted id lives in the view's memory, not the file's: no shortcut */
+        prev_id = has_id && r.f[col] >= base && r.f[col] < end ? r.f[col] : NULL;
+        prev_len = prev_id ? r.len[col] : 0;
         rows++;
     }
     if (!rc && m->f->once && rows != s->requests) {
@@ -303,7 +423,8 @@ static int index_shard(worker *w, int k) {
                  s->requests);
         rc = -1;
     }
-    csv_close(&c);
+    csv_close(&v);
+    munmap((void *)src.map, src.size);
     return rc;
 }
 
@@ -378,51 +499,15 @@ static int check_once(const merger *m, const entry *e, size_t n, char *err, int 
 
 /* ---- the copy, in request order ---- */
 
-/* A shard's file, mapped for the copy. What lies wholly behind the copy's
- * last read is handed back now and then, as csv.h does, so that the
- * process does not hold every shard's file resident; a row read again
- * later (a shard's rows are a little out of order) reads back from the
- * page cache. */
-typedef struct source {
-    const char *map;
-    size_t size, released;
-} source;
-
-#define RELEASE_STEP (32u << 20)
-#define RELEASE_BEHIND (8u << 20)
-static void release_behind(source *src, uint64_t off) {
-    if (off < RELEASE_BEHIND || off - RELEASE_BEHIND < src->released + RELEASE_STEP)
-        return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (size_t)(off - RELEASE_BEHIND);
-    upto -= upto % page;
-    madvise((char *)src->map + src->released, upto - src->released, MADV_DONTNEED);
-    src->released = upto;
-}
-
 /* Every shard's FILE mapped (one without it, or empty: none). 0, or -1. */
 static int map_sources(const merger *m, source *src, char *err, int errlen) {
     for (int k = 0; k < m->n_shards; k++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", m->s[k].dir, m->f->name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT)
-            continue;
-        struct stat st;
-        void *p = MAP_FAILED;
-        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 0) {
-            close(fd);
-            continue;
-        }
-        if (fd >= 0 && fstat(fd, &st) == 0)
-            p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
+        if (map_file(path, &src[k]) < 0) {
             snprintf(err, errlen, "merge: reading %s: %s", path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
             return -1;
         }
-        close(fd);
-        src[k] = (source){p, (size_t)st.st_size, 0};
     }
     return 0;
 }
@@ -489,7 +574,7 @@ static int plain_rows(const merger *m, const char *p, size_t n, const char *limi
     const char *start = p, *end = p + n;
     csv_row r, as;
     bytescan sc;
-    bytescan_init(&sc, end, limit);
+    bytescan_init(&sc, end, limit, 1);
     *done = 0;
     while (p < end) {
         int k = 0, stop = 0;
