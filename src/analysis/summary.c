@@ -122,27 +122,28 @@ static void dists_all(dist_task *t, int n) {
         pthread_join(th[i], NULL);
 }
 
-void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
+/* The request rows' figures, their distributions' arrays filled and
+ * handed back as tasks (into t, *n of them) for the caller to sort. */
+typedef struct request_part {
+    double *v[9];
+    size_t k[9];
+} request_part;
+
+static void request_counts(const run_rows *rows, const summary_params *p, run_summary *s,
+                           request_part *rp) {
     memset(s, 0, sizeof *s);
     size_t n = rows->n;
-    double *v[9];
-    size_t k[9] = {0};
-    for (int i = 0; i < 9; i++)
-        v[i] = xmalloc((n ? n : 1) * sizeof(double));
-    int parts = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows->r[i].part + 1 > parts)
-            parts = rows->r[i].part + 1;
-    double *part_sched = xcalloc((size_t)parts + 1, sizeof *part_sched);
-    double *part_end = xcalloc((size_t)parts + 1, sizeof *part_end);
+    for (int i = 0; i < 9; i++) {
+        rp->v[i] = xmalloc((n ? n : 1) * sizeof(double));
+        rp->k[i] = 0;
+    }
+    double **v = rp->v;
+    size_t *k = rp->k;
     s->requests = n;
-    s->parts = parts;
     for (size_t i = 0; i < n; i++) {
         const req_rec *r = &rows->r[i];
-        if (r->scheduled_ms > part_sched[r->part])
-            part_sched[r->part] = r->scheduled_ms;
-        if (r->end_ms > part_end[r->part])
-            part_end[r->part] = r->end_ms;
+        if (r->part + 1 > s->parts)
+            s->parts = r->part + 1;
         if (!isnan(r->lag_ms))
             v[6][k[6]++] = r->lag_ms;
         count_tools(s, r, v[8], &k[8]);
@@ -170,27 +171,38 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             s->meeting_slo++;
     }
     s->has_reasoning = s->reasoning_requests > 0;
-    s->multi_token = rows->icl_ms != NULL;
-    dist_task t[11] = {
-        {v[0], NULL, k[0], &s->ttft},
-        {v[1], NULL, k[1], &s->ttft_sched},
-        {v[2], NULL, k[2], &s->tpot},
-        {v[3], NULL, k[3], &s->e2e},
-        {v[4], NULL, k[4], &s->e2e_sched},
-        {v[6], NULL, k[6], &s->lag},
-        {NULL, rows->itl_ms, rows->n_itl, &s->itl}, /* one float a token: no copy */
-        {v[7], NULL, k[7], &s->ttfa},
-        {v[8], NULL, k[8], &s->ttf_tool},
-    };
-    int tasks = 9;
-    if (s->multi_token) {
-        t[tasks++] = (dist_task){NULL, rows->icl_ms, rows->n_icl, &s->icl};
-        s->tokens_per_chunk = rows->n_icl ? (double)rows->n_itl / (double)rows->n_icl : NAN;
-    }
-    dists_all(t, tasks);
-    for (int i = 0; i < 9; i++)
-        free(v[i]);
+}
 
+static int request_tasks(request_part *rp, run_summary *s, dist_task *t) {
+    double **v = rp->v;
+    size_t *k = rp->k;
+    dist_task mine[] = {
+        {v[0], NULL, k[0], &s->ttft},      {v[1], NULL, k[1], &s->ttft_sched},
+        {v[2], NULL, k[2], &s->tpot},      {v[3], NULL, k[3], &s->e2e},
+        {v[4], NULL, k[4], &s->e2e_sched}, {v[6], NULL, k[6], &s->lag},
+        {v[7], NULL, k[7], &s->ttfa},      {v[8], NULL, k[8], &s->ttf_tool},
+    };
+    memcpy(t, mine, sizeof mine);
+    return (int)(sizeof mine / sizeof *mine);
+}
+
+/* What needs the requests' distributions no more: their arrays freed, and
+ * the durations, rates, goodput and cost. */
+static void request_rest(const run_rows *rows, const summary_params *p, run_summary *s,
+                         request_part *rp) {
+    for (int i = 0; i < 9; i++)
+        free(rp->v[i]);
+    size_t n = rows->n;
+    int parts = s->parts;
+    double *part_sched = xcalloc((size_t)parts + 1, sizeof *part_sched);
+    double *part_end = xcalloc((size_t)parts + 1, sizeof *part_end);
+    for (size_t i = 0; i < n; i++) {
+        const req_rec *r = &rows->r[i];
+        if (r->scheduled_ms > part_sched[r->part])
+            part_sched[r->part] = r->scheduled_ms;
+        if (r->end_ms > part_end[r->part])
+            part_end[r->part] = r->end_ms;
+    }
     double sum_end = 0, sum_sched = 0, sum_span = 0;
     for (int j = 0; j < parts; j++) {
         sum_span += part_sched[j]; /* the schedule's own span */
@@ -217,7 +229,6 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
     free(part_end);
     double w = s->arrival_window_s > 0 ? s->arrival_window_s : NAN;
     s->achieved_rps_window = done_in_window / w;
-    s->output_tokens_per_s_window = rows->window_output_tokens / w;
     s->slo = p->slo;
     s->has_slo =
         p->slo.ttft_ms > 0 || p->slo.tpot_ms > 0 || p->slo.e2e_ms > 0 || p->slo.ttfa_ms > 0;
@@ -230,6 +241,47 @@ void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
             : NAN;
     s->client_cpu_s = p->client_cpu_s;
     phases_compute(rows, &s->phases, &s->server_rep);
+}
+
+static int chunk_tasks(const run_rows *rows, run_summary *s, dist_task *t) {
+    int n = 0;
+    t[n++] = (dist_task){NULL, rows->itl_ms, rows->n_itl, &s->itl}; /* one float a token: no copy */
+    s->multi_token = rows->icl_ms != NULL;
+    if (s->multi_token) {
+        t[n++] = (dist_task){NULL, rows->icl_ms, rows->n_icl, &s->icl};
+        s->tokens_per_chunk = rows->n_icl ? (double)rows->n_itl / (double)rows->n_icl : NAN;
+    }
+    return n;
+}
+
+static void chunk_rest(const run_rows *rows, run_summary *s) {
+    double w = s->arrival_window_s > 0 ? s->arrival_window_s : NAN;
+    s->output_tokens_per_s_window = rows->window_output_tokens / w;
+}
+
+void summarize(const run_rows *rows, const summary_params *p, run_summary *s) {
+    request_part rp;
+    dist_task t[12];
+    request_counts(rows, p, s, &rp);
+    int n = request_tasks(&rp, s, t);
+    n += chunk_tasks(rows, s, t + n);
+    dists_all(t, n);
+    request_rest(rows, p, s, &rp);
+    chunk_rest(rows, s);
+}
+
+void summarize_requests(const run_rows *rows, const summary_params *p, run_summary *s) {
+    request_part rp;
+    dist_task t[12];
+    request_counts(rows, p, s, &rp);
+    dists_all(t, request_tasks(&rp, s, t));
+    request_rest(rows, p, s, &rp);
+}
+
+void summarize_chunks(const run_rows *rows, run_summary *s) {
+    dist_task t[2];
+    dists_all(t, chunk_tasks(rows, s, t));
+    chunk_rest(rows, s);
 }
 
 static json_t *num(double x) {

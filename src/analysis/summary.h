@@ -80,6 +80,13 @@ typedef struct run_summary {
 /* The rows are not changed, except that itl_ms is sorted in place (its
  * order means nothing; sorting it where it lies saves a copy as large). */
 void summarize(const run_rows *rows, const summary_params *p, run_summary *s);
+/* summarize in two halves, for a caller whose chunk gaps are still being
+ * added when its request rows are complete (merge): summarize_requests
+ * reads only rows->r and rows->n, and summarize_chunks, after it, adds the
+ * figures of the gaps (itl, icl, tokens_per_chunk, the window's output
+ * rate). Together, the same summary as summarize. */
+void summarize_requests(const run_rows *rows, const summary_params *p, run_summary *s);
+void summarize_chunks(const run_rows *rows, run_summary *s);
 /* summary.json's object for a run (with ttft_phases and server_reported
  * only where present). */
 json_t *summary_json(const run_summary *s);

@@ -8,6 +8,7 @@
  * file), read straight from the mapping; only other forms are copied out,
  * NUL-terminated, for strtod. */
 #include "common/csv.h"
+#include "common/mapfile.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -199,19 +200,13 @@ static void blocks_reset(csv_file *c) {
     b->used = 0;
 }
 
-/* The pages wholly before p handed back, in steps of RELEASE_STEP: they
- * leave this process's resident set and stay in the page cache. A later
- * touch (a field of an early row kept by the caller) reads them back, so
- * this changes no content, only what is resident. */
+/* The pages wholly before the reading position handed back, in steps of
+ * RELEASE_STEP (common/mapfile.h): a later touch (a field of an early row
+ * kept by the caller) reads them back, so this changes no content, only
+ * what is resident. */
 #define RELEASE_STEP (32u << 20)
 static void release_read(csv_file *c) {
-    size_t upto = (size_t)(c->p - c->map);
-    if (upto - c->released < RELEASE_STEP)
-        return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    upto -= upto % page;
-    madvise((char *)c->map + c->released, upto - c->released, MADV_DONTNEED);
-    c->released = upto;
+    mapfile_release(c->map, &c->released, (size_t)(c->p - c->map), RELEASE_STEP);
 }
 
 /* A row read in one pass over its bytes (bytescan finds each comma or

@@ -8,10 +8,11 @@
  * order, errors.csv summed by (error, status), and the server's samples of
  * shard 0 (every shard samples the same server). Time columns are moved by
  * a shard's offset from the earliest shard's t=0 unless all started at one
- * --start-at. Last, summary.json is made by the same summarize() that `run`
- * and `report` use, from the merged rows read back; a row that reader
- * refuses is then looked for shard by shard, so that the refusal names the
- * shard's own file and line.
+ * --start-at. Last, summary.json is made by the same summary that `run`
+ * and `report` make (summarize_requests, then summarize_chunks), from the
+ * merged rows as the report's reader reads them, handed over as they are
+ * written; a row that reader refuses is then looked for shard by shard, so
+ * that the refusal names the shard's own file and line.
  *
  * Everything is written into a temporary directory inside --out
  * (.merge-XXXXXX) and moved into --out, summary.json last, only once all of
@@ -236,19 +237,14 @@ static int write_meta(const shard_in *s, int n, const merge_times *t, size_t row
     return rc;
 }
 
-/* summary.json from the merged rows (handed over as they were written),
- * with the run's own parameters. */
-static int write_summary(const char *out, json_t *meta, run_rows *rows, char *err, int errlen) {
+/* summary.json from the merged rows' summary (made as they were written)
+ * and the merged server samples. */
+static int write_summary(const char *out, const run_summary *s, char *err, int errlen) {
     run_files files;
     memset(&files, 0, sizeof files);
     load_samples(out, &files);
-    char why[4600];
-    summary_params sp = {0};
-    meta_summary_params(meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
-    run_summary s;
-    summarize(rows, &sp, &s);
-    json_t *sj = summary_json(&s);
-    json_object_set_new(sj, "server", server_stats_json(&files.server, s.output_tokens));
+    json_t *sj = summary_json(s);
+    json_object_set_new(sj, "server", server_stats_json(&files.server, s->output_tokens));
     json_object_set_new(sj, "interrupted", json_false());
     int rc = write_json_atomic(out, "summary.json", sj);
     json_decref(sj);
@@ -330,10 +326,13 @@ static void *write_job(void *arg) {
 
 /* requests.csv and chunks.csv: both read and checked first, then written
  * at once, chunks.csv by a thread of its own (the feed's chunk window is
- * the requests' last scheduled time, known from their reading). 0, or
- * merge_rows's -1 or -2 with err, requests.csv's error before chunks.csv's. */
+ * the requests' last scheduled time, known from their reading); the
+ * requests' half of the summary is made while the chunks are still being
+ * written, and the chunks' half after. 0, or merge_rows's -1 or -2 with
+ * err, requests.csv's error before chunks.csv's. */
 static int write_rows(const shard_in *s, int n, const char *tmp, const merge_rows_file *req,
-                      const merge_rows_file *chk, rows_feed *feed, char *err, int errlen) {
+                      const merge_rows_file *chk, rows_feed *feed, const summary_params *sp,
+                      run_summary *sum, char *err, int errlen) {
     merge_index *ir = NULL, *ic = NULL;
     int rc = merge_rows_index(s, n, tmp, req, &ir, err, errlen);
     if (!rc)
@@ -346,6 +345,8 @@ static int write_rows(const shard_in *s, int n, const char *tmp, const merge_row
         pthread_t t;
         int threaded = pthread_create(&t, NULL, write_job, &j) == 0;
         rc = merge_rows_write(ir, feed, err, errlen);
+        if (!rc)
+            summarize_requests(feed->rows, sp, sum); /* the chunk feed adds no request */
         if (threaded)
             pthread_join(t, NULL);
         else
@@ -354,6 +355,8 @@ static int write_rows(const shard_in *s, int n, const char *tmp, const merge_row
             rc = j.rc;
             snprintf(err, errlen, "%s", j.err);
         }
+        if (!rc)
+            summarize_chunks(feed->rows, sum);
     }
     merge_index_free(ir);
     merge_index_free(ic);
@@ -378,7 +381,10 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
     run_rows rows = {0};
     rows_feed feed = {.rows = &rows};
     char why[4600];
-    int rc = write_rows(s, n, tmp, &requests, &chunks, &feed, why, sizeof why);
+    summary_params sp = {0};
+    meta_summary_params(s[0].meta, NULL, 0, &sp, why, sizeof why); /* the shards' SLO was checked */
+    run_summary sum;
+    int rc = write_rows(s, n, tmp, &requests, &chunks, &feed, &sp, &sum, why, sizeof why);
     /* a row the report's reader refused (-2) is named below by the shard's
      * own file and line; the merge's own refusals already name them */
     int refused = rc == -2;
@@ -397,7 +403,7 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
         rc = -1;
     }
     if (!rc)
-        rc = write_summary(tmp, s[0].meta, &rows, err, errlen);
+        rc = write_summary(tmp, &sum, err, errlen);
 
     feed_free(&feed);
     for (int c = 0; c < rows.n_classes; c++) /* the feed interned them */

@@ -7,10 +7,10 @@
 #include "common/bytescan.h"
 #include "common/csv.h"
 #include "common/filesink.h"
+#include "common/mapfile.h"
 #include "common/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <limits.h>
@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Where one request's row (or block of chunk rows) lies in its shard's file. */
@@ -266,49 +264,15 @@ static void note_max(worker *w, const csv_row *r, int col, double shift) {
 
 /* ---- the shards' files, mapped ---- */
 
-/* A shard's file, mapped for the copy. What lies wholly behind the copy's
- * last read is handed back now and then, as csv.h does, so that the
- * process does not hold every shard's file resident; a row read again
- * later (a shard's rows are a little out of order) reads back from the
- * page cache. */
-typedef struct source {
-    const char *map;
-    size_t size, released;
-} source;
-
+/* A shard's file is mapped (common/mapfile.h) and what lies wholly behind
+ * the last read is handed back now and then, so that the process does not
+ * hold every shard's file resident; a row read again later (a shard's rows
+ * are a little out of order) reads back from the page cache. */
 #define RELEASE_STEP (32u << 20)
 #define RELEASE_BEHIND (8u << 20)
-static void release_behind(source *src, uint64_t off) {
-    if (off < RELEASE_BEHIND || off - RELEASE_BEHIND < src->released + RELEASE_STEP)
-        return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), upto = (size_t)(off - RELEASE_BEHIND);
-    upto -= upto % page;
-    madvise((char *)src->map + src->released, upto - src->released, MADV_DONTNEED);
-    src->released = upto;
-}
-
-/* path mapped into *src: 0; 1 when it does not exist or is empty (*src
- * then has no map); -1 with errno. */
-static int map_file(const char *path, source *src) {
-    *src = (source){0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 1 : -1;
-    struct stat st;
-    void *p = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size == 0) {
-        close(fd);
-        return 1;
-    }
-    if (fstat(fd, &st) == 0)
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    errno = e;
-    if (p == MAP_FAILED)
-        return -1;
-    *src = (source){p, (size_t)st.st_size, 0};
-    return 0;
+static void release_behind(mapfile *src, uint64_t off) {
+    if (off > RELEASE_BEHIND)
+        mapfile_release(src->map, &src->released, (size_t)(off - RELEASE_BEHIND), RELEASE_STEP);
 }
 
 /* The row at p (before end; line `line`) as index_shard needs it, when it
@@ -358,8 +322,8 @@ static int index_shard(worker *w, int k) {
     const shard_in *s = &m->s[k];
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", s->dir, m->f->name);
-    source src;
-    int rc = map_file(path, &src);
+    mapfile src;
+    int rc = mapfile_open(&src, path);
     if (rc > 0 && !m->f->once)
         return 0;
     if (rc) {
@@ -440,7 +404,7 @@ static int index_shard(worker *w, int k) {
         rc = -1;
     }
     csv_close(&v);
-    munmap((void *)src.map, src.size);
+    mapfile_close(&src);
     return rc;
 }
 
@@ -516,11 +480,11 @@ static int check_once(const merger *m, const entry *e, size_t n, char *err, int 
 /* ---- the copy, in request order ---- */
 
 /* Every shard's FILE mapped (one without it, or empty: none). 0, or -1. */
-static int map_sources(const merger *m, source *src, char *err, int errlen) {
+static int map_sources(const merger *m, mapfile *src, char *err, int errlen) {
     for (int k = 0; k < m->n_shards; k++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", m->s[k].dir, m->f->name);
-        if (map_file(path, &src[k]) < 0) {
+        if (mapfile_open(&src[k], path) < 0) {
             snprintf(err, errlen, "merge: reading %s: %s", path, strerror(errno));
             return -1;
         }
@@ -647,7 +611,7 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
                      int errlen) {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", m->out, m->f->name);
-    source *src = xcalloc((size_t)m->n_shards, sizeof *src);
+    mapfile *src = xcalloc((size_t)m->n_shards, sizeof *src);
     sink o = {.fd = -1};
     int rc = map_sources(m, src, err, errlen), wrote = 0;
     if (!rc && sink_open(&o, path)) {
@@ -670,7 +634,7 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
             for (uint32_t b = 0; b < a->len && b < 512; b += 64)
                 __builtin_prefetch(q + b);
         }
-        source *sr = &src[e[i].shard];
+        mapfile *sr = &src[e[i].shard];
         release_behind(sr, e[i].off);
         const char *at = sr->map + e[i].off;
         double shift = m->s[e[i].shard].shift_ms;
@@ -700,8 +664,7 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
         rc = -1;
     }
     for (int k = 0; k < m->n_shards; k++)
-        if (src[k].map)
-            munmap((void *)src[k].map, src[k].size);
+        mapfile_close(&src[k]);
     free(src);
     return rc;
 }
