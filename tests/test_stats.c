@@ -1,10 +1,13 @@
 /* stats: percentiles against values from numpy's documented linear method,
  * computed by hand for the edge cases (n=1, n=2, ties). */
+#include "analysis/radix.h"
 #include "analysis/stats.h"
 #include "test.h"
 #include "common/rng.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 TEST(stats_percentile_n1) {
     double x[] = {7.5};
@@ -99,4 +102,75 @@ TEST(stats_dist_of_floats_equals_dist_of_widened) {
         CHECK_MSG(got[i] == want[i], "figure %d: %.17g vs %.17g", i, got[i], want[i]);
     for (int i = 1; i < N; i++)
         CHECK(f[i - 1] <= f[i]);
+}
+
+/* The radix sorts, serial and on threads, against qsort's order on values
+ * users' runs produce (latencies with three decimals, many ties, a narrow
+ * range that leaves digits shared) and on those no run should, but a
+ * broken server's figures can: negatives, both zeros, infinities. Compared
+ * bit for bit, so -0 before +0 is checked too (below RADIX_MIN, where
+ * qsort itself sorts and leaves the zeros as they come, as numbers). */
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : !!signbit(y) - !!signbit(x);
+}
+
+static int cmp_flt(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y ? 1 : !!signbit(y) - !!signbit(x);
+}
+
+static double draw(rng *r, int kind) {
+    double u = rng_uniform(r);
+    switch (kind) {
+    case 0: /* a latency in ms, as written: three decimals */
+        return floor((20 + u * 2000) * 1000) / 1000;
+    case 1: /* a narrow range: the high digits all shared */ return 1000 + floor(u * 64) / 8;
+    default: { /* anything */
+        static const double odd[] = {0.0, -0.0, INFINITY, -INFINITY, -1e300, 1e-300, -5.5};
+        return u < 0.2 ? odd[(int)(u * 35) % 7] : (u - 0.6) * 1e6;
+    }
+    }
+}
+
+TEST(stats_radix_sorts_match_qsort) {
+    static const size_t sizes[] = {300, 70001, 2500003};
+    rng r;
+    rng_seed(&r, 42);
+    for (int kind = 0; kind < 3; kind++)
+        for (int s = 0; s < 3; s++) {
+            size_t n = sizes[s];
+            double *d = malloc(n * sizeof *d), *dw = malloc(n * sizeof *dw);
+            float *f = malloc(n * sizeof *f), *fw = malloc(n * sizeof *fw),
+                  *ft = malloc(n * sizeof *ft);
+            for (size_t i = 0; i < n; i++) {
+                d[i] = dw[i] = draw(&r, kind);
+                f[i] = fw[i] = ft[i] = (float)d[i];
+            }
+            sort_doubles(d, n);
+            qsort(dw, n, sizeof *dw, cmp_dbl);
+            dist a = dist_of_floats(f, n), b = dist_of_floats_threads(ft, n, 2 + kind);
+            qsort(fw, n, sizeof *fw, cmp_flt);
+            int same_d = 1, same_f = 1, same_t = 1;
+            for (size_t i = 0; i < n; i++)
+                if (n < RADIX_MIN) {
+                    same_d &= d[i] == dw[i];
+                    same_f &= f[i] == fw[i];
+                    same_t &= ft[i] == fw[i];
+                }
+            if (n >= RADIX_MIN) {
+                same_d = !memcmp(d, dw, n * sizeof *d);
+                same_f = !memcmp(f, fw, n * sizeof *f);
+                same_t = !memcmp(ft, fw, n * sizeof *f);
+            }
+            CHECK_MSG(same_d, "doubles, kind %d, n %zu", kind, n);
+            CHECK_MSG(same_f, "floats, kind %d, n %zu", kind, n);
+            CHECK_MSG(same_t, "floats on threads, kind %d, n %zu", kind, n);
+            CHECK(a.p99 == b.p99 || (isnan(a.p99) && isnan(b.p99)));
+            free(d);
+            free(dw);
+            free(f);
+            free(fw);
+            free(ft);
+        }
 }

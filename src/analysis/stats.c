@@ -82,6 +82,13 @@ dist dist_of_floats(float *x, size_t n) {
     return dist_of_sorted(x, n, at_float);
 }
 
+dist dist_of_floats_threads(float *x, size_t n, int threads) {
+    if (n == 0)
+        return dist_empty();
+    radix_sort_floats_threads(x, n, threads);
+    return dist_of_sorted(x, n, at_float);
+}
+
 static double beta_draw(rng *r, double a, double b) {
     double x = rng_gamma(r, a, 1.0), y = rng_gamma(r, b, 1.0);
     return x / (x + y);

@@ -25,6 +25,8 @@ dist dist_of(double *x, size_t n);
 /* The same for floats (sorted in place, figures computed in double): the
  * same numbers as dist_of on their widened copy, without the copy. */
 dist dist_of_floats(float *x, size_t n);
+/* The same, the sort on up to `threads` threads (radix.h). */
+dist dist_of_floats_threads(float *x, size_t n, int threads);
 /* summary.json's object for a distribution: {n, mean, sd, min, p50, p90,
  * p95, p99, p99_9, max}, each figure null when not finite. */
 json_t *dist_json(const dist *d);

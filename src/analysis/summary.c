@@ -111,6 +111,11 @@ static void dists_all(dist_task *t, int n) {
     int threads = total < DIST_THREADS_FROM ? 1 : cpus < n ? cpus : n;
     if (threads > 8)
         threads = 8;
+    if (n == 1 && t[0].f && total >= DIST_THREADS_FROM && cpus > 1) {
+        /* one array (the chunks' half of a merge): its sort on every CPU */
+        *t[0].out = dist_of_floats_threads(t[0].f, t[0].n, cpus < 8 ? cpus : 8);
+        return;
+    }
     dist_pool pool = {t, n, 0};
     pthread_t th[8];
     int started = 0;

@@ -221,6 +221,7 @@ int csv_next(csv_file *c, csv_row *row) {
         release_read(c);
     c->line = c->next_line;
     row->error = NULL;
+    row->known = 0;
     const char *e = c->end, *start = c->p;
     int n = 0;
     if (*start != '"')
@@ -320,7 +321,29 @@ static int number(const char *s, size_t n, double *out) {
 int csv_number(const csv_row *row, int i, double *out) {
     if (i < 0 || i >= row->n || i >= CSV_MAX_FIELDS)
         return -1;
+    if (row->known >> i & 1) {
+        *out = row->value[i];
+        return 0;
+    }
     return number(row->f[i], row->len[i], out);
+}
+
+/* number()'s steps for "W.FFF", taken on the digits themselves: the whole
+ * part exact (it has at most 12 digits here), then each thousandth's digit
+ * added at number()'s scale, then the sign. The two must change together
+ * (tests/test_csv_quoting.c checks them against each other). */
+double csv_thousandths(long long thousandths) {
+    int neg = thousandths < 0;
+    unsigned long long u =
+        neg ? 0ULL - (unsigned long long)thousandths : (unsigned long long)thousandths;
+    unsigned f = (unsigned)(u % 1000);
+    double v = (double)(u / 1000), scale = 0.1;
+    v += (int)(f / 100) * scale;
+    scale *= 0.1;
+    v += (int)(f / 10 % 10) * scale;
+    scale *= 0.1;
+    v += (int)(f % 10) * scale;
+    return neg ? -v : v;
 }
 
 int csv_needs_quotes(const char *s, size_t n) {

@@ -59,6 +59,11 @@ typedef struct csv_row {
     const char *f[CSV_MAX_FIELDS];
     size_t len[CSV_MAX_FIELDS];
     const char *error; /* NULL, or why the row's quoting is bad (its fields are then partial) */
+    /* Bit i set: value[i] is what csv_number reads from field i, given by
+     * the writer that made the field's text from it (merge hands its rows
+     * on so; csv_next sets none). A row built by hand starts with 0. */
+    unsigned long long known;
+    double value[CSV_MAX_FIELDS];
 } csv_row;
 
 /* 0 when open, 1 when the file does not exist, -1 on another error (errno
@@ -75,6 +80,10 @@ int csv_column(const csv_row *header, const char *name);
 /* Field i as a number into *out: 0, with NAN for an empty field, or -1 when
  * it is not a number or the row has no field i. */
 int csv_number(const csv_row *row, int i, double *out);
+/* What csv_number reads from the text printf's "%.3f" writes for
+ * thousandths / 1000 (|thousandths| below 10^15; not negative zero): the
+ * same double, bit for bit, without the text. */
+double csv_thousandths(long long thousandths);
 void csv_close(csv_file *c);
 /* Where the next row starts, in bytes from the start of the file. */
 size_t csv_offset(const csv_file *c);

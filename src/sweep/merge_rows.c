@@ -52,103 +52,6 @@ typedef struct worker {
     double max; /* the largest of f->max_of as read back; NAN: none yet */
 } worker;
 
-/* ---- one row rewritten ---- */
-
-/* "00" to "99". */
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Whole thousandths by integer arithmetic where x*1000 rounds without
- * doubt (it is not within a few ulps of a half, nor a negative zero), else
- * printf itself: the same text either way, at a fraction of printf's cost
- * for the millions of times a merge writes. */
-size_t merge_put_ms(char *dst, double x) {
-    double m = x * 1000.0; /* within half an ulp of the true product */
-    if (!(fabs(m) < 1e15))
-        return (size_t)snprintf(dst, MERGE_MS_ROOM, "%.3f", x);
-    double r = nearbyint(m), tol = fabs(m) * 1e-15 + 1e-9; /* a few ulps of m */
-    if (fabs(fabs(m - r) - 0.5) < tol || (r == 0 && signbit(x)))
-        return (size_t)snprintf(dst, MERGE_MS_ROOM, "%.3f", x);
-    long long q = (long long)r;
-    char tmp[32], *p = tmp + sizeof tmp;
-    int neg = q < 0;
-    unsigned long long u = neg ? 0ULL - (unsigned long long)q : (unsigned long long)q;
-    unsigned f = (unsigned)(u % 1000);
-    u /= 1000;
-    p -= 4;
-    p[0] = '.';
-    p[1] = (char)('0' + f / 100);
-    memcpy(p + 2, digit_pairs + 2 * (f % 100), 2);
-    while (u >= 100) { /* the whole part two digits at a time */
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * (u % 100), 2);
-        u /= 100;
-    }
-    if (u >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * u, 2);
-    } else {
-        *--p = (char)('0' + u);
-    }
-    if (neg)
-        *--p = '-';
-    size_t n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(dst, p, n);
-    return n;
-}
-
-/* Field i of r is a time that moves (a number in a time column, shift not
- * 0): 1 with its value in *v. The one rule every writer of a row follows. */
-static int moves(const int *is_time, const csv_row *r, int i, double shift, double *v) {
-    return is_time[i] && shift != 0 && r->len[i] && csv_number(r, i, v) == 0 && isfinite(*v);
-}
-
-size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
-                      double shift_ms, csv_row *as_read) {
-    size_t need = 2; /* the LF and a NUL */
-    for (int i = 0; i < r->n && i < CSV_MAX_FIELDS; i++)
-        need += 1 + (is_time[i] ? MERGE_MS_ROOM : 0) + csv_field_bytes(r->f[i], r->len[i]);
-    if (need > *cap)
-        *line = xrealloc(*line, *cap = need * 2);
-    char *p = *line;
-    int n = r->n < CSV_MAX_FIELDS ? r->n : CSV_MAX_FIELDS;
-    for (int i = 0; i < n; i++) {
-        if (i)
-            *p++ = ',';
-        double v;
-        const char *at = p;
-        if (moves(is_time, r, i, shift_ms, &v)) {
-            p += merge_put_ms(p, v + shift_ms);
-            if (as_read) {
-                as_read->f[i] = at;
-                as_read->len[i] = (size_t)(p - at);
-            }
-        } else {
-            p = csv_put_field(p, r->f[i], r->len[i]);
-            if (as_read) { /* a field reads back as it was, quoted or not */
-                as_read->f[i] = r->f[i];
-                as_read->len[i] = r->len[i];
-            }
-        }
-    }
-    if (as_read) {
-        as_read->n = n;
-        as_read->error = NULL;
-    }
-    *p++ = '\n';
-    *p = 0;
-    return (size_t)(p - *line);
-}
-
-void merge_time_columns(const csv_row *h, const char *const *times, int *is_time) {
-    memset(is_time, 0, CSV_MAX_FIELDS * sizeof *is_time);
-    for (int i = 0; i < h->n && i < CSV_MAX_FIELDS; i++)
-        for (int t = 0; times[t]; t++)
-            is_time[i] |= h->len[i] == strlen(times[t]) && !memcmp(h->f[i], times[t], h->len[i]);
-}
-
 /* ---- ids ---- */
 
 /* "req-K" as K, or -1. */
@@ -251,7 +154,7 @@ static void note_max(worker *w, const csv_row *r, int col, double shift) {
     double v;
     if (col >= r->n || col >= CSV_MAX_FIELDS)
         return;
-    if (moves(w->m->is_time, r, col, shift, &v)) {
+    if (merge_moves(w->m->is_time, r, col, shift, &v)) {
         char t[MERGE_MS_ROOM];
         csv_row moved = {.n = 1, .f = {t}, .len = {merge_put_ms(t, v + shift)}};
         csv_number(&moved, 0, &v);
@@ -296,6 +199,7 @@ static const char *plain_index_row(bytescan *fields, bytescan *lines, const char
     }
     r->n = k;
     r->error = NULL;
+    r->known = 0;
     x = x < end ? bytescan_next(lines, x) : end;
     if (x < end && *x != '\n')
         return NULL;
@@ -515,9 +419,10 @@ static char *plain_row(const merger *m, const csv_row *r, int w, double shift, c
                        csv_row *as) {
     const char *run = r->f[0]; /* the source bytes not yet copied */
     int first = 0;             /* the first field among them */
+    as->known = 0;
     for (int i = 0; i <= w; i++) {
         double v;
-        int moved = i < w && moves(m->is_time, r, i, shift, &v);
+        int moved = i < w && merge_moves(m->is_time, r, i, shift, &v);
         if (!moved && i < w)
             continue;
         const char *upto = i < w ? r->f[i] : r->f[w - 1] + r->len[w - 1];
@@ -526,13 +431,18 @@ static char *plain_row(const merger *m, const csv_row *r, int w, double shift, c
             as->f[j] = d + (r->f[j] - run);
             as->len[j] = r->len[j];
         }
-        memcpy(d, run, n);
+        merge_copy_small(d, run, n);
         d += n;
         if (i == w)
             break;
+        long long ms;
         as->f[i] = d;
-        d += merge_put_ms(d, v + shift);
+        d += merge_put_ms_known(d, v + shift, &ms);
         as->len[i] = (size_t)(d - as->f[i]);
+        if (ms != LLONG_MIN) { /* its reader is handed the value it would read */
+            as->known |= 1ULL << i;
+            as->value[i] = csv_thousandths(ms);
+        }
         run = r->f[i] + r->len[i];
         first = i + 1;
     }
@@ -576,6 +486,7 @@ static int plain_rows(const merger *m, const char *p, size_t n, const char *limi
         if (stop == 3)
             break; /* not plain: csv_next reads it */
         r.n = k;
+        r.known = 0;
         const char *row = p;
         p = x < end ? x + 1 : end;
         *done = (size_t)(p - start);
@@ -721,6 +632,42 @@ static int index_all(const merger *m, worker *w, char *err, int errlen) {
     return rc;
 }
 
+/* The threads' entries as one array in request order, stable: counted by
+ * index and placed (a counting sort: one pass to count, one to place)
+ * when a table of the indices is not much larger than the entries, as it
+ * is for a whole schedule's shards; else gathered and radix-sorted. At 16
+ * x 1M the radix sort took a second of one core for each file. */
+static entry *order_entries(worker *w, int threads, size_t *n) {
+    size_t total = 0;
+    uint64_t max = 0;
+    for (int t = 0; t < threads; t++) {
+        total += w[t].n;
+        for (size_t i = 0; i < w[t].n; i++)
+            max = w[t].e[i].index > max ? w[t].e[i].index : max;
+    }
+    if (!total || total >= UINT32_MAX || max >= UINT32_MAX - 1 || max / 4 > total) {
+        entry *e = gather_entries(w, threads, n);
+        sort_entries(e, *n);
+        return e;
+    }
+    uint32_t *at = xcalloc((size_t)max + 2, sizeof *at); /* at[k + 1]: entries of index k */
+    for (int t = 0; t < threads; t++)
+        for (size_t i = 0; i < w[t].n; i++)
+            at[w[t].e[i].index + 1]++;
+    for (size_t k = 1; k <= max + 1; k++) /* at[k]: where index k's entries start */
+        at[k] += at[k - 1];
+    entry *e = xmalloc(total * sizeof *e);
+    for (int t = 0; t < threads; t++) {
+        for (size_t i = 0; i < w[t].n; i++)
+            e[at[w[t].e[i].index]++] = w[t].e[i];
+        free(w[t].e);
+        w[t].e = NULL;
+    }
+    free(at);
+    *n = total;
+    return e;
+}
+
 struct merge_index {
     merger m;
     entry *e;
@@ -739,8 +686,7 @@ int merge_rows_index(const shard_in *s, int n, const char *out, const merge_rows
     if (!rc && m->header)
         rc = index_all(m, w, err, errlen);
     if (!rc && m->header) {
-        x->e = gather_entries(w, m->threads, &x->n);
-        sort_entries(x->e, x->n);
+        x->e = order_entries(w, m->threads, &x->n);
         rc = f->once && check_once(m, x->e, x->n, err, errlen) ? -1 : 0;
         for (int t = 0; t < m->threads; t++)
             if (!isnan(w[t].max) && (isnan(x->max) || w[t].max > x->max))

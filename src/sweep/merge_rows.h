@@ -12,14 +12,15 @@
  * process has CPUs (at most 8; the error reported is the first shard's,
  * whatever the threads' timing), keeping only where each request's rows
  * lie in its shard's file (24 bytes a request row, and 24 a request's
- * block of chunk rows). That index is sorted by request index (a stable
- * radix sort: the rows of one request keep the order they were read in),
+ * block of chunk rows). That index is put in request order (a counting
+ * sort, stable: the rows of one request keep the order they were read in),
  * and the rows are then copied in that order from the shards' files,
  * rewritten, into the output (through common/filesink.h, whose thread
  * does the kernel's copy), each handed as written to the report's reader
  * (report/load.h's feed), so that summary.json is made without reading
- * the merged files back. Rows with no quote and no CR (nearly all) take a
- * fast path that splits and writes them in place. So memory grows with the
+ * the merged files back (a moved time handed on as the value its text reads
+ * as: csv_row's known). Rows with no quote and no CR (nearly all) take a
+ * fast path that splits and writes them in place (merge_text.h). So memory grows with the
  * requests, not with the bytes. The first version kept every row as a
  * string of its own and qsorted them; the second spooled the rewritten
  * rows and read the merged files back: bench/merge_shards.sh times them
@@ -30,6 +31,7 @@
 #include "common/csv.h"
 #include "report/load.h"
 #include "sweep/merge_check.h"
+#include "sweep/merge_text.h"
 
 #include <stddef.h>
 
@@ -72,22 +74,5 @@ int merge_rows_index(const shard_in *s, int n, const char *out, const merge_rows
 double merge_index_max(const merge_index *idx);
 int merge_rows_write(merge_index *idx, rows_feed *feed, char *err, int errlen);
 void merge_index_free(merge_index *idx);
-
-/* x as printf's "%.3f" writes it, at dst (room for MERGE_MS_ROOM bytes:
- * the largest double has 309 digits), no NUL; the bytes written. How a moved time is written,
- * millions of times a merge, at a fraction of printf's cost. */
-#define MERGE_MS_ROOM 320
-size_t merge_put_ms(char *dst, double x);
-
-/* Row r as CSV with its LF (and a NUL after it) into *line, of *cap bytes
- * (grown as needed), the time columns (is_time[i]) moved by shift_ms: the
- * one way a merge writes a row. Its length, the NUL not counted. With
- * as_read, that row as a reader of the written line would see it (its
- * fields in *line or in r: valid while both are). */
-size_t merge_row_text(char **line, size_t *cap, const csv_row *r, const int *is_time,
-                      double shift_ms, csv_row *as_read);
-/* is_time[i] (CSV_MAX_FIELDS of them) set for the fields of header h named
- * in times (NULL-ended). */
-void merge_time_columns(const csv_row *h, const char *const *times, int *is_time);
 
 #endif
