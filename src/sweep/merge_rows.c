@@ -632,11 +632,57 @@ static int index_all(const merger *m, worker *w, char *err, int errlen) {
     return rc;
 }
 
+/* One thread's share of the counting sort: the entries whose index is in
+ * [lo, hi), counted into at[lo + 1, hi] (place = 0), or placed at e. The
+ * shares' indices, and so the parts of at and e each writes, are apart. */
+typedef struct order_job {
+    worker *w;
+    int threads, place;
+    uint64_t lo, hi;
+    uint32_t *at;
+    entry *e;
+} order_job;
+
+static void *order_part(void *arg) {
+    order_job *j = arg;
+    for (int t = 0; t < j->threads; t++) {
+        const entry *x = j->w[t].e;
+        for (size_t i = 0; i < j->w[t].n; i++) {
+            uint64_t k = x[i].index;
+            if (k < j->lo || k >= j->hi)
+                continue;
+            if (j->place)
+                j->e[j->at[k]++] = x[i];
+            else
+                j->at[k + 1]++;
+        }
+    }
+    return NULL;
+}
+
+/* Each job's share on a thread of its own (the last on the caller's). */
+static void order_run(order_job *j, int n, int place) {
+    pthread_t tid[8];
+    int started[8] = {0};
+    for (int i = 0; i < n; i++)
+        j[i].place = place;
+    for (int i = 0; i < n - 1; i++)
+        started[i] = pthread_create(&tid[i], NULL, order_part, &j[i]) == 0;
+    order_part(&j[n - 1]);
+    for (int i = 0; i < n - 1; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        else
+            order_part(&j[i]);
+    }
+}
+
 /* The threads' entries as one array in request order, stable: counted by
- * index and placed (a counting sort: one pass to count, one to place)
- * when a table of the indices is not much larger than the entries, as it
- * is for a whole schedule's shards; else gathered and radix-sorted. At 16
- * x 1M the radix sort took a second of one core for each file. */
+ * index and placed (a counting sort: one pass to count, one to place, each
+ * thread taking a range of the indices) when a table of the indices is
+ * not much larger than the entries, as it is for a whole schedule's
+ * shards; else gathered and radix-sorted. At 16 x 1M the radix sort took a
+ * second of one core for each file. */
 static entry *order_entries(worker *w, int threads, size_t *n) {
     size_t total = 0;
     uint64_t max = 0;
@@ -651,15 +697,22 @@ static entry *order_entries(worker *w, int threads, size_t *n) {
         return e;
     }
     uint32_t *at = xcalloc((size_t)max + 2, sizeof *at); /* at[k + 1]: entries of index k */
-    for (int t = 0; t < threads; t++)
-        for (size_t i = 0; i < w[t].n; i++)
-            at[w[t].e[i].index + 1]++;
+    entry *e = xmalloc(total * sizeof *e);
+    order_job j[8];
+    int jobs = threads < 8 ? threads : 8;
+    for (int i = 0; i < jobs; i++)
+        j[i] = (order_job){w,
+                           threads,
+                           0,
+                           (max + 1) * (uint64_t)i / (uint64_t)jobs,
+                           (max + 1) * (uint64_t)(i + 1) / (uint64_t)jobs,
+                           at,
+                           e};
+    order_run(j, jobs, 0);
     for (size_t k = 1; k <= max + 1; k++) /* at[k]: where index k's entries start */
         at[k] += at[k - 1];
-    entry *e = xmalloc(total * sizeof *e);
+    order_run(j, jobs, 1);
     for (int t = 0; t < threads; t++) {
-        for (size_t i = 0; i < w[t].n; i++)
-            e[at[w[t].e[i].index]++] = w[t].e[i];
         free(w[t].e);
         w[t].e = NULL;
     }
