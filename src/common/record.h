@@ -25,13 +25,17 @@ const char *err_class_name(int e);
 /* -1 when unknown; "" is ERR_NONE. */
 int err_class_parse(const char *s);
 
+/* The fields are ordered so that none needs padding (136 bytes): a
+ * report of ten million requests holds ten million of these. */
 typedef struct req_rec {
     double scheduled_ms, sent_ms, first_ms, last_ms, end_ms; /* NAN when missing */
     double lag_ms;                                           /* client lateness; NAN unknown */
     int32_t prompt_tokens, output_tokens;                    /* -1 unknown */
     int16_t cls;
     uint8_t error;
-    uint16_t part; /* repetition within pooled rows (0 for a single run) */
+    int8_t first_coalesced; /* 1: the first token's chunk was read with a later one; -1 unknown */
+    uint16_t part;          /* repetition within pooled rows (0 for a single run) */
+    uint16_t turn;          /* multi-turn: the turn in its conversation, from 1; 0: none */
     /* Where the time to the first token went (NAN unknown). The two
      * instants are offsets from t=0 like the times above, so doubles (a
      * float loses the microsecond after a few minutes); the durations are
@@ -42,8 +46,6 @@ typedef struct req_rec {
     /* the server's own account (llama.cpp's `timings`): NAN, -1 unknown */
     float server_prompt_ms, server_decode_ms;
     int32_t server_decode_n, server_prompt_n, cached_tokens;
-    int8_t first_coalesced;   /* 1: the first token's chunk was read with a later one; -1 unknown */
-    uint16_t turn;            /* multi-turn: the turn in its conversation, from 1; 0: none */
     double first_answer_ms;   /* a reasoning model's first chunk of answer (NAN: none, unknown) */
     int32_t reasoning_tokens; /* -1 unknown */
     int8_t reasoning_server;  /* 1: the server's usage counted them; 0: the client did */
