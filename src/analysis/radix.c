@@ -106,13 +106,16 @@ static void sort64(uint64_t *a, uint64_t *tmp, size_t n) {
     free(count);
 }
 
-void radix_sort_doubles(double *x, size_t n) {
-    if (n < RADIX_MIN) {
+void radix_sort_doubles_with(double *x, size_t n, void *scratch) {
+    if (n < RADIX_MIN)
         qsort(x, n, sizeof *x, cmp_d);
-        return;
-    }
-    uint64_t *tmp = xmalloc(n * sizeof *tmp);
-    sort64((uint64_t *)(void *)x, tmp, n);
+    else
+        sort64((uint64_t *)(void *)x, scratch, n);
+}
+
+void radix_sort_doubles(double *x, size_t n) {
+    void *tmp = n < RADIX_MIN ? NULL : xmalloc(n * sizeof *x);
+    radix_sort_doubles_with(x, n, tmp);
     free(tmp);
 }
 
@@ -175,13 +178,16 @@ static void sort32(uint32_t *a, uint32_t *tmp, size_t n, int keys) {
     free(count);
 }
 
-void radix_sort_floats(float *x, size_t n) {
-    if (n < RADIX_MIN) {
+void radix_sort_floats_with(float *x, size_t n, void *scratch) {
+    if (n < RADIX_MIN)
         qsort(x, n, sizeof *x, cmp_f);
-        return;
-    }
-    uint32_t *tmp = xmalloc(n * sizeof *tmp);
-    sort32((uint32_t *)(void *)x, tmp, n, 0);
+    else
+        sort32((uint32_t *)(void *)x, scratch, n, 0);
+}
+
+void radix_sort_floats(float *x, size_t n) {
+    void *tmp = n < RADIX_MIN ? NULL : xmalloc(n * sizeof *x);
+    radix_sort_floats_with(x, n, tmp);
     free(tmp);
 }
 

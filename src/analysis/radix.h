@@ -25,5 +25,10 @@
 void radix_sort_doubles(double *x, size_t n);
 void radix_sort_floats(float *x, size_t n);
 void radix_sort_floats_threads(float *x, size_t n, int threads);
+/* The same sorts with the caller's scratch, room for n values (unused
+ * below RADIX_MIN): a caller sorting array after array reuses one, and
+ * the kernel zeroes no fresh pages for each. */
+void radix_sort_doubles_with(double *x, size_t n, void *scratch);
+void radix_sort_floats_with(float *x, size_t n, void *scratch);
 
 #endif

@@ -82,6 +82,20 @@ dist dist_of_floats(float *x, size_t n) {
     return dist_of_sorted(x, n, at_float);
 }
 
+dist dist_of_with(double *x, size_t n, void *scratch) {
+    if (n == 0)
+        return dist_empty();
+    radix_sort_doubles_with(x, n, scratch);
+    return dist_of_sorted(x, n, at_double);
+}
+
+dist dist_of_floats_with(float *x, size_t n, void *scratch) {
+    if (n == 0)
+        return dist_empty();
+    radix_sort_floats_with(x, n, scratch);
+    return dist_of_sorted(x, n, at_float);
+}
+
 dist dist_of_floats_threads(float *x, size_t n, int threads) {
     if (n == 0)
         return dist_empty();

@@ -27,6 +27,10 @@ dist dist_of(double *x, size_t n);
 dist dist_of_floats(float *x, size_t n);
 /* The same, the sort on up to `threads` threads (radix.h). */
 dist dist_of_floats_threads(float *x, size_t n, int threads);
+/* dist_of and dist_of_floats with the caller's scratch for the sort, room
+ * for n values (radix.h's _with sorts). */
+dist dist_of_with(double *x, size_t n, void *scratch);
+dist dist_of_floats_with(float *x, size_t n, void *scratch);
 /* summary.json's object for a distribution: {n, mean, sd, min, p50, p90,
  * p95, p99, p99_9, max}, each figure null when not finite. */
 json_t *dist_json(const dist *d);
