@@ -4,9 +4,9 @@
  * turns the keys back into values as it writes: two reads of the array
  * fewer than counting before each pass and converting after the last. */
 #include "analysis/radix.h"
+#include "common/jobs.h"
 #include "common/util.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,22 +237,6 @@ static void *merge_part32(void *arg) {
     return NULL;
 }
 
-/* fn over n jobs of `size` bytes at jobs, each on a thread of its own
- * (the last on the caller's); a job whose thread does not start runs here. */
-static void run_jobs(void *(*fn)(void *), void *jobs, size_t size, int n) {
-    pthread_t th[RADIX_MAX_THREADS];
-    int started[RADIX_MAX_THREADS] = {0};
-    for (int i = 0; i < n - 1; i++)
-        started[i] = pthread_create(&th[i], NULL, fn, (char *)jobs + (size_t)i * size) == 0;
-    fn((char *)jobs + (size_t)(n - 1) * size);
-    for (int i = 0; i < n - 1; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            fn((char *)jobs + (size_t)i * size);
-    }
-}
-
 void radix_sort_floats_threads(float *x, size_t n, int threads) {
     int t = 1;
     while (t * 2 <= threads && t * 2 <= RADIX_MAX_THREADS)
@@ -268,7 +252,7 @@ void radix_sort_floats_threads(float *x, size_t n, int threads) {
         bound[i] = n / (size_t)t * (size_t)i + n % (size_t)t * (size_t)i / (size_t)t;
     for (int i = 0; i < t; i++)
         parts[i] = (part32){a + bound[i], b + bound[i], bound[i + 1] - bound[i]};
-    run_jobs(sort_part32, parts, sizeof *parts, t);
+    jobs_run(sort_part32, parts, sizeof *parts, t);
     uint32_t *src = a, *dst = b;
     for (int runs = t; runs > 1; runs /= 2) { /* pairs of runs merged, t jobs a round */
         merge32 m[RADIX_MAX_THREADS];
@@ -285,7 +269,7 @@ void radix_sort_floats_threads(float *x, size_t n, int threads) {
                                       (nx + ny) * (size_t)(q + 1) / (size_t)per,
                                       runs == 2};
         }
-        run_jobs(merge_part32, m, sizeof *m, jobs);
+        jobs_run(merge_part32, m, sizeof *m, jobs);
         for (int i = 0; i <= runs / 2; i++)
             bound[i] = bound[2 * i];
         uint32_t *s = src;

@@ -2,10 +2,10 @@
  * distributions are sorted on the process's CPUs at once (a merge of 16
  * million requests spent 9 s on one core sorting them, the other idle). */
 #include "analysis/summary.h"
+#include "common/jobs.h"
 #include "common/util.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,14 +130,7 @@ static void dists_all(dist_task *t, int n) {
         return;
     }
     dist_pool pool = {t, n, 0};
-    pthread_t th[8];
-    int started = 0;
-    for (int i = 1; i < threads; i++)
-        if (pthread_create(&th[started], NULL, dist_worker, &pool) == 0)
-            started++;
-    dist_worker(&pool);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    jobs_run(dist_worker, &pool, 0, threads); /* the threads share the pool's queue */
 }
 
 /* The request rows' figures, their distributions' arrays filled and

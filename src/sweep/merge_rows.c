@@ -7,6 +7,7 @@
 #include "common/bytescan.h"
 #include "common/csv.h"
 #include "common/filesink.h"
+#include "common/jobs.h"
 #include "common/mapfile.h"
 #include "common/util.h"
 
@@ -660,21 +661,11 @@ static void *order_part(void *arg) {
     return NULL;
 }
 
-/* Each job's share on a thread of its own (the last on the caller's). */
+/* Each job's share, on a thread of its own; place says which pass. */
 static void order_run(order_job *j, int n, int place) {
-    pthread_t tid[8];
-    int started[8] = {0};
     for (int i = 0; i < n; i++)
         j[i].place = place;
-    for (int i = 0; i < n - 1; i++)
-        started[i] = pthread_create(&tid[i], NULL, order_part, &j[i]) == 0;
-    order_part(&j[n - 1]);
-    for (int i = 0; i < n - 1; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
-        else
-            order_part(&j[i]);
-    }
+    jobs_run(order_part, j, sizeof *j, n);
 }
 
 /* The threads' entries as one array in request order, stable: counted by

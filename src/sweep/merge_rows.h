@@ -18,10 +18,10 @@
  * rewritten, into the output (through common/filesink.h, whose thread
  * does the kernel's copy), each handed as written to the report's reader
  * (report/load.h's feed), so that summary.json is made without reading
- * the merged files back (a moved time handed on as the value its text reads
- * as: csv_row's known). Rows with no quote and no CR (nearly all) take a
- * fast path that splits and writes them in place (merge_text.h). So memory grows with the
- * requests, not with the bytes. The first version kept every row as a
+ * the merged files back (a moved time handed on as the value its text
+ * reads as: csv_row's known). Rows with no quote and no CR (nearly all)
+ * take a fast path that splits and writes them in place (merge_text.h).
+ * So memory grows with the requests, not with the bytes. The first version kept every row as a
  * string of its own and qsorted them; the second spooled the rewritten
  * rows and read the merged files back: bench/merge_shards.sh times them
  * side by side (docs/performance.md). */
