@@ -2,6 +2,7 @@
  * (see session.h). */
 #include "calibrate/session.h"
 #include "calibrate/verdict.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
@@ -180,7 +181,7 @@ int calibrate_session(calib_session *s, char *err, int errlen) {
         json_decref(doc);
     }
     if (!s->keep && remove_tree(work))
-        warnx_("could not remove %s: %s", work, strerror(errno));
+        notice_warn("could not remove %s: %s", work, strerror(errno));
     free(res);
     free(custom);
     return rc;

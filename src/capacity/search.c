@@ -16,6 +16,7 @@
 #include "capacity/binomial.h"
 #include "capacity/probe.h"
 #include "capacity/saturation.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/stop.h"
@@ -377,7 +378,7 @@ static void write_answer(const search *s) {
     json_t *j = capacity_answer_json(&a);
     json_object_set_new(j, "levels", levels_json(s));
     if (write_json_atomic(s->out, "capacity.json", j))
-        warnx_("cannot write %s/capacity.json: %s", s->out, strerror(errno));
+        notice_warn("cannot write %s/capacity.json: %s", s->out, strerror(errno));
     json_decref(j);
 }
 
@@ -720,12 +721,12 @@ int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, in
         for (int i = 0; i < s.n; i++)
             flagged += s.probes[i].client_flagged;
         if (flagged)
-            warnx_("capacity: in %d of %d probes the client was not within 1 ms (each probe's "
-                   "summary.json says how; servelab calibrate tells this machine's limits)",
-                   flagged, s.n);
+            notice_warn("capacity: in %d of %d probes the client was not within 1 ms (each probe's "
+                        "summary.json says how; servelab calibrate tells this machine's limits)",
+                        flagged, s.n);
         if (a.status == CAP_FOUND && interval(&s, &lo, &hi) && !o->run.quiet)
-            warnx_("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
-                   "that end is a point verdict's (more --requests would clear it)");
+            notice_warn("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
+                        "that end is a point verdict's (more --requests would clear it)");
         if (!code)
             code = a.status == CAP_FOUND ? 0 : 1;
     }

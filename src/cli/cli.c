@@ -14,6 +14,19 @@ const command *const commands[] = {
     &cmd_report,    &cmd_compare, &cmd_merge,      &cmd_fit,      &cmd_demo,
     &cmd_calibrate, &cmd_env,     &cmd_completion, &cmd_help,     NULL};
 
+static void notices_to_stderr(void *ctx, notice_kind kind, const char *text) {
+    (void)ctx;
+    char line[2200];
+    snprintf(line, sizeof line, "servelab: %s%s\n",
+             kind == NOTICE_WARNING ? "warning: "
+             : kind == NOTICE_FATAL ? "fatal: "
+                                    : "",
+             text);
+    fputs(line, stderr);
+}
+
+const notice_sink cli_notices = {notices_to_stderr, NULL};
+
 int cli_fail(const command *c, const char *fmt, ...) {
     char msg[2048];
     va_list ap;

@@ -8,6 +8,7 @@
 #ifndef SERVELAB_COMMANDS_H
 #define SERVELAB_COMMANDS_H
 
+#include "common/notice.h"
 #include "common/opt.h"
 
 #include <stdio.h>
@@ -39,6 +40,11 @@ int cli_parse(const command *c, int argc, char **argv, void *base, int max_posit
 int cli_fail(const command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The command's --help. */
 void cli_help(FILE *f, const command *c);
+/* The sink every command gives the code below it (common/notice.h):
+ * warnings as "servelab: warning: TEXT", other lines as they are, on
+ * stderr, a whole line at a time. main sets it as the process's default. */
+extern const notice_sink cli_notices;
+
 /* The path of this binary, for starting itself as the simulator. */
 const char *cli_self_path(const char *argv0);
 

@@ -3,6 +3,7 @@
  * message about a bad value has the same words wherever the value came
  * from; the callers only put the flag ("run: --rate: ") or the campaign's
  * file, line and key ("gpu.yaml:5: runs[1].rate: ") in front. */
+#include "common/notice.h"
 #include "common/opt.h"
 #include "common/util.h"
 
@@ -229,7 +230,7 @@ void opt_defaults(const opt_def *table, void *base) {
     char err[256];
     for (const opt_def *d = table; d->name; d++)
         if (d->def && set_value(d, d->def, (char *)base + d->at, err, sizeof err))
-            warnx_("internal: the default of --%s does not parse: %s", d->name, err);
+            notice_warn("internal: the default of --%s does not parse: %s", d->name, err);
 }
 
 /* ---- the command line ---- */

@@ -1,5 +1,6 @@
-/* util: warnings, checked allocation, strict parsing, hashing. */
+/* util: checked allocation, strict parsing, hashing. */
 #include "common/util.h"
+#include "common/notice.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,17 +15,8 @@
 /* Out of memory: nothing sensible is left to do, and a core file says
  * where (as redis's allocator does). */
 _Noreturn static void out_of_memory(size_t n) {
-    fprintf(stderr, "servelab: out of memory allocating %zu bytes\n", n);
+    notice(notice_default(), NOTICE_FATAL, "out of memory allocating %zu bytes", n);
     abort();
-}
-
-void warnx_(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("servelab: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
 }
 
 void *xmalloc(size_t n) {

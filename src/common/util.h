@@ -1,5 +1,6 @@
-/* util: small helpers every module uses: one-line warnings, checked
- * allocation, and string parsing with error reporting. Kept tiny on purpose. */
+/* util: small helpers every module uses: checked allocation, and string
+ * parsing with error reporting. Kept tiny on purpose. (Warnings go through
+ * common/notice.h.) */
 #ifndef SERVELAB_UTIL_H
 #define SERVELAB_UTIL_H
 
@@ -8,10 +9,7 @@
 
 #define SERVELAB_VERSION "0.1.0"
 
-/* Print "servelab: warning: <message>" on stderr. */
-void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Allocation that cannot fail: out of memory prints a line and aborts. */
+/* Allocation that cannot fail: out of memory is a NOTICE_FATAL line, then abort. */
 void *xmalloc(size_t n) __attribute__((returns_nonnull, malloc));
 void *xcalloc(size_t n, size_t size) __attribute__((returns_nonnull, malloc));
 void *xrealloc(void *p, size_t n) __attribute__((returns_nonnull));

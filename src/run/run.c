@@ -12,6 +12,7 @@
 #include "client/h1.h"
 #include "client/live.h"
 #include "client/tokenizer.h"
+#include "common/notice.h"
 #include "common/tokens.h"
 #include "common/clock.h"
 #include "common/cpus.h"
@@ -215,9 +216,10 @@ static int prepare_replay(run_ctx *x, run_result *rr) {
     x->o.cache_bust = "off";
     x->n = replay_due_times(t, &x->due);
     if (t->uncovered)
-        warnx_("--replay: %zu of %zu records have hash_ids that do not number ceil(input / %d): "
-               "is the trace cut in blocks of another size (--replay-block-tokens)?",
-               t->uncovered, t->n, t->block_tokens);
+        notice_warn(
+            "--replay: %zu of %zu records have hash_ids that do not number ceil(input / %d): "
+            "is the trace cut in blocks of another size (--replay-block-tokens)?",
+            t->uncovered, t->n, t->block_tokens);
     x->o.metrics_interval_s = run_metrics_interval_s(o, (double)x->due[x->n - 1] / 1e6);
     return 0;
 }
@@ -405,7 +407,7 @@ static void prepare_target(run_ctx *x) {
     x->probed = 1;
     char why[1024];
     if (probe_warning(&x->probe, o->model, why, sizeof why))
-        warnx_("%s", why);
+        notice_warn("%s", why);
     x->model = o->model ? o->model : (x->probe.first_model[0] ? x->probe.first_model : NULL);
     x->cusage = !strcmp(o->cusage, "on") || (!strcmp(o->cusage, "auto") && x->probe.vllm_like);
     snprintf(x->endpoint, sizeof x->endpoint, "%s/v1/%s", x->base,
@@ -467,9 +469,9 @@ static void prepare_words(run_ctx *x) {
                              n_common_words, "words_kept", k < 0 ? 0 : k, "why", why);
     if (why) {
         if (!x->o.quiet)
-            warnx_("note: prompt lengths are by servelab's token rule, not the server's "
-                   "tokenizer (%s)",
-                   why);
+            notice_warn("note: prompt lengths are by servelab's token rule, not the server's "
+                        "tokenizer (%s)",
+                        why);
         return;
     }
     x->w.words = (word_source){x->kept_words, k};
@@ -559,7 +561,7 @@ static void warmup(run_ctx *x) {
     loadgen_result wr;
     char err[512];
     if (loadgen_run(&wc, &wr, err, sizeof err))
-        warnx_("warmup: %s", err);
+        notice_warn("warmup: %s", err);
     rows_free(&wr.rows);
     series_set_free(&wr.metrics);
     series_set_free(&wr.gpu);
@@ -602,9 +604,10 @@ static int measure(run_ctx *x, run_result *rr) {
     if (x->start_at_us) {
         x->lc.t0_us = mono_at_wall(x->start_at_us);
         if (x->lc.t0_us < mono_us())
-            warnx_("--start-at: t=0 passed %.3f s ago (during the warmup?): the first requests "
-                   "go late, and their lag_ms says by how much",
-                   (mono_us() - x->lc.t0_us) / 1e6);
+            notice_warn(
+                "--start-at: t=0 passed %.3f s ago (during the warmup?): the first requests "
+                "go late, and their lag_ms says by how much",
+                (mono_us() - x->lc.t0_us) / 1e6);
     }
     if (x->o.watch &&
         (x->o.threads <= 1 || x->o.predict)) { /* not for the warmup, which copied lc before */

@@ -9,6 +9,7 @@
 #include "client/errorlog.h"
 #include "client/rowwriter.h"
 #include "analysis/summary.h"
+#include "common/notice.h"
 #include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/sha256.h"
@@ -507,10 +508,10 @@ static void warn_client(const run_summary *s, const client_verdict *v) {
                    : "it was held off the CPU by other work on this machine: pin it "
                      "apart with --cpus and --realtime, or quiet the machine "
                      "(--threads will not help)";
-    warnx_("%s, beyond what it measures within 1 ms: %s%s (servelab calibrate tells this "
-           "machine's limits)",
-           what, advice,
-           s->lag.n && s->lag.p99 > 5.0 ? "; latencies include the client's own delay" : "");
+    notice_warn("%s, beyond what it measures within 1 ms: %s%s (servelab calibrate tells this "
+                "machine's limits)",
+                what, advice,
+                s->lag.n && s->lag.p99 > 5.0 ? "; latencies include the client's own delay" : "");
 }
 
 int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {

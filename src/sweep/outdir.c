@@ -11,6 +11,7 @@
  * the sweep refuses the directory instead, naming it, since the report
  * would pool the runs behind it and the sweep would write through it. */
 #include "sweep/outdir.h"
+#include "common/notice.h"
 #include "common/files.h"
 #include "common/util.h"
 #include "run/run.h"
@@ -200,7 +201,7 @@ static json_t *keepable(const char *out, json_t *old, json_t *runs, json_t *targ
             continue;
         char dir[400], rows[4600], why[700];
         if (entry_dir(e, now, dir, sizeof dir, why, sizeof why)) {
-            warnx_("%s/campaign.json: %s: not kept, run again", out, why);
+            notice_warn("%s/campaign.json: %s: not kept, run again", out, why);
             continue;
         }
         snprintf(rows, sizeof rows, "%s/%s/requests.csv", out, dir);

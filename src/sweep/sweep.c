@@ -4,6 +4,7 @@
  * (rewritten after every repetition, so an interrupted campaign still says how
  * far it got); then the server stopped and the report written, however it ended. */
 #include "sweep/sweep.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/stop.h"
@@ -191,8 +192,8 @@ static int check_workloads(const campaign *c) {
         workload w;
         char why[1024];
         if (workload_load(&w, p->prompts, p->mix, why, sizeof why)) {
-            warnx_("%s: runs[%d] (%s): %s", c->path ? c->path : "campaign", i, c->runs[i].name,
-                   why);
+            notice_warn("%s: runs[%d] (%s): %s", c->path ? c->path : "campaign", i, c->runs[i].name,
+                        why);
             bad++;
         } else {
             workload_free(&w);
@@ -220,7 +221,7 @@ static void copy_log(const char *from, const char *dir) {
 
 static void write_campaign_json(const sweep *s) {
     if (write_json_atomic(s->out, "campaign.json", s->doc))
-        warnx_("cannot write %s/campaign.json: %s", s->out, strerror(errno));
+        notice_warn("cannot write %s/campaign.json: %s", s->out, strerror(errno));
 }
 
 /* A run as resolved: its name and every option a campaign may set, as the
@@ -705,7 +706,7 @@ static void shards_end_early(const sweep *s) {
                 why ? why : "a shard did not come", s->total - s->done, s->total);
     }
     if (shards_announce_stopped(s->out))
-        warnx_("cannot write %s/shards/stopped: %s", s->out, strerror(errno));
+        notice_warn("cannot write %s/shards/stopped: %s", s->out, strerror(errno));
 }
 
 int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
