@@ -1,7 +1,10 @@
 /* cli: what every command shares: the list of commands, reading a command
  * line against a command's option table, its --help, and its errors. */
 #include "cli/commands.h"
+#include "common/stop.h"
 #include "common/util.h"
+
+#include <signal.h>
 
 #include <limits.h>
 #include <stdarg.h>
@@ -73,6 +76,16 @@ int cli_parse(const command *c, int argc, char **argv, void *base, int max_posit
     else
         opt_args_free(&a);
     return rc;
+}
+
+int cli_exit_code(outcome o) {
+    switch (o) {
+    case OUTCOME_OK: return 0;
+    case OUTCOME_FAILED: return 1;
+    case OUTCOME_BAD_INPUT: return 2;
+    case OUTCOME_STOPPED: return 128 + (stop_signal() ? stop_signal() : SIGTERM);
+    }
+    return 1;
 }
 
 const char *cli_self_path(const char *argv0) {

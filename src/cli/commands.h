@@ -10,6 +10,7 @@
 
 #include "common/notice.h"
 #include "common/opt.h"
+#include "common/outcome.h"
 
 #include <stdio.h>
 
@@ -44,6 +45,10 @@ void cli_help(FILE *f, const command *c);
  * warnings as "servelab: warning: TEXT", other lines as they are, on
  * stderr, a whole line at a time. main sets it as the process's default. */
 extern const notice_sink cli_notices;
+
+/* The exit code for an outcome: 0 ok, 1 failed, 2 bad input, 128 + the
+ * stop signal (common/stop.h) when stopped. */
+int cli_exit_code(outcome o);
 
 /* The path of this binary, for starting itself as the simulator. */
 const char *cli_self_path(const char *argv0);
