@@ -2,7 +2,9 @@
 # The layers of src/: which folders each folder's files may include. The
 # data flows workload -> client -> analysis -> report, with the protocol
 # (HTTP/1.1, SSE, a chunk's JSON) below the client, the simulator
-# and the monitors beside; common/ is below everything; run/ (which may send
+# and the monitors beside; common/ is below everything; target/ (the server
+# under test as a child process: started, awaited, stopped) beside the
+# client, for sweep/, capacity/ and cli/; run/ (which may send
 # a schedule to the simulator's engine in virtual time), calibrate/ and
 # sweep/ put the pieces together, capacity/ searches with sweep/'s, fit/
 # reads rows into a simulator profile; cli/ holds
@@ -15,13 +17,14 @@ allowed() {
     common) echo "common" ;;
     workload | monitor | sim | analysis | protocol) echo "$1 common" ;;
     client) echo "client protocol common workload monitor" ;;
+    target) echo "target common monitor" ;;
     report) echo "report analysis common" ;;
     run) echo "run client protocol analysis monitor workload sim common" ;;
     calibrate) echo "calibrate analysis common" ;;
-    sweep) echo "sweep run report sim analysis client protocol monitor workload common" ;;
-    capacity) echo "capacity sweep run report sim analysis client protocol monitor workload common" ;;
+    sweep) echo "sweep target run report sim analysis client protocol monitor workload common" ;;
+    capacity) echo "capacity target sweep run report sim analysis client protocol monitor workload common" ;;
     fit) echo "fit sim common" ;;
-    cli) echo "cli capacity sweep run calibrate fit report sim analysis client protocol monitor workload common" ;;
+    cli) echo "cli capacity sweep target run calibrate fit report sim analysis client protocol monitor workload common" ;;
     *) echo "" ;;
     esac
 }

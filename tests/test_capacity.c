@@ -15,7 +15,7 @@
 #include "capacity/saturation.h"
 #include "client/loadgen.h"
 #include "run/run.h"
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 #include "support.h"
 #include "test.h"
 
@@ -338,7 +338,7 @@ TEST(capacity_interval_covers_the_long_run_answer) {
  * bound was missed. */
 TEST(capacity_says_when_no_request_succeeds) {
     char *dir = temp_dir(), cmd[2048], *out = NULL;
-    int port = free_loopback_port();
+    int port = server_proc_free_port();
     snprintf(cmd, sizeof cmd,
              "capacity --url http://127.0.0.1:%d --slo ttft=1s --requests 10 --max-time 1s "
              "--no-sampling --quiet --out %s/c",

@@ -4,7 +4,7 @@
  * written. */
 #include "csv_util.h"
 #include "support.h"
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 #include "test.h"
 
 #include <signal.h>
@@ -14,7 +14,7 @@
 
 static void fault_matrix(int sim_threads) {
     char *dir = temp_dir();
-    int port = free_loopback_port();
+    int port = server_proc_free_port();
     CHECK(port > 0);
     char cmd[4096];
     /* the client starts first: for its first 0.6 s nothing listens */

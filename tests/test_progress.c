@@ -7,7 +7,7 @@
 #include "common/clock.h"
 #include "common/util.h"
 #include "run/metrics_listen.h"
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 #include "support.h"
 #include "test.h"
 
@@ -225,7 +225,7 @@ static void check_histogram(const char *text, const char *name) {
 TEST(metrics_listen_serves_prometheus_text_while_running) {
     sim_proc sim = sim_start("--profile tiny");
     char *dir = temp_dir(), cmd[4096];
-    int port = free_loopback_port();
+    int port = server_proc_free_port();
     CHECK(port > 0);
     snprintf(cmd, sizeof cmd,
              "exec %s run --url http://127.0.0.1:%d --requests 80 --rate 20 --out %s/run "

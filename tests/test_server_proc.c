@@ -1,12 +1,12 @@
 /* The server's resources from /proc (server_proc.csv, summary.json's
  * server_process) and the class of a managed server's death in
- * campaign.json (signal, exit code; sweep/server_death.h). The fake servers
+ * campaign.json (signal, exit code; target/server_death.h). The fake servers
  * are shell scripts: a `servelab sim` in the background answers, and the
  * shell, which is the managed pid, dies its own way while the run goes on. */
 #include "csv_util.h"
 #include "monitor/procstat.h"
 #include "support.h"
-#include "sweep/server_death.h"
+#include "target/server_death.h"
 #include "test.h"
 
 #include <jansson.h>

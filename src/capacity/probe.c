@@ -11,7 +11,7 @@
 #include "common/files.h"
 #include "common/util.h"
 #include "report/load.h"
-#include "sweep/sim_proc.h"
+#include "target/sim_proc.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,12 +13,12 @@
 #include "run/start_at.h"
 #include "report/report.h"
 #include "sweep/outdir.h"
-#include "sweep/server_death.h"
+#include "target/server_death.h"
 #include "sweep/merge.h"
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 #include "sweep/sweep_shards.h"
 #include "workload/rate_plan.h"
-#include "sweep/sim_proc.h"
+#include "target/sim_proc.h"
 #include "workload/workload.h"
 
 #include <errno.h>

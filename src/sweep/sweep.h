@@ -12,7 +12,7 @@
  * campaign goes on. A stop signal (SIGINT, SIGTERM, SIGHUP) ends the run in
  * flight as interrupted, skips the rest, and still stops the server,
  * records everything and writes the report. A server servelab started never
- * outlives it, even when servelab is killed with SIGKILL (server_proc.h). */
+ * outlives it, even when servelab is killed with SIGKILL (target/server_proc.h). */
 #ifndef SERVELAB_SWEEP_H
 #define SERVELAB_SWEEP_H
 

@@ -1,7 +1,7 @@
 /* server_death: the class of a managed server's death (see server_death.h).
  * Each piece of evidence is read only when the one before it is missing, so
  * the campaign says the strongest reason it had. */
-#include "sweep/server_death.h"
+#include "target/server_death.h"
 
 #include <math.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* server_proc: the command through /bin/sh in its own process group, guarded
  * by a watchdog (common/proc.h), health polling with libcurl, and a graceful
  * stop. */
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 #include "common/clock.h"
 #include "common/proc.h"
 #include "common/stop.h"
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int free_loopback_port(void) {
+int server_proc_free_port(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
         return 0;
@@ -117,7 +117,7 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
     sp->oom_kills_at_ready = -1; /* unknown until ready (a death before then has no count) */
     sp->log_path = xstrdup(log_path);
     sp->args = xstrdup(server_args ? server_args : "");
-    sp->port = free_loopback_port();
+    sp->port = server_proc_free_port();
     if (!sp->port) {
         snprintf(err, errlen, "cannot find a free loopback port");
         return -1;

@@ -42,6 +42,6 @@ void server_proc_stop(server_proc *sp, double grace_s);
 void server_proc_note(const server_proc *sp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A free TCP port on 127.0.0.1 (0 on failure). */
-int free_loopback_port(void);
+int server_proc_free_port(void);
 
 #endif

@@ -6,7 +6,7 @@
 #ifndef SERVELAB_SIM_PROC_H
 #define SERVELAB_SIM_PROC_H
 
-#include "sweep/server_proc.h"
+#include "target/server_proc.h"
 
 /* Starts `self sim --port P --trace DIR/trace.csv SIM_ARGS SERVER_ARGS`
  * with its log in DIR/server.log and waits (30 s at most) for /health. 0, or

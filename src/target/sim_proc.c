@@ -1,6 +1,6 @@
 /* sim_proc: a fresh simulator per run (see sim_proc.h), started through
  * server_proc with the command template it fills ({port}, {server_args}). */
-#include "sweep/sim_proc.h"
+#include "target/sim_proc.h"
 
 #include <stdio.h>
 
