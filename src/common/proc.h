@@ -8,11 +8,15 @@
  *
  * A server servelab starts must not outlive it, however servelab ends. A
  * stop signal lets the sweep stop it in order; for SIGKILL, which nothing
- * can catch, proc_guard starts a small watchdog (a shell reading a pipe
- * only this process holds open): when this process is gone, for whatever
- * reason, the pipe closes and the watchdog kills the server's whole process
- * group, so it holds across the `sh -c` of a command and whatever the
- * server started itself. */
+ * can catch, proc_guard starts a small watchdog (a forked child of this
+ * process that runs no program, reading a pipe only this process holds
+ * open): when this process is gone, for whatever reason, the pipe closes
+ * and the watchdog kills the server's whole process group, so it holds
+ * across the shell of a user's server command and whatever the server
+ * started itself.
+ *
+ * Nothing here goes through a shell: a child gets an argv, and what the
+ * caller adds to its environment is set there, never written as text. */
 #ifndef SERVELAB_PROC_H
 #define SERVELAB_PROC_H
 
@@ -25,6 +29,8 @@ typedef struct proc_spec {
     char *const *argv; /* argv[0] is the program: a path, or a name looked up in PATH */
     int in, out, err;  /* descriptors for 0, 1, 2: PROC_INHERIT, PROC_DEVNULL or an fd */
     int own_group;     /* in a process group of its own, whose id is its pid */
+    char *const *env;  /* NAME=value entries set in its environment over this process's
+                          (a later one wins); NULL: this process's as it is */
 } proc_spec;
 
 /* Starts it with default signal dispositions and mask: its pid, or -1 with
