@@ -92,12 +92,12 @@ TEST(sweep_server_env_metadata_and_binary_are_recorded) {
     int code = servelab_cmd(cmd, &out);
     CHECK_MSG(code == 0, "exit %d: %s", code, out);
     free(out);
-    /* the server saw the value as its shell expands it */
+    /* the server saw the value as written: nothing in it is expanded */
     char p[1200];
     snprintf(p, sizeof p, "%s/env.txt", dir);
     char *env = read_file(p, NULL);
     CHECK_MSG(env != NULL, "the server wrote no %s", p);
-    CHECK_STR(env, "say \"hi\" dflt/x");
+    CHECK_STR(env, "say \"hi\" ${SERVELAB_T_UNSET:-dflt}/x");
     free(env);
     snprintf(p, sizeof p, "%s/o/campaign.json", dir);
     json_error_t je;

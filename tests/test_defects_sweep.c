@@ -318,10 +318,10 @@ TEST(defects_sweep_missing_shard_ends_the_campaign_once) {
     CHECK(campaign_load(shard_campaign(dir, sim.port, 2), &c, err, sizeof err) == 0);
     sweep_opts o = {.out = out, .quiet = 1, .shard = "0/2", .shards_wait_s = 1};
     double t0 = now_s();
-    int rc = sweep_execute(&c, &o, err, sizeof err);
+    outcome rc = sweep_execute(&c, &o, err, sizeof err);
     double took = now_s() - t0;
     sim_stop(&sim);
-    CHECK_MSG(rc == 1, "rc %d: %s", rc, err);
+    CHECK_MSG(rc == OUTCOME_FAILED, "outcome %d: %s", (int)rc, err);
     CHECK_MSG(took < 15, "took %.1f s (4 repetitions of waiting)", took);
     snprintf(p, sizeof p, "%s/campaign.json", out);
     json_t *doc = json_load_file(p, 0, NULL);

@@ -259,7 +259,7 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     server_proc sim = {0};
     const char *url = ps->base->url;
     if (ps->sim_args && !ps->vt) {
-        if (sim_proc_start(&sim, ps->self, ps->sim_args, dir, "", err, errlen)) {
+        if (sim_proc_start(&sim, ps->self, NULL, ps->sim_args, dir, "", err, errlen)) {
             server_proc_stop(&sim, 0);
             return 1;
         }

@@ -45,6 +45,10 @@ void cli_help(FILE *f, const command *c);
  * warnings as "servelab: warning: TEXT", other lines as they are, on
  * stderr, a whole line at a time. main sets it as the process's default. */
 extern const notice_sink cli_notices;
+/* What a sweep (and the demo, which is one) tells the user, on stderr as
+ * it always said it: progress as "sweep: TEXT", a repetition's or shard's
+ * trouble as "servelab: sweep: TEXT", warnings as cli_notices. */
+extern const notice_sink cli_sweep_notices;
 
 /* The exit code for an outcome: 0 ok, 1 failed, 2 bad input, 128 + the
  * stop signal (common/stop.h) when stopped. */

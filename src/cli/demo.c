@@ -76,11 +76,13 @@ static int demo_main(int argc, char **argv) {
     if (campaign_load_string(demo_campaign, "(built-in demo campaign)", &cp, err, sizeof err))
         return cli_fail(&cmd_demo, "%s", err);
     so.self = cli_self_path(argv[0]);
-    int code = sweep_execute(&cp, &so, err, sizeof err);
-    if (code == 2)
+    so.notices = &cli_sweep_notices;
+    so.text_out = stdout;
+    outcome o = sweep_execute(&cp, &so, err, sizeof err);
+    if (o == OUTCOME_BAD_INPUT)
         cli_fail(&cmd_demo, "%s", err);
     campaign_free(&cp);
-    return code;
+    return cli_exit_code(o);
 }
 
 const command cmd_demo = {

@@ -4,20 +4,19 @@
  * (rewritten after every repetition, so an interrupted campaign still says how
  * far it got); then the server stopped and the report written, however it ended. */
 #include "sweep/sweep.h"
-#include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/notice.h"
 #include "common/stop.h"
-#include "common/strbuf.h"
 #include "common/util.h"
-#include "run/start_at.h"
 #include "report/report.h"
-#include "sweep/outdir.h"
-#include "target/server_death.h"
 #include "sweep/merge.h"
-#include "target/server_proc.h"
+#include "sweep/outdir.h"
+#include "sweep/sweep_plan.h"
 #include "sweep/sweep_shards.h"
-#include "workload/rate_plan.h"
+#include "target/managed_server.h"
+#include "target/server_death.h"
+#include "target/server_proc.h"
 #include "target/sim_proc.h"
 #include "workload/workload.h"
 
@@ -50,150 +49,19 @@ static double shards_wait_s(const sweep *s) {
     return s->o->shards_wait_s > 0 ? s->o->shards_wait_s : SHARDS_WAIT_S;
 }
 
-static const char *target_name(target_kind k) {
-    return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : "server";
-}
-
-static void print_run_plan(const campaign_run *r, int k) {
-    const run_opts *p = &r->p;
-    char rate[32];
-    if (isinf(p->rate))
-        snprintf(rate, sizeof rate, "inf");
-    else
-        snprintf(rate, sizeof rate, "%g", p->rate);
-    if (p->rate_plan)
-        printf("  %-24s rep-%d  api %s, rate plan \"%s\" %s, ", r->name, k, p->api, p->rate_plan,
-               p->arrival);
-    else
-        printf("  %-24s rep-%d  api %s, rate %s/s %s, ", r->name, k, p->api, rate, p->arrival);
-    if (p->rate_plan)
-        printf("as many requests as the plan draws");
-    else if (p->duration_s > 0)
-        printf("duration %gs", p->duration_s);
-    else
-        printf("%lld requests", (long long)p->requests);
-    printf(", warmup %lld, seed %llu, prompts %s%s%s", (long long)p->warmup,
-           (unsigned long long)((uint64_t)p->seed + (uint64_t)(k - 1)), p->prompts,
-           p->mix ? " mix " : "", p->mix ? p->mix : "");
-    if (p->max_tokens)
-        printf(", max_tokens %lld", (long long)p->max_tokens);
-    if (p->concurrency)
-        printf(", concurrency %lld", (long long)p->concurrency);
-    if (r->server_args[0])
-        printf(", server_args \"%s\"", r->server_args);
-    printf("\n");
-}
-
-/* How long a repetition's arrivals take, in seconds (its warmup's too);
- * NAN when all arrive at once (their length is the server's). */
-static double arrivals_s(const run_opts *p) {
-    rate_plan plan;
-    char why[256];
-    if (p->rate_plan && !rate_plan_parse(p->rate_plan, &plan, why, sizeof why)) {
-        double mean = rate_plan_mean_rps(&plan), d = plan.duration_s;
-        return d + (p->warmup > 1 && mean > 0 ? (double)(p->warmup - 1) / mean : 0);
-    }
-    if (p->duration_s > 0)
-        return p->duration_s + (p->warmup > 1 ? (double)(p->warmup - 1) / p->rate : 0);
-    if (isinf(p->rate))
-        return NAN;
-    return (double)(p->requests - 1 + (p->warmup > 1 ? p->warmup - 1 : 0)) / p->rate;
-}
-
-/* How many requests a repetition schedules, about: a rate plan's expected
- * count, a duration's rate x length, or --requests. */
-static double planned_requests(const run_opts *p) {
-    rate_plan plan;
-    char why[256];
-    if (p->rate_plan && !rate_plan_parse(p->rate_plan, &plan, why, sizeof why)) {
-        return rate_plan_expected(&plan);
-    }
-    return p->duration_s > 0 ? p->duration_s * p->rate : (double)p->requests;
-}
-
-static void print_plan(const campaign *c, const char *out) {
-    int total = 0, unknown = 0;
-    double requests = 0, seconds = 0;
-    printf("campaign %s (%s), target %s", c->name, c->path ? c->path : "-", target_name(c->target));
-    if (c->target == TARGET_URL)
-        printf(" %s", c->url);
-    else if (c->target == TARGET_SIM)
-        printf(" (profile %s%s%s)", c->sim_profile, c->sim_args[0] ? " " : "", c->sim_args);
-    else
-        printf(" (%s)", c->server_command);
-    printf(", output %s\n", out);
-    for (int i = 0; i < c->n_runs; i++)
-        for (int k = 1; k <= c->runs[i].repetitions; k++, total++) {
-            const run_opts *p = &c->runs[i].p;
-            print_run_plan(&c->runs[i], k);
-            double s = arrivals_s(p);
-            requests += planned_requests(p);
-            if (isnan(s))
-                unknown++;
-            else
-                seconds += s;
-        }
-    printf("%d planned runs, about %.0f requests; arrivals take %.0f s (%.1f h)", total, requests,
-           seconds, seconds / 3600);
-    if (unknown)
-        printf(" plus the runs whose requests all arrive at once (%d)", unknown);
-    printf(", plus the time the last answers and the server starts take\n");
-}
-
-/* The program a managed server's command starts (after any VAR=value words)
- * is here: a path that can be run, or a name on PATH. A shell builtin at the
- * start (cd, exec, ...) is not checked. 0, or -1 with why. */
-static int check_program(const char *command, char *err, int errlen) {
-    const char *p = command;
-    char word[512];
-    for (;;) {
-        p += strspn(p, " \t");
-        size_t n = strcspn(p, " \t;&|");
-        if (n == 0 || n >= sizeof word)
-            return 0;
-        memcpy(word, p, n);
-        word[n] = 0;
-        p += n;
-        if (!strchr(word, '=') || word[0] == '=')
-            break;
-    }
-    static const char *const builtins[] = {"cd",   "exec", "export", ".",     "env", "eval",
-                                           "exit", "set",  "ulimit", "umask", NULL};
-    for (const char *const *b = builtins; *b; b++)
-        if (!strcmp(word, *b))
-            return 0;
-    if (strchr(word, '/')) {
-        if (access(word, X_OK) == 0)
-            return 0;
-    } else {
-        const char *path = getenv("PATH");
-        for (const char *d = path ? path : ""; *d;) {
-            size_t dn = strcspn(d, ":");
-            char full[4700];
-            snprintf(full, sizeof full, "%.*s/%s", (int)dn, d, word);
-            if (dn && access(full, X_OK) == 0)
-                return 0;
-            d += dn + (d[dn] == ':');
-        }
-    }
-    snprintf(err, errlen, "target.server.command: '%s' %s", word,
-             strchr(word, '/') ? "cannot be run" : "is not on PATH");
-    return -1;
-}
-
 /* Every run's prompts and mix, loaded as the run will load them, before
  * anything runs: a problem is named now (the run is still tried, and
  * recorded as failed, so the others go ahead). Returns how many runs have
  * one. */
-static int check_workloads(const campaign *c) {
+static int check_workloads(const campaign *c, const notice_sink *notices) {
     int bad = 0;
     for (int i = 0; i < c->n_runs; i++) {
         const run_opts *p = &c->runs[i].p;
         workload w;
         char why[1024];
         if (workload_load(&w, p->prompts, p->mix, why, sizeof why)) {
-            notice_warn("%s: runs[%d] (%s): %s", c->path ? c->path : "campaign", i, c->runs[i].name,
-                        why);
+            notice(notices, NOTICE_WARNING, "%s: runs[%d] (%s): %s", c->path ? c->path : "campaign",
+                   i, c->runs[i].name, why);
             bad++;
         } else {
             workload_free(&w);
@@ -202,26 +70,10 @@ static int check_workloads(const campaign *c) {
     return bad;
 }
 
-/* Copy the managed server's log (so far) into the run's directory. */
-static void copy_log(const char *from, const char *dir) {
-    char to[4200];
-    snprintf(to, sizeof to, "%s/server.log", dir);
-    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-    if (in && out) {
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-            fwrite(buf, 1, n, out);
-    }
-    if (in)
-        fclose(in);
-    if (out)
-        fclose(out);
-}
-
 static void write_campaign_json(const sweep *s) {
     if (write_json_atomic(s->out, "campaign.json", s->doc))
-        notice_warn("cannot write %s/campaign.json: %s", s->out, strerror(errno));
+        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/campaign.json: %s", s->out,
+               strerror(errno));
 }
 
 /* A run as resolved: its name and every option a campaign may set, as the
@@ -238,7 +90,7 @@ static json_t *resolved_run_json(const campaign_run *r) {
 }
 
 static json_t *target_json(const campaign *c) {
-    json_t *target = json_pack("{s:s}", "kind", target_name(c->target));
+    json_t *target = json_pack("{s:s}", "kind", sweep_plan_target_name(c->target));
     if (c->target == TARGET_URL)
         json_object_set_new(target, "url", json_string(c->url));
     else if (c->target == TARGET_SIM)
@@ -272,26 +124,6 @@ static json_t *campaign_doc(const campaign *c, json_t *status) {
                      started, "target", target_json(c), "runs", resolved, "status", status);
 }
 
-/* The command with target.server.env before it: `env NAME="value" ... CMD`,
- * each value in double quotes, so that its shell expands $VAR in it as in
- * the command. */
-static char *server_command_with_env(const campaign *c) {
-    strbuf b = {0};
-    if (c->n_env)
-        sb_puts(&b, "env ");
-    for (int i = 0; i < c->n_env; i++) {
-        sb_printf(&b, "%s=\"", c->env_names[i]);
-        for (const char *v = c->env_values[i]; *v; v++) {
-            if (*v == '"' || *v == '\\' || *v == '`')
-                sb_puts(&b, "\\");
-            sb_putn(&b, v, 1);
-        }
-        sb_puts(&b, "\" ");
-    }
-    sb_puts(&b, c->server_command);
-    return b.s;
-}
-
 /* The managed server for a run with `args`: kept when it runs with the same
  * arguments, else (re)started. 0, or -1 with why in err. */
 static int managed_server(sweep *s, const char *args, int *restarted, char *err, int errlen) {
@@ -311,37 +143,22 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
     mkdir_p(dir);
     snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
     *restarted = 1;
-    char *cmd = server_command_with_env(c);
-    int rc = server_proc_start(&s->managed, cmd, args, c->health_path, c->ready_timeout_s, log, err,
-                               errlen);
-    free(cmd);
-    return rc;
+    managed_server_spec m = {.command = c->server_command,
+                             .env_names = c->env_names,
+                             .env_values = c->env_values,
+                             .n_env = c->n_env,
+                             .health_path = c->health_path,
+                             .ready_timeout_s = c->ready_timeout_s};
+    return managed_server_start(&s->managed, &m, args, log, err, errlen);
 }
 
 /* A fresh simulator per run: clean metrics, its own trace in `dir`. */
 static int start_sim(sweep *s, server_proc *sim, const char *dir, const char *args, char *err,
                      int errlen) {
-    char sim_args[8192]; /* the profile, unless a --profile-file is among the arguments */
+    /* the profile, unless a --profile-file is among the arguments */
     int file = strstr(s->c->sim_args, "--profile-file") || (args && strstr(args, "--profile-file"));
-    snprintf(sim_args, sizeof sim_args, "%s%s %s", file ? "" : "--profile ",
-             file ? "" : s->c->sim_profile, s->c->sim_args);
-    return sim_proc_start(sim, s->o->self, sim_args, dir, args, err, errlen);
-}
-
-/* How the managed server died (server_death.h); NULL when it did not
- * exit on its own. */
-static json_t *managed_death(const server_proc *sp, const run_result *rr, char *how, int howlen) {
-    if (!sp->exited) {
-        snprintf(how, howlen, "not on its own");
-        return NULL;
-    }
-    server_death_facts f = {.wait_status = sp->exit_status,
-                            .pid = sp->died_pid,
-                            .lim = &sp->limits,
-                            .oom_kills_at_start = sp->oom_kills_at_ready,
-                            .peak_rss_bytes = rr->server_peak_rss_bytes,
-                            .log_path = sp->log_path};
-    return server_death_json(&f, how, howlen);
+    return sim_proc_start(sim, s->o->self, file ? NULL : s->c->sim_profile, s->c->sim_args, dir,
+                          args, err, errlen);
 }
 
 /* What became of a repetition, for campaign.json; *death gets how a managed
@@ -353,7 +170,7 @@ static const char *run_status(sweep *s, const run_result *rr, json_t **death, ch
         return "interrupted";
     if (s->c->target == TARGET_SERVER && !server_proc_alive(&s->managed)) {
         char how[700];
-        *death = managed_death(&s->managed, rr, how, sizeof how);
+        *death = server_death_of(&s->managed, rr->server_peak_rss_bytes, how, sizeof how);
         snprintf(err, errlen, "the server exited during the run (%s): see %s", how,
                  s->managed.log_path ? s->managed.log_path : "its log");
         return "server_died";
@@ -384,24 +201,8 @@ static void record(sweep *s, const campaign_run *cr, int k, const char *dir, con
         s->failures++;
     s->done++;
     if (!s->o->quiet)
-        fprintf(stderr, "sweep:        %s: %zu/%zu completed in %.1f s%s%s\n", status,
-                rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
-}
-
-/* The last `n` lines of a log on stderr, indented. */
-static void print_tail(const char *path, int n) {
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (!f)
-        return;
-    char lines[16][512];
-    int count = 0;
-    while (fgets(lines[count % 16], sizeof lines[0], f))
-        count++;
-    fclose(f);
-    for (int i = count > n ? count - n : 0; i < count; i++) {
-        char *l = lines[i % 16];
-        fprintf(stderr, "    %s%s", l, l[strlen(l) - 1] == '\n' ? "" : "\n");
-    }
+        notice(s->o->notices, NOTICE_PROGRESS, "       %s: %zu/%zu completed in %.1f s%s%s", status,
+               rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
 }
 
 /* A server that did not start fails its run at once: the reason and the end
@@ -409,15 +210,17 @@ static void print_tail(const char *path, int n) {
  * sent. */
 static void server_failed(sweep *s, const campaign_run *cr, int k, const char *dir,
                           const char *args, server_proc *sp, const char *err) {
-    fprintf(stderr, "servelab: sweep: %s rep-%d: %s; the end of its log:\n", cr->name, k, err);
-    print_tail(sp->log_path, 10);
+    char *tail = server_proc_log_tail(sp, 10);
+    notice(s->o->notices, NOTICE_INFO, "%s rep-%d: %s; the end of its log:%s%s", cr->name, k, err,
+           tail[0] ? "\n" : "", tail);
+    free(tail);
     if (sp == &s->managed && sp->log_path)
-        copy_log(sp->log_path, dir);
+        server_proc_copy_log(sp, dir);
     run_result rr = {.code = 1};
     /* a server that died while loading: how (killed, out of memory, its
      * exit code), as for one that dies during a run */
     char how[256], why[1400];
-    json_t *death = sp == &s->managed ? managed_death(sp, &rr, how, sizeof how) : NULL;
+    json_t *death = sp == &s->managed ? server_death_of(sp, 0, how, sizeof how) : NULL;
     snprintf(why, sizeof why, "%s%s%s", err, death ? ": " : "", death ? how : "");
     record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, why,
            death);
@@ -448,8 +251,8 @@ static int keep_repetition(sweep *s, const campaign_run *cr, int k) {
     write_campaign_json(s);
     s->done++;
     if (!s->o->quiet)
-        fprintf(stderr, "sweep: [%d/%d] %s rep-%d kept from the earlier campaign\n", s->done,
-                s->total, cr->name, k);
+        notice(s->o->notices, NOTICE_PROGRESS, "[%d/%d] %s rep-%d kept from the earlier campaign",
+               s->done, s->total, cr->name, k);
     return 1;
 }
 
@@ -465,7 +268,7 @@ static void shard_flags(const shard_spec *sh, int64_t at, char *shard, size_t n1
 static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *dir, run_opts *ro,
                          json_t *cmdline, json_t *extra, run_result *rr) {
     char part[4400], flag[32], start[48], why[1024];
-    FILE *progress = s->o->quiet ? NULL : stderr;
+    const notice_sink *progress = s->o->quiet ? NULL : s->o->notices;
     int64_t at = shards_publish_start(s->out, &s->shard, s->prev_run, s->prev_k, cr->name, k, 3.0,
                                       shards_wait_s(s), progress, why, sizeof why);
     s->prev_run = cr->name;
@@ -520,14 +323,14 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
 
 /* A shard other than 0 of a sharded sweep: waits for shard 0 to prepare
  * the output, then runs its part of every repetition when shard 0 says,
- * and marks each done. Returns the exit code. */
-static int follow_sharded(sweep *s, char *err, int errlen) {
+ * and marks each done. */
+static outcome follow_sharded(sweep *s, char *err, int errlen) {
     const campaign *c = s->c;
     int64_t started = wall_us();
     double wait_s = shards_wait_s(s);
     if (shards_wait_ready(s->out, started, wait_s, err, errlen)) {
-        fprintf(stderr, "servelab: sweep: shard %d/%d: %s\n", s->shard.index, s->shard.count, err);
-        return 1;
+        notice(s->o->notices, NOTICE_INFO, "shard %d/%d: %s", s->shard.index, s->shard.count, err);
+        return OUTCOME_FAILED;
     }
     stop_install();
     int failed = 0;
@@ -536,9 +339,9 @@ static int follow_sharded(sweep *s, char *err, int errlen) {
             const campaign_run *cr = &c->runs[i];
             int64_t at = shards_wait_start(s->out, cr->name, k, wait_s, err, errlen);
             if (!at) {
-                fprintf(stderr, "servelab: sweep: shard %d/%d: %s\n", s->shard.index,
-                        s->shard.count, err);
-                return 1;
+                notice(s->o->notices, NOTICE_INFO, "shard %d/%d: %s", s->shard.index,
+                       s->shard.count, err);
+                return OUTCOME_FAILED;
             }
             char part[4400], flag[32], start[48];
             shards_part_dir(part, sizeof part, s->out, s->shard.index, cr->name, k);
@@ -553,14 +356,14 @@ static int follow_sharded(sweep *s, char *err, int errlen) {
                                       cr->name, "repetition", k, "shard", s->shard.index);
             run_result rr = {0};
             if (!s->o->quiet)
-                fprintf(stderr, "sweep: shard %d/%d: %s rep-%d ...\n", s->shard.index,
-                        s->shard.count, cr->name, k);
+                notice(s->o->notices, NOTICE_PROGRESS, "shard %d/%d: %s rep-%d ...", s->shard.index,
+                       s->shard.count, cr->name, k);
             run_execute(&ro, json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-"),
                         extra, &rr);
             failed |= rr.code != 0;
             shards_mark_done(s->out, s->shard.index, cr->name, k);
         }
-    return stop_signal() ? stop_exit_code(stop_signal()) : failed;
+    return stop_signal() ? OUTCOME_STOPPED : failed ? OUTCOME_FAILED : OUTCOME_OK;
 }
 
 static void run_repetition(sweep *s, const campaign_run *cr, int k) {
@@ -588,8 +391,9 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
         url = s->managed.url;
     }
     if (!s->o->quiet)
-        fprintf(stderr, "sweep: [%d/%d] %s rep-%d%s ...\n", s->done + 1, s->total, cr->name, k,
-                restarted && server_ok && c->target == TARGET_SERVER ? " (server started)" : "");
+        notice(s->o->notices, NOTICE_PROGRESS, "[%d/%d] %s rep-%d%s ...", s->done + 1, s->total,
+               cr->name, k,
+               restarted && server_ok && c->target == TARGET_SERVER ? " (server started)" : "");
     if (!server_ok) { /* no schedule is sent to a server that is not there */
         server_failed(s, cr, k, dir, args, c->target == TARGET_SIM ? &sim : &s->managed, err);
         return;
@@ -616,7 +420,7 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     json_t *death;
     const char *status = run_status(s, &rr, &death, err, sizeof err);
     if (c->target == TARGET_SERVER && s->managed.log_path)
-        copy_log(s->managed.log_path, dir);
+        server_proc_copy_log(&s->managed, dir);
     if (c->target == TARGET_SIM)
         server_proc_stop(&sim, 5);
     record(s, cr, k, dir, status, args, restarted, &rr, err, death);
@@ -632,7 +436,31 @@ static void cell(char *buf, double v, int precision) {
         snprintf(buf, 32, "%.*f", precision, v);
 }
 
-/* The report of whatever ran, and its table on stdout. 0, or -1. */
+/* The table's header (k -1) or run k's line, as in summary.md; "-" where
+ * a run has no figure. */
+static void print_table_line(FILE *f, const report *r, int k) {
+    if (k < 0) {
+        fprintf(f, "%-24s %11s %12s %8s %7s %11s %11s %11s %11s %11s %9s\n", "run", "offered rps",
+                "realized rps", "requests", "failed", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms",
+                "TPOT p95 ms", "out tok/s", "preempt");
+        return;
+    }
+    const run_summary *rs = &r->runs[k].pooled;
+    char c[7][32];
+    cell(c[0], rs->offered_rps, 2);
+    cell(c[1], rs->realized_offered_rps, 2);
+    cell(c[2], rs->ttft.p50, 1);
+    cell(c[3], rs->ttft.p95, 1);
+    cell(c[4], rs->tpot.p50, 2);
+    cell(c[5], rs->tpot.p95, 2);
+    cell(c[6], rs->output_tokens_per_s, 1);
+    fprintf(f, "%-24s %11s %12s %8zu %7zu %11s %11s %11s %11s %11s %9.0f\n", r->runs[k].name, c[0],
+            c[1], rs->requests, rs->failed, c[2], c[3], c[4], c[5], c[6],
+            isnan(r->runs[k].server.preemptions) ? 0 : r->runs[k].server.preemptions);
+}
+
+/* The report of whatever ran, and its table on the command's output. 0,
+ * or -1. */
 static int write_report(const sweep *s) {
     char rep_out[4096], err[1024];
     snprintf(rep_out, sizeof rep_out, "%s/report", s->out);
@@ -640,38 +468,24 @@ static int write_report(const sweep *s) {
     char *paths[1] = {(char *)s->out};
     report_opts ropts = {0};
     if (report_build(paths, 1, &ropts, &r, err, sizeof err)) {
-        fprintf(stderr, "servelab: sweep: %s\n", err); /* err names the report */
+        notice(s->o->notices, NOTICE_INFO, "%s", err); /* err names the report */
         return -1;
     }
     out_file *files;
     int nf;
     report_render(&r, &files, &nf);
     if (report_write(rep_out, files, nf, err, sizeof err))
-        fprintf(stderr, "servelab: sweep: report: %s\n", err);
+        notice(s->o->notices, NOTICE_INFO, "report: %s", err);
     /* the summary table, as in summary.md; "-" where a run has no figure */
-    printf("%-24s %11s %12s %8s %7s %11s %11s %11s %11s %11s %9s\n", "run", "offered rps",
-           "realized rps", "requests", "failed", "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms",
-           "TPOT p95 ms", "out tok/s", "preempt");
-    for (int k = 0; k < r.n_runs; k++) {
-        const run_summary *rs = &r.runs[k].pooled;
-        char c[7][32];
-        cell(c[0], rs->offered_rps, 2);
-        cell(c[1], rs->realized_offered_rps, 2);
-        cell(c[2], rs->ttft.p50, 1);
-        cell(c[3], rs->ttft.p95, 1);
-        cell(c[4], rs->tpot.p50, 2);
-        cell(c[5], rs->tpot.p95, 2);
-        cell(c[6], rs->output_tokens_per_s, 1);
-        printf("%-24s %11s %12s %8zu %7zu %11s %11s %11s %11s %11s %9.0f\n", r.runs[k].name, c[0],
-               c[1], rs->requests, rs->failed, c[2], c[3], c[4], c[5], c[6],
-               isnan(r.runs[k].server.preemptions) ? 0 : r.runs[k].server.preemptions);
-    }
-    printf("report: %s/report.html\n", rep_out);
+    FILE *f = s->o->text_out;
+    for (int k = 0; f && k <= r.n_runs; k++)
+        print_table_line(f, &r, k - 1);
+    if (f)
+        fprintf(f, "report: %s/report.html\n", rep_out);
     out_files_free(files, nf);
     report_free(&r);
     return 0;
 }
-
 /* The output directory: short enough for every file name under it, made,
  * and locked for the sweep. 0, or -1 with err. */
 static int prepare_out(sweep *s, char *err, int errlen) {
@@ -701,15 +515,16 @@ static void shards_end_early(const sweep *s) {
     if (s->shards_lost) {
         json_t *last = json_array_get(s->status, json_array_size(s->status) - 1);
         const char *why = json_string_value(json_object_get(last, "error"));
-        fprintf(stderr,
-                "servelab: sweep: %s; the campaign stops here (%d of %d repetitions not run)\n",
-                why ? why : "a shard did not come", s->total - s->done, s->total);
+        notice(s->o->notices, NOTICE_INFO,
+               "%s; the campaign stops here (%d of %d repetitions not run)",
+               why ? why : "a shard did not come", s->total - s->done, s->total);
     }
     if (shards_announce_stopped(s->out))
-        notice_warn("cannot write %s/shards/stopped: %s", s->out, strerror(errno));
+        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/shards/stopped: %s", s->out,
+               strerror(errno));
 }
 
-int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
+outcome sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen) {
     char out_default[512];
     sweep s = {.c = c, .o = o, .out = o->out, .lock_fd = -1};
     if (!s.out) {
@@ -720,40 +535,42 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     int want = c->shards && strcmp(c->shards, "auto") ? atoi(c->shards) : 0;
     if (shard && !o->dry_run) {
         if (shard_parse(shard, want, getenv, &s.shard, err, errlen))
-            return 2;
+            return OUTCOME_BAD_INPUT;
         if (want && s.shard.count != want) {
             snprintf(err, errlen,
                      "--shard: the campaign says shards: %d, but this is shard %d of "
                      "%d",
                      want, s.shard.index, s.shard.count);
-            return 2;
+            return OUTCOME_BAD_INPUT;
         }
         if (s.shard.count > 1 && c->target != TARGET_URL) {
             snprintf(err, errlen,
                      "--shard: a sharded campaign needs a target.url (every shard "
                      "sends to the same server)");
-            return 2;
+            return OUTCOME_BAD_INPUT;
         }
         if (s.shard.count > 1 && o->resume) {
             snprintf(err, errlen, "--shard: cannot --resume a sharded campaign");
-            return 2;
+            return OUTCOME_BAD_INPUT;
         }
         if (s.shard.count > 1 && s.shard.index > 0 && !o->dry_run)
             return follow_sharded(&s, err, errlen);
     }
-    int no_program = c->target == TARGET_SERVER && check_program(c->server_command, err, errlen);
+    int no_program =
+        c->target == TARGET_SERVER && managed_server_check_program(c->server_command, err, errlen);
     if (no_program && !o->dry_run)
-        return 2;
-    int bad_workloads = check_workloads(c);
+        return OUTCOME_BAD_INPUT;
+    int bad_workloads = check_workloads(c, o->notices);
     if (o->dry_run) {
-        print_plan(c, s.out);
+        if (o->text_out)
+            sweep_plan_print(o->text_out, c, s.out);
         if (bad_workloads && !no_program)
             snprintf(err, errlen, "%d run%s would fail on %s workload (above)", bad_workloads,
                      bad_workloads > 1 ? "s" : "", bad_workloads > 1 ? "their" : "its");
-        return bad_workloads || no_program ? 2 : 0;
+        return bad_workloads || no_program ? OUTCOME_BAD_INPUT : OUTCOME_OK;
     }
     if (prepare_out(&s, err, errlen))
-        return 2;
+        return OUTCOME_BAD_INPUT;
     stop_install();
     s.status = json_array();
     s.doc = campaign_doc(c, s.status);
@@ -762,7 +579,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
         json_decref(s.doc);
         json_decref(s.kept);
         dir_unlock(s.lock_fd);
-        return 2;
+        return OUTCOME_BAD_INPUT;
     }
     json_object_set_new(s.doc, "kept_from_earlier",
                         json_integer((json_int_t)json_array_size(s.kept)));
@@ -775,7 +592,7 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
         json_decref(s.doc);
         json_decref(s.kept);
         dir_unlock(s.lock_fd);
-        return 2;
+        return OUTCOME_BAD_INPUT;
     }
     for (int i = 0; i < c->n_runs; i++)
         s.total += c->runs[i].repetitions;
@@ -796,6 +613,6 @@ int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen)
     int report_rc = write_report(&s);
     dir_unlock(s.lock_fd);
     if (stop_signal())
-        return stop_exit_code(stop_signal());
-    return s.failures || report_rc ? 1 : 0;
+        return OUTCOME_STOPPED;
+    return s.failures || report_rc ? OUTCOME_FAILED : OUTCOME_OK;
 }

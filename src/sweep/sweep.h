@@ -16,7 +16,11 @@
 #ifndef SERVELAB_SWEEP_H
 #define SERVELAB_SWEEP_H
 
+#include "common/notice.h"
+#include "common/outcome.h"
 #include "sweep/campaign.h"
+
+#include <stdio.h>
 
 typedef struct sweep_opts {
     const char *out; /* default out/NAME */
@@ -31,10 +35,20 @@ typedef struct sweep_opts {
     opt_list metadata;    /* --metadata KEY=VALUE: added to every run's (campaign_add_metadata) */
     double shards_wait_s; /* how long a shard waits for the others beyond the run's
                              timeout; 0 (the command line): SHARDS_WAIT_S */
+    /* What the sweep tells the user, none of which it prints itself: where
+     * it is (NOTICE_PROGRESS: "[2/6] RUN rep-1 ...", each repetition's
+     * status, a shard's waits; none with quiet), what went wrong with a
+     * repetition or a shard while the campaign goes on (NOTICE_INFO: the
+     * reason, and for a server that did not start the end of its log, one
+     * "    LINE" a line below it), and warnings. NULL: none. */
+    const notice_sink *notices;
+    FILE *text_out; /* the command's output: the dry run's plan, the table of runs; NULL: none */
 } sweep_opts;
 
-/* Returns the exit code: 0 ok, 1 some run failed, 2 when it could not start
- * (err says why: e.g. the output directory), 128 + signal when stopped. */
-int sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen);
+/* OUTCOME_OK, OUTCOME_FAILED when some run failed (or the report could not
+ * be written), OUTCOME_BAD_INPUT when it could not start (err says why:
+ * e.g. the output directory; a dry run whose plan would fail),
+ * OUTCOME_STOPPED at a stop signal. */
+outcome sweep_execute(const campaign *c, const sweep_opts *o, char *err, int errlen);
 
 #endif

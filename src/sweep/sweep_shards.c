@@ -2,7 +2,7 @@
  * (see sweep_shards.h). Each holds one number, {"value": N}, written whole
  * under a temporary name and renamed into place (write_json_atomic), so a
  * reader sees all of it or none; readers poll every 20 ms. Shard 0's wait
- * for the others says on stderr which it still waits for, and how long it
+ * for the others says (as progress) which it still waits for, and how long it
  * will, so a shard that was never started is not ten minutes of silence. */
 #include "sweep/sweep_shards.h"
 #include "common/clock.h"
@@ -84,8 +84,8 @@ static void step_name(char *buf, size_t n, const char *what, const char *run, in
 }
 
 int64_t shards_publish_start(const char *out, const shard_spec *s, const char *prev_run, int prev_k,
-                             const char *run, int k, double lead_s, double wait_s, FILE *progress,
-                             char *err, int errlen) {
+                             const char *run, int k, double lead_s, double wait_s,
+                             const notice_sink *progress, char *err, int errlen) {
     if (prev_run && shards_wait_done(out, s, prev_run, prev_k, wait_s, progress, err, errlen))
         return 0;
     int64_t at = wall_us() + (int64_t)(lead_s * 1e6);
@@ -166,7 +166,7 @@ static int poll_done(const char *out, const shard_spec *s, const char *run, int 
 }
 
 int shards_wait_done(const char *out, const shard_spec *s, const char *run, int k, double wait_s,
-                     FILE *progress, char *err, int errlen) {
+                     const notice_sink *progress, char *err, int errlen) {
     char *done = xcalloc((size_t)s->count, 1), which[200];
     int64_t start = mono_us(), end = start + (int64_t)(wait_s * 1e6);
     int64_t next_note = start + SHARDS_NOTE_FIRST_S * 1000000LL;
@@ -175,11 +175,9 @@ int shards_wait_done(const char *out, const shard_spec *s, const char *run, int 
         int64_t now = mono_us();
         if (progress && now >= next_note) {
             missing_text(done, s->count, which, sizeof which);
-            fprintf(progress,
-                    "sweep: waiting for shard%s %s of %d to finish %s rep-%d (%.0f s "
-                    "left)\n",
-                    left > 1 ? "s" : "", which, s->count, run, k, (double)(end - now) / 1e6);
-            fflush(progress);
+            notice(progress, NOTICE_PROGRESS,
+                   "waiting for shard%s %s of %d to finish %s rep-%d (%.0f s left)",
+                   left > 1 ? "s" : "", which, s->count, run, k, (double)(end - now) / 1e6);
             next_note = now + SHARDS_NOTE_EVERY_S * 1000000LL;
         }
         nap();

@@ -13,16 +13,17 @@
  * never taken for this one's), then for each start instant, run their part
  * into OUT/shards/shard-I/RUN/rep-K and mark it done. Every wait is bounded,
  * and a shard that never comes fails the campaign, saying which: shard 0
- * stops after the repetition it waited for in vain (it says on stderr which
+ * stops after the repetition it waited for in vain (it says, as progress, which
  * shards it still waits for, and for how long), and tells the others so
  * (OUT/shards/stopped), which then stop waiting for the next start. */
 #ifndef SERVELAB_SWEEP_SHARDS_H
 #define SERVELAB_SWEEP_SHARDS_H
 
+#include "common/notice.h"
 #include "run/shard.h"
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* How long a shard waits for the others (beyond the runs themselves). */
 #define SHARDS_WAIT_S 600
@@ -44,8 +45,8 @@ int shards_wait_ready(const char *out, int64_t since_unix_us, double wait_s, cha
  * run/k, `lead_s` from now. Returns the instant (µs since the epoch), or 0
  * with err. */
 int64_t shards_publish_start(const char *out, const shard_spec *s, const char *prev_run, int prev_k,
-                             const char *run, int k, double lead_s, double wait_s, FILE *progress,
-                             char *err, int errlen);
+                             const char *run, int k, double lead_s, double wait_s,
+                             const notice_sink *progress, char *err, int errlen);
 /* The others: waits (up to wait_s) for run/k's start. The instant, or 0
  * with err (also at once when shard 0 announced it stopped). */
 int64_t shards_wait_start(const char *out, const char *run, int k, double wait_s, char *err,
@@ -58,10 +59,10 @@ void shards_part_dir(char *buf, size_t n, const char *out, int index, const char
 /* Marks shard I's part of run/k done (whatever became of it). */
 int shards_mark_done(const char *out, int index, const char *run, int k);
 /* Waits until every shard's part of run/k is done, for up to wait_s in
- * all; on `progress` (NULL: silent), from SHARDS_NOTE_FIRST_S on and then
- * every SHARDS_NOTE_EVERY_S, "sweep: waiting for shards 1-3 of 4 to finish
- * RUN rep-K (N s left)". 0, or -1 with err naming the shards missing. */
+ * all; to `progress` (NULL: silent), from SHARDS_NOTE_FIRST_S on and then
+ * every SHARDS_NOTE_EVERY_S, "waiting for shards 1-3 of 4 to finish RUN
+ * rep-K (N s left)". 0, or -1 with err naming the shards missing. */
 int shards_wait_done(const char *out, const shard_spec *s, const char *run, int k, double wait_s,
-                     FILE *progress, char *err, int errlen);
+                     const notice_sink *progress, char *err, int errlen);
 
 #endif

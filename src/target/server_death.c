@@ -92,3 +92,17 @@ json_t *server_death_json(const server_death_facts *f, char *words, int wordslen
              oom ? "; " : "", ev);
     return j;
 }
+
+json_t *server_death_of(const server_proc *sp, double peak_rss_bytes, char *words, int wordslen) {
+    if (!sp->exited) {
+        snprintf(words, wordslen, "not on its own");
+        return NULL;
+    }
+    server_death_facts f = {.wait_status = sp->exit_status,
+                            .pid = sp->died_pid,
+                            .lim = &sp->limits,
+                            .oom_kills_at_start = sp->oom_kills_at_ready,
+                            .peak_rss_bytes = peak_rss_bytes,
+                            .log_path = sp->log_path};
+    return server_death_json(&f, words, wordslen);
+}

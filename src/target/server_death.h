@@ -12,6 +12,7 @@
 #define SERVELAB_SERVER_DEATH_H
 
 #include "monitor/procstat.h"
+#include "target/server_proc.h"
 
 #include <jansson.h>
 
@@ -29,5 +30,9 @@ typedef struct server_death_facts {
  * "SIGKILL", "exit_code": N, "evidence": "..."}; `words` gets one line for
  * the campaign's error ("killed by SIGKILL", "out of memory: ..."). */
 json_t *server_death_json(const server_death_facts *f, char *words, int wordslen);
+/* The same for a server that server_proc started, from what it kept and
+ * the peak RSS a run sampled (0: none); NULL, and "not on its own" in
+ * words, when it did not exit by itself. */
+json_t *server_death_of(const server_proc *sp, double peak_rss_bytes, char *words, int wordslen);
 
 #endif

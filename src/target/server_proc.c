@@ -1,10 +1,11 @@
-/* server_proc: the command through /bin/sh in its own process group, guarded
- * by a watchdog (common/proc.h), health polling with libcurl, and a graceful
- * stop. */
+/* server_proc: an argv in its own process group, guarded by a watchdog
+ * (common/proc.h), health polling with libcurl, and a graceful stop. */
 #include "target/server_proc.h"
 #include "common/clock.h"
 #include "common/proc.h"
+#include "common/shellwords.h"
 #include "common/stop.h"
+#include "common/strbuf.h"
 #include "common/util.h"
 
 #include <arpa/inet.h>
@@ -36,25 +37,6 @@ int server_proc_free_port(void) {
         port = ntohs(sa.sin_port);
     close(fd);
     return port;
-}
-
-/* Replace every {key} in tmpl. */
-static char *expand(const char *tmpl, const char *key, const char *value) {
-    size_t kl = strlen(key), vl = strlen(value), n = 0, cap = strlen(tmpl) + 1;
-    for (const char *p = strstr(tmpl, key); p; p = strstr(p + kl, key))
-        cap += vl;
-    char *out = xmalloc(cap);
-    for (const char *p = tmpl; *p;) {
-        if (!strncmp(p, key, kl)) {
-            memcpy(out + n, value, vl);
-            n += vl;
-            p += kl;
-        } else {
-            out[n++] = *p++;
-        }
-    }
-    out[n] = 0;
-    return out;
 }
 
 void server_proc_note(const server_proc *sp, const char *fmt, ...) {
@@ -109,9 +91,8 @@ int server_proc_alive(server_proc *sp) {
     return 1;
 }
 
-int server_proc_start(server_proc *sp, const char *cmd_template, const char *server_args,
-                      const char *health_path, double ready_timeout_s, const char *log_path,
-                      char *err, int errlen) {
+int server_proc_init(server_proc *sp, const char *server_args, const char *log_path, char *err,
+                     int errlen) {
     memset(sp, 0, sizeof *sp);
     sp->guard.fd = -1;           /* no watchdog yet: stopping must not close descriptor 0 */
     sp->oom_kills_at_ready = -1; /* unknown until ready (a death before then has no count) */
@@ -123,69 +104,93 @@ int server_proc_start(server_proc *sp, const char *cmd_template, const char *ser
         return -1;
     }
     snprintf(sp->url, sizeof sp->url, "http://127.0.0.1:%d", sp->port);
-    char port[16];
-    snprintf(port, sizeof port, "%d", sp->port);
-    char *a = expand(cmd_template, "{port}", port);
-    char *cmd = expand(a, "{server_args}", sp->args);
-    free(a);
-    server_proc_note(sp, "starting server: %s", cmd);
-    int logfd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    char *full = xmalloc(strlen(cmd) + 8);
-    sprintf(full, "exec %s", cmd);
-    char *argv[] = {"/bin/sh", "-c", full, NULL};
-    proc_spec ps = {.argv = argv,
+    return 0;
+}
+
+/* What the log says was started: NAME=value for each entry servelab sets
+ * in its environment, then the argv, each quoted as a shell would need it
+ * (so a value's `$(...)` reads as the text it is). malloc'd. */
+static char *launch_text(const server_launch *l) {
+    strbuf b = {0};
+    sb_puts(&b, "");
+    for (char *const *e = l->env; e && *e; e++) {
+        size_t n = strcspn(*e, "=");
+        char *eq = *e + n, *value[] = {*eq ? eq + 1 : eq, NULL};
+        char *quoted = shellwords_join(value);
+        sb_printf(&b, "%.*s=%s ", (int)n, *e, quoted);
+        free(quoted);
+    }
+    char *argv = shellwords_join(l->argv);
+    sb_puts(&b, argv);
+    free(argv);
+    return b.s;
+}
+
+/* Waits until its health path answers 200: 0, or -1 with why (stopped
+ * when the wait ends for any reason but its exit). */
+static int wait_ready(server_proc *sp, const server_launch *l, const char *shown, char *err,
+                      int errlen) {
+    char hurl[256];
+    snprintf(hurl, sizeof hurl, "%s%s", sp->url, l->health_path);
+    int64_t deadline = mono_us() + (int64_t)(l->ready_timeout_s * 1e6);
+    while (mono_us() < deadline) {
+        if (stop_signal()) {
+            snprintf(err, errlen, "stopped by signal %d before the server was ready",
+                     stop_signal());
+            server_proc_stop(sp, 2);
+            return -1;
+        }
+        if (!server_proc_alive(sp)) {
+            snprintf(err, errlen, "server exited before it was ready (%s): see %s", shown,
+                     sp->log_path);
+            return -1;
+        }
+        if (health_status(hurl) == 200) {
+            server_proc_note(sp, "server ready on %s", sp->url);
+            procstat_limits_of(sp->pid, &sp->limits);
+            sp->oom_kills_at_ready = procstat_oom_kills(&sp->limits);
+            return 0;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    snprintf(err, errlen, "server not ready within %.0f s (%s): see %s", l->ready_timeout_s, shown,
+             sp->log_path);
+    server_proc_stop(sp, 2);
+    return -1;
+}
+
+int server_proc_start(server_proc *sp, const server_launch *l, char *err, int errlen) {
+    char *text = launch_text(l);
+    server_proc_note(sp, "starting server: %s", text);
+    int logfd = open(sp->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    proc_spec ps = {.argv = l->argv,
                     .in = PROC_DEVNULL,
                     .out = logfd >= 0 ? logfd : PROC_DEVNULL,
                     .err = logfd >= 0 ? logfd : PROC_DEVNULL,
-                    .own_group = 1};
+                    .own_group = 1,
+                    .env = l->env};
     pid_t pid = proc_spawn(&ps, err, errlen);
-    free(full);
     if (logfd >= 0)
         close(logfd);
     if (pid < 0) {
-        free(cmd);
+        free(text);
         return -1;
     }
     sp->pid = sp->pgid = pid;
     char why[256];
     if (proc_guard_start(&sp->guard, pid, why, sizeof why))
         server_proc_note(sp, "no watchdog (%s): a SIGKILL of servelab would leave it running", why);
-    server_proc_note(sp, "server pid %d, waiting for %s%s", (int)pid, sp->url, health_path);
-    char hurl[256];
-    snprintf(hurl, sizeof hurl, "%s%s", sp->url, health_path);
-    int64_t deadline = mono_us() + (int64_t)(ready_timeout_s * 1e6);
-    while (mono_us() < deadline) {
-        if (stop_signal()) {
-            snprintf(err, errlen, "stopped by signal %d before the server was ready",
-                     stop_signal());
-            free(cmd);
-            server_proc_stop(sp, 2);
-            return -1;
-        }
-        if (!server_proc_alive(sp)) {
-            snprintf(err, errlen, "server exited before it was ready (%s): see %s", cmd, log_path);
-            free(cmd);
-            return -1;
-        }
-        if (health_status(hurl) == 200) {
-            server_proc_note(sp, "server ready on %s", sp->url);
-            procstat_limits_of(pid, &sp->limits);
-            sp->oom_kills_at_ready = procstat_oom_kills(&sp->limits);
-            free(cmd);
-            return 0;
-        }
-        struct timespec ts = {0, 100 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    snprintf(err, errlen, "server not ready within %.0f s (%s): see %s", ready_timeout_s, cmd,
-             log_path);
-    free(cmd);
-    server_proc_stop(sp, 2);
-    return -1;
+    server_proc_note(sp, "server pid %d, waiting for %s%s", (int)pid, sp->url, l->health_path);
+    char *shown = l->shown ? xstrdup(l->shown) : shellwords_join(l->argv);
+    int rc = wait_ready(sp, l, shown, err, errlen);
+    free(shown);
+    free(text);
+    return rc;
 }
 
 /* What the server left in its group when it exited (workers, a child of
- * its `sh -c`): SIGTERM, then SIGKILL after the grace period. They are not
+ * a user command's shell): SIGTERM, then SIGKILL after the grace period. They are not
  * our children, so the group's being empty is all there is to wait for. */
 static void stop_leftovers(server_proc *sp, double grace_s) {
     if (sp->pgid <= 0 || kill(-sp->pgid, 0))
@@ -228,4 +233,40 @@ void server_proc_stop(server_proc *sp, double grace_s) {
     free(sp->args);
     free(sp->log_path);
     sp->args = sp->log_path = NULL;
+}
+
+char *server_proc_log_tail(const server_proc *sp, int n) {
+    strbuf b = {0};
+    sb_puts(&b, "");
+    FILE *f = sp->log_path ? fopen(sp->log_path, "r") : NULL;
+    if (!f)
+        return b.s;
+    char lines[16][512];
+    int count = 0;
+    while (fgets(lines[count % 16], sizeof lines[0], f))
+        count++;
+    fclose(f);
+    n = n > 16 ? 16 : n;
+    for (int i = count > n ? count - n : 0; i < count; i++) {
+        char *l = lines[i % 16];
+        l[strcspn(l, "\n")] = 0;
+        sb_printf(&b, "%s    %s", b.n ? "\n" : "", l);
+    }
+    return b.s;
+}
+
+void server_proc_copy_log(const server_proc *sp, const char *dir) {
+    char to[4200];
+    snprintf(to, sizeof to, "%s/server.log", dir);
+    FILE *in = sp->log_path ? fopen(sp->log_path, "rb") : NULL, *out = in ? fopen(to, "wb") : NULL;
+    if (in && out) {
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, out);
+    }
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
 }
