@@ -70,6 +70,7 @@ int managed_server_start(server_proc *sp, const managed_server_spec *m, const ch
     char *argv[] = {"/bin/sh", "-c", script, NULL};
     server_launch l = {.argv = argv,
                        .env = env,
+                       .logged = script,
                        .shown = shown,
                        .health_path = m->health_path,
                        .ready_timeout_s = m->ready_timeout_s};

@@ -107,22 +107,23 @@ int server_proc_init(server_proc *sp, const char *server_args, const char *log_p
     return 0;
 }
 
-/* What the log says was started: NAME=value for each entry servelab sets
- * in its environment, then the argv, each quoted as a shell would need it
- * (so a value's `$(...)` reads as the text it is). malloc'd. */
+/* What the log says was started: the command, then "(with NAME=value
+ * ...)" for what was set in its environment, each value quoted as a shell
+ * would need it. malloc'd. */
 static char *launch_text(const server_launch *l) {
     strbuf b = {0};
-    sb_puts(&b, "");
+    char *argv = l->logged ? NULL : shellwords_join(l->argv);
+    sb_puts(&b, l->logged ? l->logged : argv);
+    free(argv);
     for (char *const *e = l->env; e && *e; e++) {
         size_t n = strcspn(*e, "=");
         char *eq = *e + n, *value[] = {*eq ? eq + 1 : eq, NULL};
         char *quoted = shellwords_join(value);
-        sb_printf(&b, "%.*s=%s ", (int)n, *e, quoted);
+        sb_printf(&b, "%s%.*s=%s", e == l->env ? " (with " : " ", (int)n, *e, quoted);
         free(quoted);
     }
-    char *argv = shellwords_join(l->argv);
-    sb_puts(&b, argv);
-    free(argv);
+    if (l->env && *l->env)
+        sb_puts(&b, ")");
     return b.s;
 }
 
@@ -182,7 +183,9 @@ int server_proc_start(server_proc *sp, const server_launch *l, char *err, int er
     if (proc_guard_start(&sp->guard, pid, why, sizeof why))
         server_proc_note(sp, "no watchdog (%s): a SIGKILL of servelab would leave it running", why);
     server_proc_note(sp, "server pid %d, waiting for %s%s", (int)pid, sp->url, l->health_path);
-    char *shown = l->shown ? xstrdup(l->shown) : shellwords_join(l->argv);
+    char *shown = l->shown    ? xstrdup(l->shown)
+                  : l->logged ? xstrdup(l->logged)
+                              : shellwords_join(l->argv);
     int rc = wait_ready(sp, l, shown, err, errlen);
     free(shown);
     free(text);

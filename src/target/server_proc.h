@@ -37,7 +37,8 @@ typedef struct server_proc {
 typedef struct server_launch {
     char *const *argv;       /* the program and its words, NULL-terminated */
     char *const *env;        /* NAME=value entries set in its environment; NULL: none */
-    const char *shown;       /* the command in messages; NULL: the argv, quoted */
+    const char *logged;      /* the command in the log; NULL: the argv, quoted */
+    const char *shown;       /* the command in messages; NULL: as logged */
     const char *health_path; /* it is ready when this answers 200 */
     double ready_timeout_s;
 } server_launch;
@@ -47,8 +48,9 @@ typedef struct server_launch {
  * server_proc_stop releases what was set). */
 int server_proc_init(server_proc *sp, const char *server_args, const char *log_path, char *err,
                      int errlen);
-/* Start it and wait until ready; the log says what was started (the
- * environment it was given and the argv, quoted). On failure returns -1
+/* Start it and wait until ready; the log says what was started and what
+ * was set in its environment, each value quoted as a shell would need it
+ * (so a `$(...)` in one reads as the text it is). On failure returns -1
  * with a one-line reason (the process is gone by then; its log path is
  * kept for the caller, who ends with server_proc_stop either way). */
 int server_proc_start(server_proc *sp, const server_launch *l, char *err, int errlen);
