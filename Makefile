@@ -6,7 +6,7 @@
 #   make asan     build and test with AddressSanitizer + UBSan into build-asan/
 #   make install  PREFIX=/usr/local
 #   make docs     regenerate docs/servelab.1 and docs/options.md from the option tables
-#   make format-check, check-sizes, check-layers   the structure checks CI runs
+#   make format-check, check-sizes, check-layers, check-quiet   the structure checks CI runs
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
@@ -28,7 +28,7 @@ TEST_SRC = $(wildcard tests/*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps test-deps test test-fast demo asan valgrind fuzz install clean format format-check \
-        check-sizes check-layers docs
+        check-sizes check-layers check-quiet docs
 
 all: deps servelab
 
@@ -97,6 +97,10 @@ check-sizes:
 # No include climbs a layer (scripts/check_layers.sh names the layers).
 check-layers:
 	@sh scripts/check_layers.sh
+
+# Below src/cli/ nothing prints or exits (scripts/check_quiet.sh says why).
+check-quiet:
+	@sh scripts/check_quiet.sh
 
 # docs/servelab.1 and docs/options.md are printed from the option tables;
 # a test checks that the committed ones are current.

@@ -413,7 +413,7 @@ static void run_all(schedule *s, const int *order, int n, const options *o) {
 
 int main(int argc, char **argv) {
     options o = {0};
-    notice_set_default(&cli_notices); /* in-process calls warn as the commands do */
+    notice_set_default(cli_notices()); /* in-process calls warn as the commands do */
     if (parse_options(argc, argv, &o))
         return 2;
     static int order[MAX_TESTS];

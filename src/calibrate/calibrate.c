@@ -5,6 +5,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/verdict.h"
 #include "analysis/stats.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/csv.h"
 #include "common/proc.h"
@@ -394,9 +395,10 @@ int calibrate_run(const calib_opts *o, calib_result *results, char *err, int err
     for (int i = 0; i < o->n_levels; i++) {
         for (int k = 0; k < rep; k++) {
             if (!o->quiet)
-                fprintf(stderr, "calibrate: %d streams%s, a chunk every %g ms each (%d/%d) ...\n",
-                        o->levels[i].streams, o->levels[i].burst ? " started together" : "",
-                        o->levels[i].step_ms, k + 1, rep);
+                notice(notice_default(), NOTICE_PROGRESS,
+                       "calibrate: %d streams%s, a chunk every %g ms each (%d/%d) ...",
+                       o->levels[i].streams, o->levels[i].burst ? " started together" : "",
+                       o->levels[i].step_ms, k + 1, rep);
             if (level_run(o, i, k, &tries[k], err, errlen)) {
                 free(tries);
                 return -1;

@@ -116,12 +116,12 @@ static void output(const calib_session *s, const calib_result *res, json_t *doc,
     int saved = save(doc, path);
     if (s->json) {
         char *text = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-        puts(text);
+        fprintf(s->out, "%s\n", text);
         free(text);
     } else {
-        calibrate_print_table(stdout, res, s->o.n_levels);
-        printf("\n%s\n(%s; %.0f s; %s %s)\n", sentence, placement, took,
-               saved ? "saved in" : "could not save", path);
+        calibrate_print_table(s->out, res, s->o.n_levels);
+        fprintf(s->out, "\n%s\n(%s; %.0f s; %s %s)\n", sentence, placement, took,
+                saved ? "saved in" : "could not save", path);
     }
 }
 

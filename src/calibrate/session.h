@@ -1,6 +1,6 @@
 /* session: one `servelab calibrate` from its options to its output: the
  * levels, a scratch directory (or --keep's), the placement, the runs
- * (calibrate.c), then the table and sentence (or JSON) on stdout and the
+ * (calibrate.c), then the table and sentence (or JSON) on s->out and the
  * result saved (~/.cache/servelab/calibration.json by default). */
 #ifndef SERVELAB_SESSION_H
 #define SERVELAB_SESSION_H
@@ -8,6 +8,7 @@
 #include "calibrate/calibrate.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct calib_session {
     calib_opts o;       /* seconds, repeat, threads, realtime, http_client, sim_threads, self */
@@ -17,6 +18,7 @@ typedef struct calib_session {
     int json;           /* print JSON instead of the table */
     int no_pin;         /* do not put the simulator and the client on separate CPUs */
     int burst_rounds;   /* requests each burst stream runs; 0: CALIB_BURST_ROUNDS */
+    FILE *out;          /* where the table and sentence (or JSON) go: the command's stdout */
 } calib_session;
 
 /* The levels of a list such as "10@1,1000@10,burst:1000@10" (a level is

@@ -100,6 +100,7 @@ static int calibrate_main(int argc, char **argv) {
         return rc > 0 ? 0 : 2;
     s.o.realtime = !s.o.realtime; /* the flag is --no-realtime */
     s.o.self = cli_self_path(argv[0]);
+    s.out = stdout;
     char err[512];
     if (calibrate_session(&s, err, sizeof err)) {
         fprintf(stderr, "servelab: calibrate: %s\n", err);

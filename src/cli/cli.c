@@ -20,15 +20,21 @@ const command *const commands[] = {
 static void notices_to_stderr(void *ctx, notice_kind kind, const char *text) {
     (void)ctx;
     char line[2200];
-    snprintf(line, sizeof line, "servelab: %s%s\n",
+    snprintf(line, sizeof line, "%s%s%s\n", kind == NOTICE_PROGRESS ? "" : "servelab: ",
              kind == NOTICE_WARNING ? "warning: "
              : kind == NOTICE_FATAL ? "fatal: "
                                     : "",
              text);
     fputs(line, stderr);
+    if (kind == NOTICE_PROGRESS)
+        fflush(stderr);
 }
 
-const notice_sink cli_notices = {notices_to_stderr, NULL};
+const notice_sink *cli_notices(void) {
+    static notice_sink sink;
+    sink = (notice_sink){notices_to_stderr, NULL, stderr};
+    return &sink;
+}
 
 int cli_fail(const command *c, const char *fmt, ...) {
     char msg[2048];

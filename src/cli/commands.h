@@ -41,14 +41,11 @@ int cli_parse(const command *c, int argc, char **argv, void *base, int max_posit
 int cli_fail(const command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The command's --help. */
 void cli_help(FILE *f, const command *c);
-/* The sink every command gives the code below it (common/notice.h):
- * warnings as "servelab: warning: TEXT", other lines as they are, on
- * stderr, a whole line at a time. main sets it as the process's default. */
-extern const notice_sink cli_notices;
-/* What a sweep (and the demo, which is one) tells the user, on stderr as
- * it always said it: progress as "sweep: TEXT", a repetition's or shard's
- * trouble as "servelab: sweep: TEXT", warnings as cli_notices. */
-extern const notice_sink cli_sweep_notices;
+/* The sink every command gives the code below it (common/notice.h), on
+ * stderr a whole line at a time: a warning as "servelab: warning: TEXT",
+ * progress as it is, anything else as "servelab: TEXT"; live displays draw
+ * on stderr. main sets it as the process's default. */
+const notice_sink *cli_notices(void);
 
 /* The exit code for an outcome: 0 ok, 1 failed, 2 bad input, 128 + the
  * stop signal (common/stop.h) when stopped. */

@@ -76,7 +76,7 @@ static int demo_main(int argc, char **argv) {
     if (campaign_load_string(demo_campaign, "(built-in demo campaign)", &cp, err, sizeof err))
         return cli_fail(&cmd_demo, "%s", err);
     so.self = cli_self_path(argv[0]);
-    so.notices = &cli_sweep_notices;
+    so.notices = cli_notices();
     so.text_out = stdout;
     outcome o = sweep_execute(&cp, &so, err, sizeof err);
     if (o == OUTCOME_BAD_INPUT)

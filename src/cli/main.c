@@ -16,7 +16,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    notice_set_default(&cli_notices);
+    notice_set_default(cli_notices());
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -11,6 +11,13 @@
 /* The command once the profile is read into *po (sim_main frees it). */
 static int sim_with(sim_opts *po, int argc, char **argv);
 
+/* The first line on stdout, which scripts and tests wait for. */
+static void say_listening(void *arg, const char *url) {
+    (void)arg;
+    printf("listening on %s\n", url);
+    fflush(stdout);
+}
+
 static int sim_main(int argc, char **argv) {
     sim_opts o;
     opt_args args;
@@ -42,10 +49,10 @@ static int sim_with(sim_opts *po, int argc, char **argv) {
         return cli_fail(&cmd_sim, "%s", err);
     if (o->realtime)
         cpus_realtime();
-    int code = sim_serve(&o->cfg, err, sizeof err);
-    if (code)
+    outcome done = sim_serve(&o->cfg, say_listening, NULL, err, sizeof err);
+    if (done != OUTCOME_OK)
         cli_fail(&cmd_sim, "%s", err);
-    return code;
+    return cli_exit_code(done);
 }
 
 const command cmd_sim = {

@@ -5,25 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* cli_sweep_notices (commands.h): each line whole in one fputs. */
-static void sweep_notices(void *ctx, notice_kind kind, const char *text) {
-    if (kind == NOTICE_WARNING || kind == NOTICE_FATAL) {
-        cli_notices.fn(ctx, kind, text);
-        return;
-    }
-    size_t n = strlen(text) + 32;
-    char *line = malloc(n);
-    if (!line)
-        return;
-    snprintf(line, n, "%ssweep: %s\n", kind == NOTICE_PROGRESS ? "" : "servelab: ", text);
-    fputs(line, stderr);
-    free(line);
-}
-
-const notice_sink cli_sweep_notices = {sweep_notices, NULL};
 
 #define SWEEP(field) OPT_AT(sweep_opts, field)
 static const opt_def sweep_options[] = {
@@ -113,7 +95,7 @@ static int sweep_main(int argc, char **argv) {
         return cli_fail(&cmd_sweep, "--target server: the campaign's target has no server: key");
     }
     so.self = cli_self_path(argv[0]);
-    so.notices = &cli_sweep_notices;
+    so.notices = cli_notices();
     so.text_out = stdout;
     outcome o = sweep_execute(&cp, &so, err, sizeof err);
     if (o == OUTCOME_BAD_INPUT)

@@ -6,6 +6,7 @@
  * once: libcurl's progress callback, which it calls at least once a second
  * while it waits, looks at the flag and abandons the request. */
 #include "client/tokenizer.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/stop.h"
 #include "common/util.h"
@@ -129,10 +130,10 @@ int tokenizer_keep_words_within(const server_tokenizer *t, const tokenizer_limit
     server_probe_state p = {t, mono_us() + (int64_t)(lim->budget_s * 1e6), 0};
     int k = keep_words(count_on_server, &p, words, n, kept, !lim->quiet);
     if (k == TOKENIZER_TOO_SLOW && !lim->quiet)
-        fprintf(stderr,
-                "servelab: --tokenize auto: the server's /tokenize took more than %g s for %d "
-                "requests: too slow, giving up\n",
-                lim->budget_s, p.asked);
+        notice(notice_default(), NOTICE_INFO,
+               "--tokenize auto: the server's /tokenize took more than %g s for %d "
+               "requests: too slow, giving up",
+               lim->budget_s, p.asked);
     return k;
 }
 
@@ -155,7 +156,7 @@ static int ends_probe(int rc) {
     return stop_signal() ? TOKENIZER_STOPPED : 0;
 }
 
-/* say: tell stderr before asking word by word. */
+/* say: tell the user (common/notice.h) before asking word by word. */
 static int keep_words(tokenizer_count_fn count, void *arg, const char *const *words, int n,
                       const char **kept, int say) {
     if (stop_signal())
@@ -190,11 +191,9 @@ static int keep_words(tokenizer_count_fn count, void *arg, const char *const *wo
             kept[k++] = words[i];
         return k;
     }
-    if (say) {
-        fprintf(stderr,
-                "servelab: --tokenize auto: asking the server about %d words one at a time\n", n);
-        fflush(stderr);
-    }
+    if (say)
+        notice(notice_default(), NOTICE_INFO,
+               "--tokenize auto: asking the server about %d words one at a time", n);
     for (int i = 0; i < n; i++) {
         char one[64];
         int c;

@@ -20,16 +20,19 @@
 #ifndef SERVELAB_NOTICE_H
 #define SERVELAB_NOTICE_H
 
+#include <stdio.h>
+
 typedef enum {
     NOTICE_WARNING,  /* something the user should know and may act on */
-    NOTICE_PROGRESS, /* where a long command is: one line, replaced by the next */
-    NOTICE_INFO,     /* a fact worth a line (a run's status in a campaign) */
+    NOTICE_PROGRESS, /* where a long command is, a line as it is (no "servelab: ") */
+    NOTICE_INFO,     /* a fact worth a line, said as servelab's (a run's status in a campaign) */
     NOTICE_FATAL,    /* the process cannot go on (out of memory); abort follows */
 } notice_kind;
 
 typedef struct notice_sink {
     void (*fn)(void *ctx, notice_kind kind, const char *text); /* text has no newline */
     void *ctx;
+    FILE *term; /* where a live display may draw itself (the command's stderr); NULL: none */
 } notice_sink;
 
 /* Format and hand one line to `sink` (NULL, or one without fn: dropped). */

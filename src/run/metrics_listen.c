@@ -11,6 +11,7 @@
  * buckets are written cumulative (`le`), with _sum and _count, as the exposition format wants.
  * Label values are escaped (backslash, quote, newline). */
 #include "run/metrics_listen.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/cpus.h"
 #include "common/strbuf.h"
@@ -90,16 +91,15 @@ metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t err
     m->port = ntohs(sa.sin_port);
     snprintf(m->where, sizeof m->where, "http://%s:%d/metrics", addr, m->port);
     if (port == 0) /* nothing else can tell which port it picked */
-        metrics_listen_announce(m, stderr);
+        metrics_listen_announce(m);
     return m;
 }
 
-void metrics_listen_announce(metrics_listen *m, FILE *to) {
+void metrics_listen_announce(metrics_listen *m) {
     if (m->announced)
         return;
     m->announced = 1;
-    fprintf(to, "servelab: metrics on %s\n", m->where);
-    fflush(to);
+    notice(notice_default(), NOTICE_INFO, "metrics on %s", m->where);
 }
 
 const char *metrics_listen_url(const metrics_listen *m) {

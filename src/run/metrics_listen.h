@@ -27,16 +27,17 @@
 typedef struct metrics_listen metrics_listen;
 
 /* Binds HOST:PORT (an IPv4 address or a name; PORT 0 picks one, and then
- * says which on stderr with metrics_listen_announce, --quiet or not, as
+ * says which with metrics_listen_announce, --quiet or not, as
  * nothing else could tell). NULL with why in err. */
 metrics_listen *metrics_listen_open(const char *host_port, char *err, size_t errlen);
 /* The port it listens on (the one picked for PORT 0), for meta.json. */
 int metrics_listen_port(const metrics_listen *m);
 /* Where to scrape: "http://HOST:PORT/metrics", HOST the address bound. */
 const char *metrics_listen_url(const metrics_listen *m);
-/* Prints "servelab: metrics on http://HOST:PORT/metrics" on `to`, once (a
- * second call, or one after open printed it for PORT 0, prints nothing). */
-void metrics_listen_announce(metrics_listen *m, FILE *to);
+/* Says "metrics on http://HOST:PORT/metrics" to the process's sink
+ * (common/notice.h), once (a second call, or one after open said it for
+ * PORT 0, says nothing). */
+void metrics_listen_announce(metrics_listen *m);
 /* Starts answering from l; labels go on servelab_run_info ("run", "url"). */
 void metrics_listen_start(metrics_listen *m, live_stats *l, const char *run, const char *url);
 /* Stops answering and closes the socket and every scrape's connection at

@@ -7,6 +7,7 @@
  * finish: an open-loop run ends when its last request does, whatever the
  * rate of ends so far. */
 #include "run/progress.h"
+#include "common/notice.h"
 #include "common/clock.h"
 #include "common/cpus.h"
 #include "common/util.h"
@@ -147,8 +148,8 @@ progress *progress_start(live_stats *l, const progress_opts *o) {
     progress *g = xcalloc(1, sizeof *g);
     g->live = live_reader_new(l);
     g->o = *o;
-    if (!g->o.to)
-        g->o.to = stderr;
+    if (!g->o.to && notice_default())
+        g->o.to = notice_default()->term;
     pthread_mutex_init(&g->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

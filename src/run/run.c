@@ -415,7 +415,7 @@ static void prepare_target(run_ctx *x) {
     snprintf(x->metrics_url, sizeof x->metrics_url, "%s/metrics", x->base);
     x->gpu = o->no_sampling ? NULL : gpu_open(x->gpu_why, sizeof x->gpu_why);
     if (!x->gpu && !o->no_sampling && !o->quiet)
-        fprintf(stderr, "servelab: note: no GPU sampled (%s)\n", x->gpu_why);
+        notice(notice_default(), NOTICE_INFO, "note: no GPU sampled (%s)", x->gpu_why);
     x->client = strcmp(o->http_client, "libcurl") && h1_usable(x->endpoint) ? HTTP_CLIENT_BUILTIN
                                                                             : HTTP_CLIENT_LIBCURL;
     x->lc = client_config(x);
@@ -532,7 +532,7 @@ static int prepare(run_ctx *x, run_result *rr) {
     if (x->ml) {
         x->ml_port = metrics_listen_port(x->ml);
         if (!x->o.quiet)
-            metrics_listen_announce(x->ml, stderr);
+            metrics_listen_announce(x->ml);
     }
     prepare_watchers(x);
     prepare_target(x);
@@ -621,8 +621,7 @@ static int measure(run_ctx *x, run_result *rr) {
     progress_opts po = {.mode = progress_mode_of(&x->o),
                         .interval_s = x->o.progress_interval_s,
                         .label = x->o.progress_label,
-                        .last_due_s = x->n ? x->due[x->n - 1] / 1e6 : 0,
-                        .to = stderr};
+                        .last_due_s = x->n ? x->due[x->n - 1] / 1e6 : 0};
     progress *pg = progress_start(x->live, &po);
     int counters = !x->o.predict && !x->o.no_sampling;
     if (counters)

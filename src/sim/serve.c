@@ -17,7 +17,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg) {
     event_base_loopbreak(arg);
 }
 
-int sim_serve(const sim_config *cfg, char *err, int errlen) {
+outcome sim_serve(const sim_config *cfg, sim_listening_fn listening, void *arg, char *err,
+                  int errlen) {
     raise_fd_limit();
     /* every connection it may hold, before its I/O threads exist (util.h) */
     fd_table_reserve(64 + (long)cfg->limits.max_connections);
@@ -28,7 +29,7 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     sim_server *srv = sim_server_start(base, cfg, err, errlen);
     if (!srv) {
         event_base_free(base);
-        return 2;
+        return OUTCOME_BAD_INPUT;
     }
     struct event *sigint = evsignal_new(base, SIGINT, on_signal, base);
     struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, base);
@@ -37,16 +38,18 @@ int sim_serve(const sim_config *cfg, char *err, int errlen) {
     event_add(sigterm, NULL);
     event_add(sighup, NULL);
     int v6 = strchr(cfg->host, ':') != NULL;
-    printf("listening on http://%s%s%s:%d\n", v6 ? "[" : "", cfg->host, v6 ? "]" : "",
-           sim_server_port(srv));
-    fflush(stdout);
+    char url[300];
+    snprintf(url, sizeof url, "http://%s%s%s:%d", v6 ? "[" : "", cfg->host, v6 ? "]" : "",
+             sim_server_port(srv));
+    if (listening)
+        listening(arg, url);
     event_base_dispatch(base);
     sim_server_flush(srv);
     const char *trace_err = sim_server_trace_error(srv);
-    int rc = 0;
+    outcome rc = OUTCOME_OK;
     if (trace_err) {
         snprintf(err, errlen, "%s", trace_err);
-        rc = 1;
+        rc = OUTCOME_FAILED;
     }
     sim_server_free(srv);
     event_free(sigint);

@@ -5,6 +5,7 @@
  * checked against what the server did. Rows go through stdio; the server
  * flushes every 100 ms and on exit. */
 #include "sim/trace.h"
+#include "common/notice.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,8 +90,8 @@ void trace_token(sim_server *s, const sim_request *r, int index, int64_t wrote_u
     out_unlock(s);
 }
 
-/* The first write that failed (a full disk, say) is kept, said at once on
- * stderr, and makes the simulator exit non-zero: ground truth is complete
+/* The first write that failed (a full disk, say) is kept, said at once as a
+ * warning (common/notice.h), and makes the simulator exit non-zero: ground truth is complete
  * or says it is not. Called with out_mu held. */
 static void note(sim_server *s, int failed, const char *flag, const char *path) {
     if (!failed || s->trace_error[0])
@@ -98,7 +99,7 @@ static void note(sim_server *s, int failed, const char *flag, const char *path) 
     snprintf(s->trace_error, sizeof s->trace_error,
              "%s %s: writing failed: %s (the trace is incomplete)", flag, path,
              strerror(errno ? errno : EIO));
-    fprintf(stderr, "servelab: sim: %s\n", s->trace_error);
+    notice(notice_default(), NOTICE_INFO, "sim: %s", s->trace_error);
 }
 
 /* Flushes f (and closes it when `close`): nonzero when a write failed. */

@@ -201,8 +201,8 @@ static void record(sweep *s, const campaign_run *cr, int k, const char *dir, con
         s->failures++;
     s->done++;
     if (!s->o->quiet)
-        notice(s->o->notices, NOTICE_PROGRESS, "       %s: %zu/%zu completed in %.1f s%s%s", status,
-               rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
+        notice(s->o->notices, NOTICE_PROGRESS, "sweep:        %s: %zu/%zu completed in %.1f s%s%s",
+               status, rr->completed, rr->requests, rr->duration_s, err[0] ? ": " : "", err);
 }
 
 /* A server that did not start fails its run at once: the reason and the end
@@ -210,9 +210,15 @@ static void record(sweep *s, const campaign_run *cr, int k, const char *dir, con
  * sent. */
 static void server_failed(sweep *s, const campaign_run *cr, int k, const char *dir,
                           const char *args, server_proc *sp, const char *err) {
+    notice(s->o->notices, NOTICE_INFO, "sweep: %s rep-%d: %s; the end of its log:", cr->name, k,
+           err);
     char *tail = server_proc_log_tail(sp, 10);
-    notice(s->o->notices, NOTICE_INFO, "%s rep-%d: %s; the end of its log:%s%s", cr->name, k, err,
-           tail[0] ? "\n" : "", tail);
+    for (char *line = tail, *next; *line; line = next) { /* each "    LINE" as it is */
+        next = line + strcspn(line, "\n");
+        if (*next)
+            *next++ = 0;
+        notice(s->o->notices, NOTICE_PROGRESS, "%s", line);
+    }
     free(tail);
     if (sp == &s->managed && sp->log_path)
         server_proc_copy_log(sp, dir);
@@ -251,8 +257,9 @@ static int keep_repetition(sweep *s, const campaign_run *cr, int k) {
     write_campaign_json(s);
     s->done++;
     if (!s->o->quiet)
-        notice(s->o->notices, NOTICE_PROGRESS, "[%d/%d] %s rep-%d kept from the earlier campaign",
-               s->done, s->total, cr->name, k);
+        notice(s->o->notices, NOTICE_PROGRESS,
+               "sweep: [%d/%d] %s rep-%d kept from the earlier campaign", s->done, s->total,
+               cr->name, k);
     return 1;
 }
 
@@ -329,7 +336,8 @@ static outcome follow_sharded(sweep *s, char *err, int errlen) {
     int64_t started = wall_us();
     double wait_s = shards_wait_s(s);
     if (shards_wait_ready(s->out, started, wait_s, err, errlen)) {
-        notice(s->o->notices, NOTICE_INFO, "shard %d/%d: %s", s->shard.index, s->shard.count, err);
+        notice(s->o->notices, NOTICE_INFO, "sweep: shard %d/%d: %s", s->shard.index, s->shard.count,
+               err);
         return OUTCOME_FAILED;
     }
     stop_install();
@@ -339,7 +347,7 @@ static outcome follow_sharded(sweep *s, char *err, int errlen) {
             const campaign_run *cr = &c->runs[i];
             int64_t at = shards_wait_start(s->out, cr->name, k, wait_s, err, errlen);
             if (!at) {
-                notice(s->o->notices, NOTICE_INFO, "shard %d/%d: %s", s->shard.index,
+                notice(s->o->notices, NOTICE_INFO, "sweep: shard %d/%d: %s", s->shard.index,
                        s->shard.count, err);
                 return OUTCOME_FAILED;
             }
@@ -356,8 +364,8 @@ static outcome follow_sharded(sweep *s, char *err, int errlen) {
                                       cr->name, "repetition", k, "shard", s->shard.index);
             run_result rr = {0};
             if (!s->o->quiet)
-                notice(s->o->notices, NOTICE_PROGRESS, "shard %d/%d: %s rep-%d ...", s->shard.index,
-                       s->shard.count, cr->name, k);
+                notice(s->o->notices, NOTICE_PROGRESS, "sweep: shard %d/%d: %s rep-%d ...",
+                       s->shard.index, s->shard.count, cr->name, k);
             run_execute(&ro, json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-"),
                         extra, &rr);
             failed |= rr.code != 0;
@@ -391,8 +399,8 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
         url = s->managed.url;
     }
     if (!s->o->quiet)
-        notice(s->o->notices, NOTICE_PROGRESS, "[%d/%d] %s rep-%d%s ...", s->done + 1, s->total,
-               cr->name, k,
+        notice(s->o->notices, NOTICE_PROGRESS, "sweep: [%d/%d] %s rep-%d%s ...", s->done + 1,
+               s->total, cr->name, k,
                restarted && server_ok && c->target == TARGET_SERVER ? " (server started)" : "");
     if (!server_ok) { /* no schedule is sent to a server that is not there */
         server_failed(s, cr, k, dir, args, c->target == TARGET_SIM ? &sim : &s->managed, err);
@@ -468,14 +476,14 @@ static int write_report(const sweep *s) {
     char *paths[1] = {(char *)s->out};
     report_opts ropts = {0};
     if (report_build(paths, 1, &ropts, &r, err, sizeof err)) {
-        notice(s->o->notices, NOTICE_INFO, "%s", err); /* err names the report */
+        notice(s->o->notices, NOTICE_INFO, "sweep: %s", err); /* err names the report */
         return -1;
     }
     out_file *files;
     int nf;
     report_render(&r, &files, &nf);
     if (report_write(rep_out, files, nf, err, sizeof err))
-        notice(s->o->notices, NOTICE_INFO, "report: %s", err);
+        notice(s->o->notices, NOTICE_INFO, "sweep: report: %s", err);
     /* the summary table, as in summary.md; "-" where a run has no figure */
     FILE *f = s->o->text_out;
     for (int k = 0; f && k <= r.n_runs; k++)
@@ -516,7 +524,7 @@ static void shards_end_early(const sweep *s) {
         json_t *last = json_array_get(s->status, json_array_size(s->status) - 1);
         const char *why = json_string_value(json_object_get(last, "error"));
         notice(s->o->notices, NOTICE_INFO,
-               "%s; the campaign stops here (%d of %d repetitions not run)",
+               "sweep: %s; the campaign stops here (%d of %d repetitions not run)",
                why ? why : "a shard did not come", s->total - s->done, s->total);
     }
     if (shards_announce_stopped(s->out))

@@ -35,12 +35,13 @@ typedef struct sweep_opts {
     opt_list metadata;    /* --metadata KEY=VALUE: added to every run's (campaign_add_metadata) */
     double shards_wait_s; /* how long a shard waits for the others beyond the run's
                              timeout; 0 (the command line): SHARDS_WAIT_S */
-    /* What the sweep tells the user, none of which it prints itself: where
-     * it is (NOTICE_PROGRESS: "[2/6] RUN rep-1 ...", each repetition's
-     * status, a shard's waits; none with quiet), what went wrong with a
-     * repetition or a shard while the campaign goes on (NOTICE_INFO: the
-     * reason, and for a server that did not start the end of its log, one
-     * "    LINE" a line below it), and warnings. NULL: none. */
+    /* What the sweep tells the user, none of which it prints itself:
+     * lines as they are (NOTICE_PROGRESS): where it is ("sweep: [2/6] RUN
+     * rep-1 ...", each repetition's status, a shard's waits; none with
+     * quiet) and the end of the log of a server that did not start, one
+     * "    LINE" each; what went wrong with a repetition or a shard while
+     * the campaign goes on, as servelab's (NOTICE_INFO, "sweep: ..."); and
+     * warnings. NULL: none. */
     const notice_sink *notices;
     FILE *text_out; /* the command's output: the dry run's plan, the table of runs; NULL: none */
 } sweep_opts;

@@ -176,7 +176,7 @@ int shards_wait_done(const char *out, const shard_spec *s, const char *run, int 
         if (progress && now >= next_note) {
             missing_text(done, s->count, which, sizeof which);
             notice(progress, NOTICE_PROGRESS,
-                   "waiting for shard%s %s of %d to finish %s rep-%d (%.0f s left)",
+                   "sweep: waiting for shard%s %s of %d to finish %s rep-%d (%.0f s left)",
                    left > 1 ? "s" : "", which, s->count, run, k, (double)(end - now) / 1e6);
             next_note = now + SHARDS_NOTE_EVERY_S * 1000000LL;
         }

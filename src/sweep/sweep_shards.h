@@ -60,8 +60,8 @@ void shards_part_dir(char *buf, size_t n, const char *out, int index, const char
 int shards_mark_done(const char *out, int index, const char *run, int k);
 /* Waits until every shard's part of run/k is done, for up to wait_s in
  * all; to `progress` (NULL: silent), from SHARDS_NOTE_FIRST_S on and then
- * every SHARDS_NOTE_EVERY_S, "waiting for shards 1-3 of 4 to finish RUN
- * rep-K (N s left)". 0, or -1 with err naming the shards missing. */
+ * every SHARDS_NOTE_EVERY_S, "sweep: waiting for shards 1-3 of 4 to finish
+ * RUN rep-K (N s left)". 0, or -1 with err naming the shards missing. */
 int shards_wait_done(const char *out, const shard_spec *s, const char *run, int k, double wait_s,
                      const notice_sink *progress, char *err, int errlen);
 
