@@ -68,12 +68,12 @@ int managed_server_start(server_proc *sp, const managed_server_spec *m, const ch
     /* The documented user command (target.server.command) runs in a shell,
      * the only process servelab starts through one: its text is the user's. */
     char *argv[] = {"/bin/sh", "-c", script, NULL};
-    server_launch l = {.argv = argv,
-                       .env = env,
-                       .logged = script,
-                       .shown = shown,
-                       .health_path = m->health_path,
-                       .ready_timeout_s = m->ready_timeout_s};
+    server_proc_launch l = {.argv = argv,
+                            .env = env,
+                            .logged = script,
+                            .shown = shown,
+                            .health_path = m->health_path,
+                            .ready_timeout_s = m->ready_timeout_s};
     int rc = server_proc_start(sp, &l, err, errlen);
     for (char **e = env; *e; e++)
         free(*e);

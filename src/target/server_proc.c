@@ -110,7 +110,7 @@ int server_proc_init(server_proc *sp, const char *server_args, const char *log_p
 /* What the log says was started: the command, then "(with NAME=value
  * ...)" for what was set in its environment, each value quoted as a shell
  * would need it. malloc'd. */
-static char *launch_text(const server_launch *l) {
+static char *launch_text(const server_proc_launch *l) {
     strbuf b = {0};
     char *argv = l->logged ? NULL : shellwords_join(l->argv);
     sb_puts(&b, l->logged ? l->logged : argv);
@@ -129,7 +129,7 @@ static char *launch_text(const server_launch *l) {
 
 /* Waits until its health path answers 200: 0, or -1 with why (stopped
  * when the wait ends for any reason but its exit). */
-static int wait_ready(server_proc *sp, const server_launch *l, const char *shown, char *err,
+static int wait_ready(server_proc *sp, const server_proc_launch *l, const char *shown, char *err,
                       int errlen) {
     char hurl[256];
     snprintf(hurl, sizeof hurl, "%s%s", sp->url, l->health_path);
@@ -161,7 +161,7 @@ static int wait_ready(server_proc *sp, const server_launch *l, const char *shown
     return -1;
 }
 
-int server_proc_start(server_proc *sp, const server_launch *l, char *err, int errlen) {
+int server_proc_start(server_proc *sp, const server_proc_launch *l, char *err, int errlen) {
     char *text = launch_text(l);
     server_proc_note(sp, "starting server: %s", text);
     int logfd = open(sp->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -34,14 +34,14 @@ typedef struct server_proc {
 } server_proc;
 
 /* How to start it, once its port is known. */
-typedef struct server_launch {
+typedef struct server_proc_launch {
     char *const *argv;       /* the program and its words, NULL-terminated */
     char *const *env;        /* NAME=value entries set in its environment; NULL: none */
     const char *logged;      /* the command in the log; NULL: the argv, quoted */
     const char *shown;       /* the command in messages; NULL: as logged */
     const char *health_path; /* it is ready when this answers 200 */
     double ready_timeout_s;
-} server_launch;
+} server_proc_launch;
 
 /* Its port (a free one on loopback), URL and log, before anything starts:
  * the caller builds the argv from sp->port. 0, or -1 with why (then
@@ -53,7 +53,7 @@ int server_proc_init(server_proc *sp, const char *server_args, const char *log_p
  * (so a `$(...)` in one reads as the text it is). On failure returns -1
  * with a one-line reason (the process is gone by then; its log path is
  * kept for the caller, who ends with server_proc_stop either way). */
-int server_proc_start(server_proc *sp, const server_launch *l, char *err, int errlen);
+int server_proc_start(server_proc *sp, const server_proc_launch *l, char *err, int errlen);
 int server_proc_alive(server_proc *sp);
 void server_proc_stop(server_proc *sp, double grace_s);
 /* Append a line "[servelab] ..." to the server's log. */

@@ -46,7 +46,7 @@ int sim_proc_start(server_proc *sim, const char *self, const char *profile, cons
                  ? -1
                  : 0;
     if (!rc) {
-        server_launch l = {.argv = argv, .health_path = "/health", .ready_timeout_s = 30};
+        server_proc_launch l = {.argv = argv, .health_path = "/health", .ready_timeout_s = 30};
         rc = server_proc_start(sim, &l, err, errlen);
     }
     for (int i = 0; i < n; i++)
