@@ -2,7 +2,8 @@
 # The layers of src/: which folders each folder's files may include. The
 # data flows workload -> client -> analysis -> report, with the protocol
 # (HTTP/1.1, SSE, a chunk's JSON) below the client, the simulator
-# and the monitors beside; common/ is below everything; run/ (which may send
+# and the monitors beside; common/ is below everything, and model/ (the
+# nouns every layer shares: the SLO, the capacity answer) just above it; run/ (which may send
 # a schedule to the simulator's engine in virtual time), calibrate/ and
 # sweep/ put the pieces together, capacity/ searches with sweep/'s, fit/
 # reads rows into a simulator profile; cli/ holds
@@ -13,15 +14,16 @@ cd "$(dirname "$0")/.." || exit 2
 allowed() {
     case "$1" in
     common) echo "common" ;;
-    workload | monitor | sim | analysis | protocol) echo "$1 common" ;;
-    client) echo "client protocol common workload monitor" ;;
-    report) echo "report analysis common" ;;
-    run) echo "run client protocol analysis monitor workload sim common" ;;
-    calibrate) echo "calibrate analysis common" ;;
-    sweep) echo "sweep run report sim analysis client protocol monitor workload common" ;;
-    capacity) echo "capacity sweep run report sim analysis client protocol monitor workload common" ;;
-    fit) echo "fit sim common" ;;
-    cli) echo "cli capacity sweep run calibrate fit report sim analysis client protocol monitor workload common" ;;
+    model) echo "model common" ;;
+    workload | monitor | sim | analysis | protocol) echo "$1 model common" ;;
+    client) echo "client protocol model common workload monitor" ;;
+    report) echo "report analysis model common" ;;
+    run) echo "run client protocol analysis monitor workload sim model common" ;;
+    calibrate) echo "calibrate analysis model common" ;;
+    sweep) echo "sweep run report sim analysis client protocol monitor workload model common" ;;
+    capacity) echo "capacity sweep run report sim analysis client protocol monitor workload model common" ;;
+    fit) echo "fit sim model common" ;;
+    cli) echo "cli capacity sweep run calibrate fit report sim analysis client protocol monitor workload model common" ;;
     *) echo "" ;;
     esac
 }

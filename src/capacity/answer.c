@@ -46,16 +46,6 @@ static json_t *num_or_null(double v) {
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *slo_json(const slo_spec *s) {
-    json_t *j =
-        json_pack("{s:o,s:o,s:o}", "ttft_ms", s->ttft_ms > 0 ? json_real(s->ttft_ms) : json_null(),
-                  "tpot_ms", s->tpot_ms > 0 ? json_real(s->tpot_ms) : json_null(), "e2e_ms",
-                  s->e2e_ms > 0 ? json_real(s->e2e_ms) : json_null());
-    if (s->ttfa_ms > 0) /* only when stated: older readers know three bounds */
-        json_object_set_new(j, "ttfa_ms", json_real(s->ttfa_ms));
-    return j;
-}
-
 static json_t *probe_core_json(const probe *p);
 
 static json_t *failed_json(const probe *p) {
@@ -151,9 +141,9 @@ json_t *capacity_answer_json(const capacity_answer *a) {
         json_array_append_new(probes, probe_json(&a->probes[i]));
     char sentence[1024];
     capacity_answer_sentence(a, sentence, sizeof sentence);
-    json_t *j =
-        json_pack("{s:s,s:f,s:o,s:s}", "by", a->by_concurrency ? "concurrency" : "rate", "goal",
-                  a->goal, "slo", slo_json(&a->slo), "status", status_name(a->status));
+    json_t *j = json_pack("{s:s,s:f,s:o,s:s}", "by", a->by_concurrency ? "concurrency" : "rate",
+                          "goal", a->goal, "slo", slo_json(&a->slo, SLO_JSON_THREE), "status",
+                          status_name(a->status));
     json_object_set_new(j, "max_rate_rps", rate ? json_real(a->max) : json_null());
     json_object_set_new(j, "ci_low_rps", rate ? json_real(a->ci_low) : json_null());
     json_object_set_new(j, "ci_high_rps", rate ? json_real(a->ci_high) : json_null());
@@ -188,23 +178,11 @@ static void load_text(const capacity_answer *a, double v, char *buf, size_t n) {
         snprintf(buf, n, "%.3g req/s", v);
 }
 
-/* "TTFT <= 750 ms, TPOT <= 100 ms": every stated bound. */
-static void slo_text(const slo_spec *s, char *buf, size_t n) {
-    buf[0] = 0;
-    for (int b = 0; b < SLO_BOUNDS; b++)
-        if (slo_bound_ms(s, b) > 0) {
-            char one[64];
-            slo_bound_text(s, b, one, sizeof one);
-            size_t len = strlen(buf);
-            snprintf(buf + len, n - len, "%s%s", len ? ", " : "", one);
-        }
-}
-
 /* What binds, in words: "miss TTFT <= 750 ms", or "fail (connect: ...)". */
 static void binding_text(const capacity_answer *a, char *buf, size_t n) {
     if (a->binding != BINDING_FAILURES) {
         char bound[64];
-        slo_bound_text(&a->slo, a->binding, bound, sizeof bound);
+        slo_bound_human(&a->slo, a->binding, bound, sizeof bound);
         snprintf(buf, n, "miss %s", bound);
         return;
     }
@@ -240,7 +218,7 @@ static void qualifiers(const capacity_answer *a, char *buf, size_t n) {
 void capacity_answer_sentence(const capacity_answer *a, char *buf, size_t n) {
     char bound[256], slo[256], at[64], miss[32], more[160];
     binding_text(a, bound, sizeof bound);
-    slo_text(&a->slo, slo, sizeof slo);
+    slo_human(&a->slo, slo, sizeof slo);
     snprintf(miss, sizeof miss, "%.3g%%", 100 * (1 - a->goal));
     if (a->status == CAP_FOUND) {
         load_text(a, a->max, at, sizeof at);

@@ -138,7 +138,7 @@ static int binding_of(const longrun_result *r) {
 
 static void sentence(const longrun_opts *o, longrun_result *r) {
     char bound[64], unit[16];
-    slo_bound_text(&r->slo, r->binding, bound, sizeof bound);
+    slo_bound_human(&r->slo, r->binding, bound, sizeof bound);
     snprintf(unit, sizeof unit, "%s", o->by_concurrency ? "users" : "req/s");
     double miss = 100 * (1 - o->goal);
     if (r->status == LONGRUN_FOUND)

@@ -8,18 +8,12 @@
 
 #include "analysis/summary.h"
 #include "common/record.h"
+#include "model/slo.h"
 
-/* bound b's bit is 1 << b: ttft, tpot, e2e, ttfa (the first answer token) */
-#define SLO_BOUNDS 4
+/* bound b's bit is 1 << b: ttft, tpot, e2e, ttfa (model/slo.h's order) */
 enum { MISS_TTFT = 1, MISS_TPOT = 2, MISS_E2E = 4, MISS_TTFA = 8, MISS_FAILED = 16 };
 
 /* The bounds r missed (MISS_* bits); 0 when it met the SLO. */
-/* slo's bound b in ms (<= 0: not stated). */
-double slo_bound_ms(const slo_spec *slo, int b);
 int slo_misses(const req_rec *r, const slo_spec *slo);
-/* "ttft", "tpot", "e2e" or "ttfa" for bound 0, 1, 2, 3. */
-const char *slo_bound_name(int bound);
-/* "TTFT <= 750 ms" for bound 0 to 3 of slo, into buf. */
-const char *slo_bound_text(const slo_spec *slo, int bound, char *buf, int n);
 
 #endif

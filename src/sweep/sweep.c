@@ -79,6 +79,8 @@ static void print_run_plan(const campaign_run *r, int k) {
         printf(", max_tokens %lld", (long long)p->max_tokens);
     if (p->concurrency)
         printf(", concurrency %lld", (long long)p->concurrency);
+    if (p->slo)
+        printf(", slo %s", p->slo);
     if (r->server_args[0])
         printf(", server_args \"%s\"", r->server_args);
     printf("\n");
