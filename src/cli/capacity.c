@@ -8,6 +8,7 @@
 #include "capacity/search.h"
 #include "cli/commands.h"
 #include "common/util.h"
+#include "model/answer.h"
 #include "sim/sim_options.h"
 
 #include <stddef.h>
@@ -199,6 +200,32 @@ static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virt
     return 0;
 }
 
+/* A probe's line on stderr as it is; a warning as every command's. */
+static void capacity_notice(void *ctx, notice_kind kind, const char *text) {
+    (void)ctx;
+    if (kind == NOTICE_PROGRESS || kind == NOTICE_INFO)
+        fprintf(stderr, "%s\n", text);
+    else
+        cli_notices.fn(cli_notices.ctx, kind, text);
+}
+
+static const notice_sink capacity_notices = {capacity_notice, NULL};
+
+/* The answer's sentence on stdout (once a probe ran), then what went wrong. */
+static int say_outcome(outcome got, const capacity_answer *said, const char *err) {
+    if (said->tries > 0) {
+        char sentence[1024];
+        answer_sentence(said, sentence, sizeof sentence);
+        printf("%s%s\n", got == OUTCOME_STOPPED ? "stopped before the search ended: so far, " : "",
+               sentence);
+    }
+    if (got == OUTCOME_FAILED && err[0])
+        fprintf(stderr, "servelab: capacity: %s\n", err);
+    else if (got == OUTCOME_BAD_INPUT)
+        cli_fail(&cmd_capacity, "%s", err);
+    return cli_exit_code(got);
+}
+
 static int capacity_main(int argc, char **argv) {
     capacity_opts o;
     memset(&o, 0, sizeof o);
@@ -235,11 +262,11 @@ static int capacity_main(int argc, char **argv) {
     if (o.virtual_time)
         o.vt = &vt;
     o.self = cli_self_path(argv[0]);
-    int code = capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), err, sizeof err);
-    if (code == 1 && err[0])
-        fprintf(stderr, "servelab: capacity: %s\n", err);
-    else if (code == 2)
-        cli_fail(&cmd_capacity, "%s", err);
+    o.notices = &capacity_notices;
+    capacity_answer said;
+    outcome got =
+        capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), &said, err, sizeof err);
+    int code = say_outcome(got, &said, err);
     if (o.virtual_time)
         wordfree(&we);
     sim_opts_free(&so);
