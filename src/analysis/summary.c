@@ -16,19 +16,24 @@ double request_answer_ms(const req_rec *r) {
     return r->reasoning_tokens < 0 ? r->first_ms : NAN;
 }
 
-int request_meets_slo(const req_rec *r, const slo_spec *slo) {
+int request_slo_misses(const req_rec *r, const slo_spec *slo) {
     if (r->error != ERR_NONE)
-        return 0;
-    if (slo->ttfa_ms > 0 && !(request_answer_ms(r) - r->sent_ms <= slo->ttfa_ms))
-        return 0;
+        return SLO_MISSED_FAILED;
+    int m = 0;
     if (slo->ttft_ms > 0 && !(r->first_ms - r->sent_ms <= slo->ttft_ms))
-        return 0;
-    if (slo->e2e_ms > 0 && !(r->end_ms - r->sent_ms <= slo->e2e_ms))
-        return 0;
+        m |= 1 << 0;
     if (slo->tpot_ms > 0 && r->output_tokens >= 2 &&
         !((r->last_ms - r->first_ms) / (r->output_tokens - 1) <= slo->tpot_ms))
-        return 0;
-    return 1;
+        m |= 1 << 1;
+    if (slo->e2e_ms > 0 && !(r->end_ms - r->sent_ms <= slo->e2e_ms))
+        m |= 1 << 2;
+    if (slo->ttfa_ms > 0 && !(request_answer_ms(r) - r->sent_ms <= slo->ttfa_ms))
+        m |= 1 << 3;
+    return m;
+}
+
+int request_meets_slo(const req_rec *r, const slo_spec *slo) {
+    return request_slo_misses(r, slo) == 0;
 }
 
 /* A checked answer (--tools, --response-format) and its tool calls. */

@@ -92,6 +92,12 @@ void summary_print(FILE *f, const run_summary *s);
 /* Whether one request meets the SLO: it succeeded and every stated bound
  * holds (the count behind goodput). */
 int request_meets_slo(const req_rec *r, const slo_spec *slo);
+/* The bounds one request missed, bound b's bit 1 << b (model/slo.h's
+ * order), so that a search or a report can name the bound that binds;
+ * SLO_MISSED_FAILED alone for a request that failed; 0 when it met the
+ * SLO. TTFT, E2E and TTFA count from sending, TPOT over requests of two
+ * tokens or more. */
+int request_slo_misses(const req_rec *r, const slo_spec *slo);
 /* When the answer began (ms from t=0): first_answer_ms; the first token
  * for rows from before servelab recorded it (reasoning_tokens unknown);
  * NAN when no answer came. */

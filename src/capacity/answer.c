@@ -2,7 +2,6 @@
  * answer.h). Numbers that do not apply are null, never 0, so a reader
  * cannot take "not found" for a capacity of nothing. */
 #include "capacity/answer.h"
-#include "capacity/slo_check.h"
 
 #include <math.h>
 #include <stdio.h>

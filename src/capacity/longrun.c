@@ -4,7 +4,6 @@
  * bisection's loads are over the answer, and their runs would otherwise
  * take the longest. */
 #include "capacity/longrun.h"
-#include "capacity/slo_check.h"
 #include "client/loadgen.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -43,7 +42,7 @@ static int watch_fn(void *arg, const struct loadgen_result *so_far, int in_fligh
     lost_watch *w = arg;
     for (; w->seen < so_far->rows.n; w->seen++) {
         const req_rec *r = &so_far->rows.r[w->seen];
-        if (counted(w, r) && slo_misses(r, w->slo))
+        if (counted(w, r) && request_slo_misses(r, w->slo))
             w->misses++;
     }
     if ((double)w->misses > (1 - w->goal) * w->counted_planned) {
@@ -97,7 +96,7 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
         if (!counted(&w, r))
             continue;
         l->counted++;
-        int m = slo_misses(r, slo);
+        int m = request_slo_misses(r, slo);
         if (!m)
             l->met++;
         if (r->error != ERR_NONE && r->error != ERR_CANCELLED)

@@ -34,7 +34,7 @@ typedef struct longrun_opts {
 typedef struct longrun_level {
     double load;
     long counted, met; /* the requests counted (after the warm-up) and those that met */
-    long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (slo_check.h) */
+    long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (request_slo_misses) */
     long failed;       /* of them, failed (never a latency) */
     int stopped;       /* the run was stopped once it could no longer pass */
     double wall_s;

@@ -28,6 +28,8 @@ typedef struct slo_spec {
 /* Bound b is 0 ttft, 1 tpot, 2 e2e, 3 ttfa, in that order everywhere
  * (text, JSON, a miss's bit 1 << b). */
 #define SLO_BOUNDS 4
+/* A request's misses (analysis/summary.h's request_slo_misses): it failed. */
+#define SLO_MISSED_FAILED (1 << SLO_BOUNDS)
 
 /* Any bound stated. */
 int slo_has_bound(const slo_spec *slo);

@@ -61,16 +61,11 @@ static int line_points(const report *r, int campaign, line_point *pts, int *by_c
 /* The bound the most successful requests of rr miss; ANSWER_FAILURES when
  * none do (the misses are all failures). */
 static int binding_bound(const report_run *rr, const slo_spec *slo) {
-    size_t miss[4] = {0};
+    size_t miss[SLO_BOUNDS] = {0};
     for (size_t i = 0; i < rr->rows.n; i++) {
-        const req_rec *q = &rr->rows.r[i];
-        if (q->error != ERR_NONE)
-            continue;
-        miss[0] += slo->ttft_ms > 0 && !(q->first_ms - q->sent_ms <= slo->ttft_ms);
-        miss[1] += slo->tpot_ms > 0 && q->output_tokens >= 2 &&
-                   !((q->last_ms - q->first_ms) / (q->output_tokens - 1) <= slo->tpot_ms);
-        miss[2] += slo->e2e_ms > 0 && !(q->end_ms - q->sent_ms <= slo->e2e_ms);
-        miss[3] += slo->ttfa_ms > 0 && !(request_answer_ms(q) - q->sent_ms <= slo->ttfa_ms);
+        int m = request_slo_misses(&rr->rows.r[i], slo);
+        for (int b = 0; b < SLO_BOUNDS && m != SLO_MISSED_FAILED; b++)
+            miss[b] += (m >> b) & 1;
     }
     int best = -1;
     for (int b = 0; b < SLO_BOUNDS; b++)
@@ -149,7 +144,7 @@ void answer_build(report *r, char *const *paths, int n_paths) {
     memset(a, 0, sizeof *a);
     for (int k = 0; k < r->n_runs && !a->present; k++) {
         const slo_spec *s = &r->runs[k].params.slo;
-        if (s->ttft_ms > 0 || s->tpot_ms > 0 || s->e2e_ms > 0) {
+        if (slo_has_bound(s)) {
             a->present = 1;
             a->a.slo = *s;
         }
