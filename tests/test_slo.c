@@ -1,8 +1,10 @@
 /* slo: the SLO's one text form (parsed and written back), its human and
  * JSON forms, and the inputs refused with --slo's words. */
 #include "model/slo.h"
+#include "support.h"
 #include "test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,4 +73,24 @@ TEST(slo_human_and_json_forms) {
     free(b);
     json_decref(stated);
     json_decref(three);
+}
+
+/* A campaign's SLO in the text form, ttfa among its bounds, reaches each
+ * run as --slo's text, and the dry run shows it. */
+TEST(slo_campaign_text_form_in_the_dry_run) {
+    char *dir = temp_dir(), cfg[1024], cmd[1200], *out;
+    snprintf(cfg, sizeof cfg, "%s/c.yaml", dir);
+    FILE *f = fopen(cfg, "w");
+    fputs("name: t\ntarget: {url: http://127.0.0.1:1}\nrequests: 10\nrate: 2\n"
+          "slo: \"ttfa=2s,ttft=1s\"\n"
+          "runs:\n  - {name: a}\n  - {name: b, slo: {tpot: 50ms, e2e_ms: 30000}}\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "sweep --dry-run %s", cfg);
+    CHECK_INT(servelab_cmd(cmd, &out), 0);
+    CHECK_MSG(strstr(out, ", slo ttft=1000ms,ttfa=2000ms\n") &&
+                  strstr(out, ", slo ttft=1000ms,tpot=50ms,e2e=30000ms,ttfa=2000ms\n"),
+              "%s", out);
+    free(out);
+    free(dir);
 }
