@@ -1,8 +1,9 @@
-/* answer: the capacity answer's sentence, and its keys of capacity.json
- * written and read back (see answer.h). The sentence is built from the
- * fields alone, so a reader that has the fields says what the writer said. */
+/* answer: the capacity answer's one sentence (see answer.h; its JSON is in
+ * answer_json.c). The sentence is built from the fields alone, so a reader
+ * that has the fields says what the writer said. */
 #include "model/answer.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -194,6 +195,8 @@ static void interpolated(const capacity_answer *a, char *buf, size_t n) {
 }
 
 void answer_sentence(const capacity_answer *a, char *buf, size_t n) {
+    assert(a->binding >= 0 && a->binding <= ANSWER_FAILURES);
+    assert(a->source <= ANSWER_INTERPOLATED && a->status <= ANSWER_NO_LOAD);
     if (a->said[0])
         snprintf(buf, n, "%s", a->said);
     else if (a->source == ANSWER_SEARCHED)
