@@ -555,14 +555,20 @@ TEST(campaign_err_wrong_node_kind) {
                  "t.yaml:3: model: expected a string, got a map");
     expect_error(HEAD "workload: [builtin]\nruns: [{name: a}]\n",
                  "t.yaml:3: workload: expected a map, got a list");
-    expect_error(HEAD "slo: 750\nruns: [{name: a}]\n", "t.yaml:3: slo: expected a map, got '750'");
+    expect_error(
+        HEAD "slo: 750\nruns: [{name: a}]\n",
+        "t.yaml:3: slo: '750' is not NAME=DURATION with a unit (e.g. ttft=750ms, e2e=30s)");
+    expect_error(
+        HEAD "slo: [ttft=1s]\nruns: [{name: a}]\n",
+        "t.yaml:3: slo: expected a text like \"ttft=750ms,tpot=100ms\" or a map, got a list");
     expect_error(HEAD "model:\nruns: [{name: a}]\n",
                  "t.yaml:3: model: expected a string, got no value");
     expect_error("- name: t\n", "t.yaml:1: expected a map with name, target and runs, got a list");
     expect_error(HEAD "slo: {ttft_ms: 0}\nruns: [{name: a}]\n",
                  "t.yaml:3: slo.ttft_ms: expected a number > 0, got '0'");
     expect_error(HEAD "slo: {p99_ms: 3}\nruns: [{name: a}]\n",
-                 "t.yaml:3: slo.p99_ms: unknown key (known: ttft_ms, tpot_ms, e2e_ms)");
+                 "t.yaml:3: slo.p99_ms: unknown key (known: ttft_ms, tpot_ms, e2e_ms, ttfa_ms, "
+                 "ttft, tpot, e2e, ttfa)");
 }
 
 TEST(campaign_err_duplicate_key) {
@@ -602,4 +608,38 @@ TEST(campaign_err_message_one_line_and_truncated) {
     CHECK(campaign_load_string(HEAD "rate: x\nruns: [{name: a}]\n", "t.yaml", &c, err, sizeof err));
     CHECK_STR(err, "t.yaml:3: rate:");
     CHECK(campaign_load_string(HEAD "rate: x\n", "t.yaml", &c, NULL, 0));
+}
+
+/* The SLO in --slo's own text (all four bounds, ttfa too), a run's text
+ * replacing every bound, and the map with ttfa_ms and duration values. */
+TEST(campaign_slo_text_form_and_map_form) {
+    campaign c;
+    load_ok(HEAD "slo: \"ttfa=2s,ttft=1s\"\n"
+                 "runs:\n"
+                 "  - {name: inherits}\n"
+                 "  - {name: replaces, slo: \"e2e=30s\"}\n"
+                 "  - {name: adds, slo: {tpot: 50ms, ttfa_ms: 1500}}\n",
+            &c);
+    CHECK_STR(c.runs[0].p.slo, "ttft=1000ms,ttfa=2000ms");
+    CHECK_NEAR(c.runs[0].slo.ttfa_ms, 2000, 0);
+    CHECK_STR(c.runs[1].p.slo, "e2e=30000ms");
+    CHECK_STR(c.runs[2].p.slo, "ttft=1000ms,tpot=50ms,ttfa=1500ms");
+    campaign_free(&c);
+    load_ok(HEAD "slo: {ttft: 750ms, e2e_ms: 30000, ttfa: 2s}\nruns: [{name: a}]\n", &c);
+    CHECK_STR(c.runs[0].p.slo, "ttft=750ms,e2e=30000ms,ttfa=2000ms");
+    campaign_free(&c);
+}
+
+TEST(campaign_slo_refuses_what_the_command_line_refuses) {
+    expect_error(HEAD "slo: \"ttft=750\"\nruns: [{name: a}]\n",
+                 "t.yaml:3: slo: 'ttft=750' is not NAME=DURATION with a unit");
+    expect_error(HEAD "slo: \"p99=1s\"\nruns: [{name: a}]\n",
+                 "t.yaml:3: slo: unknown bound 'p99' (ttft, tpot, e2e, ttfa)");
+    expect_error(HEAD "slo: \"ttft=1s,ttft=2s\"\nruns: [{name: a}]\n",
+                 "t.yaml:3: slo: ttft is given twice");
+    expect_error(
+        HEAD "slo: {ttft: 750}\nruns: [{name: a}]\n",
+        "t.yaml:3: slo.ttft: expected a duration with its unit (e.g. 750ms, 30s), got '750'");
+    expect_error(HEAD "slo: {ttft: 1s, ttft_ms: 750}\nruns: [{name: a}]\n",
+                 "t.yaml:3: slo.ttft_ms: the ttft bound is given twice");
 }

@@ -16,19 +16,24 @@ double request_answer_ms(const req_rec *r) {
     return r->reasoning_tokens < 0 ? r->first_ms : NAN;
 }
 
-int request_meets_slo(const req_rec *r, const slo_spec *slo) {
+int request_slo_misses(const req_rec *r, const slo_spec *slo) {
     if (r->error != ERR_NONE)
-        return 0;
-    if (slo->ttfa_ms > 0 && !(request_answer_ms(r) - r->sent_ms <= slo->ttfa_ms))
-        return 0;
+        return SLO_MISSED_FAILED;
+    int m = 0;
     if (slo->ttft_ms > 0 && !(r->first_ms - r->sent_ms <= slo->ttft_ms))
-        return 0;
-    if (slo->e2e_ms > 0 && !(r->end_ms - r->sent_ms <= slo->e2e_ms))
-        return 0;
+        m |= 1 << 0;
     if (slo->tpot_ms > 0 && r->output_tokens >= 2 &&
         !((r->last_ms - r->first_ms) / (r->output_tokens - 1) <= slo->tpot_ms))
-        return 0;
-    return 1;
+        m |= 1 << 1;
+    if (slo->e2e_ms > 0 && !(r->end_ms - r->sent_ms <= slo->e2e_ms))
+        m |= 1 << 2;
+    if (slo->ttfa_ms > 0 && !(request_answer_ms(r) - r->sent_ms <= slo->ttfa_ms))
+        m |= 1 << 3;
+    return m;
+}
+
+int request_meets_slo(const req_rec *r, const slo_spec *slo) {
+    return request_slo_misses(r, slo) == 0;
 }
 
 /* A checked answer (--tools, --response-format) and its tool calls. */
@@ -241,8 +246,7 @@ static void request_rest(const run_rows *rows, const summary_params *p, run_summ
     double w = s->arrival_window_s > 0 ? s->arrival_window_s : NAN;
     s->achieved_rps_window = done_in_window / w;
     s->slo = p->slo;
-    s->has_slo =
-        p->slo.ttft_ms > 0 || p->slo.tpot_ms > 0 || p->slo.e2e_ms > 0 || p->slo.ttfa_ms > 0;
+    s->has_slo = slo_has_bound(&p->slo);
     s->goodput_rps = s->meeting_slo / d;
     s->goodput_fraction = n ? (double)s->meeting_slo / (double)n : NAN;
     s->cost_per_hour = p->cost_per_hour;
@@ -303,15 +307,7 @@ json_t *summary_json(const run_summary *s) {
     json_t *errors = json_object();
     for (int i = 1; i < ERR_COUNT; i++)
         json_object_set_new(errors, err_class_name(i), json_integer((json_int_t)s->errors[i]));
-    json_t *slo = json_object();
-    if (s->slo.ttft_ms > 0)
-        json_object_set_new(slo, "ttft_ms", json_real(s->slo.ttft_ms));
-    if (s->slo.tpot_ms > 0)
-        json_object_set_new(slo, "tpot_ms", json_real(s->slo.tpot_ms));
-    if (s->slo.e2e_ms > 0)
-        json_object_set_new(slo, "e2e_ms", json_real(s->slo.e2e_ms));
-    if (s->slo.ttfa_ms > 0)
-        json_object_set_new(slo, "ttfa_ms", json_real(s->slo.ttfa_ms));
+    json_t *slo = slo_json(&s->slo, SLO_JSON_STATED);
     json_t *o = json_object();
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "completed", json_integer((json_int_t)s->completed));
@@ -515,49 +511,6 @@ void summary_print(FILE *f, const run_summary *s) {
     if (s->client_cpu_s >= 0)
         fprintf(f, "; CPU %.2f s", s->client_cpu_s);
     fputc('\n', f);
-}
-
-/* A bound's duration: a finite number > 0 with its unit (ms, s, m or us);
- * a bare number is refused, since "ttft=500" reads as 500 ms to some and
- * 500 s to others. */
-static int slo_duration(const char *s, double *ms) {
-    size_t n = strlen(s);
-    int unit = (n > 2 && (!strcmp(s + n - 2, "ms") || !strcmp(s + n - 2, "us"))) ||
-               (n > 1 && (s[n - 1] == 's' || s[n - 1] == 'm'));
-    return unit && !parse_duration_ms(s, ms) && isfinite(*ms) && *ms > 0 ? 0 : -1;
-}
-
-int slo_parse(const char *spec, slo_spec *out, char *err, int errlen) {
-    static const char *const names[] = {"ttft", "tpot", "e2e", "ttfa"};
-    memset(out, 0, sizeof *out);
-    double *bounds[] = {&out->ttft_ms, &out->tpot_ms, &out->e2e_ms, &out->ttfa_ms};
-    char *copy = xstrdup(spec), *save = NULL;
-    int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(t, '=');
-        double ms;
-        if (!eq || slo_duration(eq + 1, &ms)) {
-            snprintf(err, errlen,
-                     "--slo: '%s' is not NAME=DURATION with a unit (e.g. ttft=750ms, e2e=30s)", t);
-            rc = -1;
-            break;
-        }
-        *eq = 0;
-        int i = 0;
-        while (i < 4 && strcmp(t, names[i]))
-            i++;
-        if (i == 4) {
-            snprintf(err, errlen, "--slo: unknown bound '%s' (ttft, tpot, e2e, ttfa)", t);
-            rc = -1;
-        } else if (*bounds[i] > 0) {
-            snprintf(err, errlen, "--slo: %s is given twice", t);
-            rc = -1;
-        } else {
-            *bounds[i] = ms;
-        }
-    }
-    free(copy);
-    return rc;
 }
 
 int client_cpu_saturated(double duration_s, double cpu_s, int threads) {

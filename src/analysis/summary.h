@@ -15,15 +15,11 @@
 #include "analysis/phases.h"
 #include "analysis/stats.h"
 #include "common/record.h"
+#include "model/slo.h"
 
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
-
-typedef struct slo_spec {
-    double ttft_ms, tpot_ms, e2e_ms; /* <= 0: not stated */
-    double ttfa_ms;                  /* time to the first answer token (after reasoning) */
-} slo_spec;
 
 typedef struct summary_params {
     double offered_rps; /* as asked; INFINITY for inf */
@@ -93,10 +89,15 @@ json_t *summary_json(const run_summary *s);
 /* The table printed at the end of `servelab run`. */
 void summary_print(FILE *f, const run_summary *s);
 
-int slo_parse(const char *spec, slo_spec *out, char *err, int errlen);
 /* Whether one request meets the SLO: it succeeded and every stated bound
  * holds (the count behind goodput). */
 int request_meets_slo(const req_rec *r, const slo_spec *slo);
+/* The bounds one request missed, bound b's bit 1 << b (model/slo.h's
+ * order), so that a search or a report can name the bound that binds;
+ * SLO_MISSED_FAILED alone for a request that failed; 0 when it met the
+ * SLO. TTFT, E2E and TTFA count from sending, TPOT over requests of two
+ * tokens or more. */
+int request_slo_misses(const req_rec *r, const slo_spec *slo);
 /* When the answer began (ms from t=0): first_answer_ms; the first token
  * for rows from before servelab recorded it (reasoning_tokens unknown);
  * NAN when no answer came. */

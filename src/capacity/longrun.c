@@ -4,7 +4,6 @@
  * bisection's loads are over the answer, and their runs would otherwise
  * take the longest. */
 #include "capacity/longrun.h"
-#include "capacity/slo_check.h"
 #include "client/loadgen.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -43,7 +42,7 @@ static int watch_fn(void *arg, const struct loadgen_result *so_far, int in_fligh
     lost_watch *w = arg;
     for (; w->seen < so_far->rows.n; w->seen++) {
         const req_rec *r = &so_far->rows.r[w->seen];
-        if (counted(w, r) && slo_misses(r, w->slo))
+        if (counted(w, r) && request_slo_misses(r, w->slo))
             w->misses++;
     }
     if ((double)w->misses > (1 - w->goal) * w->counted_planned) {
@@ -97,7 +96,7 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
         if (!counted(&w, r))
             continue;
         l->counted++;
-        int m = slo_misses(r, slo);
+        int m = request_slo_misses(r, slo);
         if (!m)
             l->met++;
         if (r->error != ERR_NONE && r->error != ERR_CANCELLED)
@@ -115,47 +114,23 @@ static int level_passed(const longrun_opts *o, const longrun_level *l) {
 }
 
 static void say(const longrun_opts *o, const longrun_level *l, int passed) {
-    if (o->quiet)
-        return;
-    fprintf(stderr, "predict: %g %s: %ld of %ld met (%.4f) %s%s (%.1f s)\n", l->load,
-            o->by_concurrency ? "users" : "req/s", l->met, l->counted,
-            l->counted ? (double)l->met / (double)l->counted : 0.0, passed ? "passed" : "failed",
-            l->stopped ? ", stopped once it could not pass" : "", l->wall_s);
+    notice(o->progress, NOTICE_PROGRESS, "predict: %g %s: %ld of %ld met (%.4f) %s%s (%.1f s)",
+           l->load, o->by_concurrency ? "users" : "req/s", l->met, l->counted,
+           l->counted ? (double)l->met / (double)l->counted : 0.0, passed ? "passed" : "failed",
+           l->stopped ? ", stopped once it could not pass" : "", l->wall_s);
 }
 
 static int binding_of(const longrun_result *r) {
     long by[SLO_BOUNDS] = {0};
     for (int i = 0; i < r->n_levels; i++)
-        if (r->levels[i].load == r->fail_load)
+        if (r->levels[i].load == r->ans.fail_load)
             for (int b = 0; b < SLO_BOUNDS; b++)
                 by[b] += r->levels[i].missed[b];
     int best = -1;
     for (int b = 0; b < SLO_BOUNDS; b++)
-        if (slo_bound_ms(&r->slo, b) > 0 && (best < 0 || by[b] > by[best]))
+        if (slo_bound_ms(&r->ans.slo, b) > 0 && (best < 0 || by[b] > by[best]))
             best = b;
     return best < 0 ? 0 : best;
-}
-
-static void sentence(const longrun_opts *o, longrun_result *r) {
-    char bound[64], unit[16];
-    slo_bound_text(&r->slo, r->binding, bound, sizeof bound);
-    snprintf(unit, sizeof unit, "%s", o->by_concurrency ? "users" : "req/s");
-    double miss = 100 * (1 - o->goal);
-    if (r->status == LONGRUN_FOUND)
-        snprintf(r->sentence, sizeof r->sentence,
-                 "long-run capacity: %.4g %s (it fails at %.4g): above it more than %.3g%% of "
-                 "requests miss %s (%d virtual runs of %ld requests, %.1f s)",
-                 r->max_load, unit, r->fail_load, miss, bound, r->n_levels, o->requests, r->wall_s);
-    else if (r->status == LONGRUN_NOT_REACHED)
-        snprintf(r->sentence, sizeof r->sentence,
-                 "long-run capacity not reached: %.4g %s, the most tried, still met the SLO for "
-                 "%.4g%% of requests",
-                 r->max_load, unit, 100 * o->goal);
-    else
-        snprintf(r->sentence, sizeof r->sentence,
-                 "already missed at the lowest load: at %.4g %s more than %.3g%% of requests "
-                 "miss %s",
-                 r->levels[0].load, unit, miss, bound);
 }
 
 static int try_load(const longrun_opts *o, longrun_result *r, double load, int *passed, char *err,
@@ -163,7 +138,7 @@ static int try_load(const longrun_opts *o, longrun_result *r, double load, int *
     if (r->n_levels == LONGRUN_MAX_LEVELS)
         return -1;
     longrun_level *l = &r->levels[r->n_levels];
-    int code = run_level(o, &r->slo, load, l, err, errlen);
+    int code = run_level(o, &r->ans.slo, load, l, err, errlen);
     if (code)
         return code;
     r->n_levels++;
@@ -178,15 +153,25 @@ static int narrow(const longrun_opts *o, double lo, double hi) {
     return (hi - lo) / lo < o->precision;
 }
 
-int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen) {
+/* A run's code as an outcome. */
+static outcome outcome_of(int code) {
+    return code == 2 ? OUTCOME_BAD_INPUT : code > 2 ? OUTCOME_STOPPED : OUTCOME_FAILED;
+}
+
+outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
-    r->max_load = r->fail_load = NAN;
+    capacity_answer *a = &r->ans;
+    answer_init(a, ANSWER_PREDICTED);
+    a->by_concurrency = o->by_concurrency;
+    a->goal = o->goal;
+    a->precision = o->precision;
+    a->requests_a_run = o->requests;
     if (!o->run->slo) {
         snprintf(err, errlen, "--capacity needs --slo (e.g. --slo ttft=750ms)");
-        return 2;
+        return OUTCOME_BAD_INPUT;
     }
-    if (slo_parse(o->run->slo, &r->slo, err, errlen))
-        return 2;
+    if (slo_parse(o->run->slo, &a->slo, err, errlen))
+        return OUTCOME_BAD_INPUT;
     double t0 = mono_us() / 1e6, ceiling = o->by_concurrency ? MAX_USERS : MAX_RATE;
     double lo = NAN, hi = NAN, v = o->start > 0 ? o->start : 1, floor_load = 1e-3;
     int passed, code = 0;
@@ -217,25 +202,20 @@ int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int er
         else
             hi = mid;
     }
-    r->wall_s = mono_us() / 1e6 - t0;
+    a->wall_s = mono_us() / 1e6 - t0;
     if (code > 0)
-        return code;
+        return outcome_of(code);
     if (code < 0) {
         snprintf(err, errlen, "--capacity: more than %d loads tried", LONGRUN_MAX_LEVELS);
-        return 1;
+        return OUTCOME_FAILED;
     }
-    r->max_load = lo;
-    r->fail_load = hi;
-    r->status = isnan(lo)   ? LONGRUN_MISSED_AT_LOWEST
-                : isnan(hi) ? LONGRUN_NOT_REACHED
-                            : LONGRUN_FOUND;
-    r->binding = binding_of(r);
-    sentence(o, r);
-    return 0;
-}
-
-static json_t *num_or_null(double v) {
-    return isfinite(v) ? json_real(v) : json_null();
+    a->max = a->reached = lo;
+    a->fail_load = hi;
+    a->lowest = r->n_levels ? r->levels[0].load : NAN;
+    a->tries = r->n_levels;
+    a->status = isnan(lo) ? ANSWER_MISSED_AT_LOWEST : isnan(hi) ? ANSWER_NOT_REACHED : ANSWER_FOUND;
+    a->binding = binding_of(r);
+    return OUTCOME_OK;
 }
 
 int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,
@@ -261,25 +241,8 @@ int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *
                               (json_int_t)l->failed, "stopped", l->stopped, "passed",
                               level_passed(o, l), "wall_s", l->wall_s));
     }
-    int rate = !o->by_concurrency;
-    json_t *j0 =
-        json_pack("{s:b,s:s,s:f,s:{s:o,s:o,s:o},s:s,s:o,s:o,s:o,s:o,s:s,s:I,s:f,s:f,s:s,s:o}",
-                  "predicted", 1, "by", rate ? "rate" : "concurrency", "goal", o->goal, "slo",
-                  "ttft_ms", r->slo.ttft_ms > 0 ? json_real(r->slo.ttft_ms) : json_null(),
-                  "tpot_ms", r->slo.tpot_ms > 0 ? json_real(r->slo.tpot_ms) : json_null(), "e2e_ms",
-                  r->slo.e2e_ms > 0 ? json_real(r->slo.e2e_ms) : json_null(), "status",
-                  r->status == LONGRUN_FOUND         ? "found"
-                  : r->status == LONGRUN_NOT_REACHED ? "not_reached"
-                                                     : "missed_at_lowest",
-                  "max_rate_rps", num_or_null(rate ? r->max_load : NAN), "fail_rate_rps",
-                  num_or_null(rate ? r->fail_load : NAN), "max_concurrency",
-                  num_or_null(rate ? NAN : r->max_load), "fail_concurrency",
-                  num_or_null(rate ? NAN : r->fail_load), "binding", slo_bound_name(r->binding),
-                  "requests_a_run", (json_int_t)o->requests, "precision", o->precision, "wall_s",
-                  r->wall_s, "sentence", r->sentence, "levels", levels);
-    json_t *j = j0;
-    if (r->slo.ttfa_ms > 0)
-        json_object_set_new(json_object_get(j, "slo"), "ttfa_ms", json_real(r->slo.ttfa_ms));
+    json_t *j = answer_json(&r->ans);
+    json_object_set_new(j, "levels", levels);
     int rc = write_json_atomic(dir, "capacity.json", j);
     json_decref(j);
     if (rc) {

@@ -13,6 +13,9 @@
 #define SERVELAB_LONGRUN_H
 
 #include "analysis/summary.h"
+#include "common/notice.h"
+#include "common/outcome.h"
+#include "model/answer.h"
 #include "run/run.h"
 #include "run/virtual_client.h"
 
@@ -24,36 +27,31 @@ typedef struct longrun_opts {
     int by_concurrency;
     double goal, precision;
     long requests;
-    double start; /* the first load; 0: 1 */
-    int quiet;
+    double start;                /* the first load; 0: 1 */
+    const notice_sink *progress; /* a line a load tried ("predict: 2 req/s: ..."); NULL: none */
 } longrun_opts;
 
 typedef struct longrun_level {
     double load;
     long counted, met; /* the requests counted (after the warm-up) and those that met */
-    long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (slo_check.h) */
+    long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (request_slo_misses) */
     long failed;       /* of them, failed (never a latency) */
     int stopped;       /* the run was stopped once it could no longer pass */
     double wall_s;
 } longrun_level;
 
-enum { LONGRUN_FOUND, LONGRUN_NOT_REACHED, LONGRUN_MISSED_AT_LOWEST };
-
 typedef struct longrun_result {
-    int status;
-    double max_load;  /* the highest load that passed (NAN: none) */
-    double fail_load; /* the lowest that failed above it (NAN: none) */
-    slo_spec slo;
-    int binding; /* 0 ttft, 1 tpot, 2 e2e */
+    /* the answer (model/answer.h, ANSWER_PREDICTED): max is the highest load
+     * that passed, fail_load the lowest that failed above it (NAN: none) */
+    capacity_answer ans;
     longrun_level levels[LONGRUN_MAX_LEVELS];
     int n_levels;
-    double wall_s;
-    char sentence[640];
 } longrun_result;
 
-/* 0 with r filled; 2 on bad input (err says what); 1 when a run could not
- * be made; 128 + signal when stopped. */
-int longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen);
+/* OUTCOME_OK with r->ans filled (found or not); OUTCOME_BAD_INPUT (err
+ * says what), OUTCOME_FAILED when a run could not be made, OUTCOME_STOPPED
+ * by a signal. */
+outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen);
 /* DIR/capacity.json (capacity.json's keys, with "predicted": true and every
  * level); an existing one only with force. 0, or -1 with err. */
 int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,

@@ -5,7 +5,6 @@
 #include "capacity/probe.h"
 #include "capacity/binomial.h"
 #include "capacity/saturation.h"
-#include "capacity/slo_check.h"
 #include "common/clock.h"
 #include "common/csv.h"
 #include "common/files.h"
@@ -67,7 +66,7 @@ static double misses_in_one_slice(const req_rec *r, size_t n, double last_due,
                                   const slo_spec *slo) {
     long missed[MISS_BATCHES] = {0}, all = 0, most = 0;
     for (size_t i = 0; i < n; i++) {
-        if (r[i].error == ERR_CANCELLED || !slo_misses(&r[i], slo))
+        if (r[i].error == ERR_CANCELLED || !request_slo_misses(&r[i], slo))
             continue;
         int b = last_due > 0 ? (int)(r[i].scheduled_ms / last_due * MISS_BATCHES) : 0;
         b = b < 0 ? 0 : b >= MISS_BATCHES ? MISS_BATCHES - 1 : b;
@@ -100,7 +99,7 @@ static void batch_counts(const req_rec *r, size_t n, double last_due, const slo_
         int b = last_due > 0 ? (int)(r[i].scheduled_ms / last_due * MISS_BATCHES) : 0;
         b = b < 0 ? 0 : b >= MISS_BATCHES ? MISS_BATCHES - 1 : b;
         p->batch_n[b]++;
-        p->batch_missed[b] += slo_misses(&r[i], slo) != 0;
+        p->batch_missed[b] += request_slo_misses(&r[i], slo) != 0;
     }
 }
 
@@ -147,7 +146,7 @@ static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms
     long ok = 0;
     for (size_t i = 0; i < rows.n; i++) {
         const req_rec *r = &rows.r[i];
-        int m = slo_misses(r, &ps->slo);
+        int m = request_slo_misses(r, &ps->slo);
         if (!m)
             p->met++;
         else if (r->error == ERR_CANCELLED && p->stopped)

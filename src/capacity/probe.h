@@ -41,7 +41,7 @@ typedef struct probe {
     long requests;          /* scheduled */
     long met;               /* met the SLO */
     long unfinished;        /* cancelled when the probe was stopped early */
-    long missed[4];         /* requests that missed ttft, tpot, e2e, ttfa (slo_check.h) */
+    long missed[4];         /* requests that missed ttft, tpot, e2e, ttfa (request_slo_misses) */
     long failed[ERR_COUNT]; /* requests that failed, by error class (cancelled: cut short) */
     int stopped;            /* saturation.h: SAT_NONE, SAT_CERTAIN, SAT_GROWING */
     int confirm;            /* the search's confirmation run */

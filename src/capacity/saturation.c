@@ -11,7 +11,6 @@
  * keep up; lesser overloads are left to the certain test. */
 #include "capacity/saturation.h"
 #include "capacity/binomial.h"
-#include "capacity/slo_check.h"
 #include "client/loadgen.h"
 #include "common/util.h"
 
@@ -49,7 +48,7 @@ int saturation_growing(const float *in_flight, size_t n, double e2e_ms, double r
 static void look_at_rows(saturation *s, const run_rows *rows) {
     for (; s->seen < rows->n; s->seen++) {
         const req_rec *r = &rows->r[s->seen];
-        if (slo_misses(r, &s->slo))
+        if (request_slo_misses(r, &s->slo))
             s->misses++;
         if (r->error == ERR_NONE) {
             s->e2e_sum_ms += r->end_ms - r->sent_ms;

@@ -278,40 +278,40 @@ static int time_up(search *s) {
     return 1;
 }
 
-static void fill_answer(const search *s, capacity_answer *a) {
-    memset(a, 0, sizeof *a);
+static void fill_answer(const search *s, capacity_result *r) {
+    memset(r, 0, sizeof *r);
+    capacity_answer *a = &r->ans;
+    answer_init(a, ANSWER_SEARCHED);
     a->by_concurrency = s->ps.by_concurrency;
     a->goal = s->o->goal;
     a->slo = s->ps.slo;
-    a->probes = s->probes;
-    a->n_probes = s->n;
+    r->probes = s->probes;
+    r->n_probes = s->n;
     a->wall_s = elapsed(s);
-    a->stopped_by_time = s->stopped_by_time;
-    a->best = -1;
-    a->max = a->ci_low = a->ci_high = a->reached = NAN;
+    a->out_of_time = s->stopped_by_time;
+    r->best = -1;
     a->lowest = s->n ? value_of(s, 0) : NAN;
     if (isnan(s->lo))
-        a->status = CAP_MISSED_AT_LOWEST;
+        a->status = ANSWER_MISSED_AT_LOWEST;
     else if (isnan(s->hi))
-        a->status = CAP_NOT_REACHED;
+        a->status = ANSWER_NOT_REACHED;
     else
-        a->status = CAP_FOUND;
+        a->status = ANSWER_FOUND;
     if (!isnan(s->lo)) {
         a->max = a->reached = s->lo;
         interval(s, &a->ci_low, &a->ci_high);
         for (int i = 0; i < s->n; i++) /* the passing probe at the answer with most requests */
             if (value_of(s, i) == s->lo && s->probes[i].passed &&
-                (a->best < 0 || s->probes[i].requests > s->probes[a->best].requests))
-                a->best = i;
+                (r->best < 0 || s->probes[i].requests > s->probes[r->best].requests))
+                r->best = i;
     }
-    a->binding = capacity_answer_binding(a);
-    a->confirm_probe = -1;
+    r->confirm_probe = -1;
     for (int i = 0; i < s->n; i++)
         if (s->probes[i].confirm && value_of(s, i) == s->lo)
-            a->confirm_probe = i;
+            r->confirm_probe = i;
     a->confirm_asked = s->o->confirm;
     a->upper_bound = s->upper_bound;
-    a->budget_ms = s->budget_ms;
+    r->budget_ms = s->budget_ms;
     a->need_s = s->need_s;
     a->full_s = s->full_s;
     if (s->fixed_n && !s->ps.by_concurrency && s->lo > 0) {
@@ -320,8 +320,9 @@ static void fill_answer(const search *s, capacity_answer *a) {
         a->upper_bound = a->full_s < s->need_s;
     }
     a->precision = s->o->precision;
-    a->tp_probe = s->tp_at;
-    a->tp_used = capacity_bound(s, &a->tp_bound);
+    r->tp_probe = s->tp_at;
+    r->tp_used = capacity_bound(s, &r->tp_bound);
+    capacity_result_finish(r);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -373,24 +374,24 @@ static json_t *levels_json(const search *s) {
 }
 
 static void write_answer(const search *s) {
-    capacity_answer a;
+    capacity_result a;
     fill_answer(s, &a);
-    json_t *j = capacity_answer_json(&a);
+    json_t *j = capacity_result_json(&a);
     json_object_set_new(j, "levels", levels_json(s));
     if (write_json_atomic(s->out, "capacity.json", j))
-        notice_warn("cannot write %s/capacity.json: %s", s->out, strerror(errno));
+        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/capacity.json: %s", s->out,
+               strerror(errno));
     json_decref(j);
 }
 
 static void say_probe(const search *s, const probe *p, double v) {
     if (s->o->run.quiet)
         return;
-    fprintf(stderr, "capacity: probe %d at %g %s: %ld of %ld met (95%% CI %.3f-%.3f) %s", s->n, v,
-            s->ps.by_concurrency ? "users" : "req/s", p->met, p->requests, p->ci_low, p->ci_high,
-            p->passed ? "passed" : "failed");
-    if (p->stopped)
-        fprintf(stderr, ", stopped early: %s", p->why);
-    fprintf(stderr, " (%.1f s)\n", p->wall_s);
+    notice(s->o->notices, NOTICE_PROGRESS,
+           "capacity: probe %d at %g %s: %ld of %ld met (95%% CI %.3f-%.3f) %s%s%s (%.1f s)", s->n,
+           v, s->ps.by_concurrency ? "users" : "req/s", p->met, p->requests, p->ci_low, p->ci_high,
+           p->passed ? "passed" : "failed", p->stopped ? ", stopped early: " : "",
+           p->stopped ? p->why : "", p->wall_s);
 }
 
 enum { PROBE_FULL, PROBE_BRACKET, PROBE_CONFIRM };
@@ -511,11 +512,11 @@ static int throughput_probe(search *s, char *err, int errlen) {
         return -1;
     s->tp_at = s->n++;
     if (!s->o->run.quiet)
-        fprintf(stderr,
-                "capacity: probe %d, throughput with %ld users: %.4g req/s (95%% CI %.4g-%.4g)"
-                "%s (%.1f s)\n",
-                s->n, p->max_users, p->tp.rate_rps, p->tp.low_rps, p->tp.high_rps,
-                p->tp.saturated ? "" : ", not saturated: not used", p->wall_s);
+        notice(s->o->notices, NOTICE_PROGRESS,
+               "capacity: probe %d, throughput with %ld users: %.4g req/s (95%% CI %.4g-%.4g)"
+               "%s (%.1f s)",
+               s->n, p->max_users, p->tp.rate_rps, p->tp.low_rps, p->tp.high_rps,
+               p->tp.saturated ? "" : ", not saturated: not used", p->wall_s);
     write_answer(s);
     derive(s);
     return 1;
@@ -684,7 +685,26 @@ int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
     return run_opts_validate(&r, err, errlen);
 }
 
-int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, int errlen) {
+/* The warnings about the answer: probes whose client fell behind, an end
+ * of the interval that is a point verdict's. */
+static void warn_about(const search *s, const capacity_answer *a) {
+    double lo, hi;
+    int flagged = 0;
+    for (int i = 0; i < s->n; i++)
+        flagged += s->probes[i].client_flagged;
+    if (flagged)
+        notice(s->o->notices, NOTICE_WARNING,
+               "capacity: in %d of %d probes the client was not within 1 ms (each probe's "
+               "summary.json says how; servelab calibrate tells this machine's limits)",
+               flagged, s->n);
+    if (a->status == ANSWER_FOUND && interval(s, &lo, &hi) && !s->o->run.quiet)
+        notice(s->o->notices, NOTICE_WARNING,
+               "capacity: no probe at an end of the interval cleared its verdict at 95%%; "
+               "that end is a point verdict's (more --requests would clear it)");
+}
+
+outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_answer *said,
+                         char *err, int errlen) {
     search s = {.o = o, .out = o->run.out ? o->run.out : "out/capacity", .lock_fd = -1};
     s.ps = (probe_setup){.base = &o->run,
                          .sim_args = o->sim,
@@ -702,38 +722,26 @@ int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, in
     s.ps.wait_budget_ms = INFINITY; /* no keep-up verdict before the lengths are planned */
     s.lo = s.hi = NAN;
     s.t0 = mono_us() / 1e6;
+    answer_init(said, ANSWER_SEARCHED);
     int code = prepare_out(&s, err, errlen) ? 2 : 0;
     stop_install();
     if (!code)
         code = run_search(&s, err, errlen);
-    if (code && s.n == 0 && !stop_signal())
-        code = 2; /* the first probe could not run: the target or its arguments */
+    outcome got = !code ? OUTCOME_OK : code == 2 || s.n == 0 ? OUTCOME_BAD_INPUT : OUTCOME_FAILED;
+    /* (the first probe could not run: the target or its arguments) */
     if (s.n) {
         write_answer(&s);
-        capacity_answer a;
-        fill_answer(&s, &a);
-        char sentence[1024];
-        capacity_answer_sentence(&a, sentence, sizeof sentence);
-        printf("%s%s\n", stop_signal() ? "stopped before the search ended: so far, " : "",
-               sentence);
-        double lo, hi;
-        int flagged = 0;
-        for (int i = 0; i < s.n; i++)
-            flagged += s.probes[i].client_flagged;
-        if (flagged)
-            notice_warn("capacity: in %d of %d probes the client was not within 1 ms (each probe's "
-                        "summary.json says how; servelab calibrate tells this machine's limits)",
-                        flagged, s.n);
-        if (a.status == CAP_FOUND && interval(&s, &lo, &hi) && !o->run.quiet)
-            notice_warn("capacity: no probe at an end of the interval cleared its verdict at 95%%; "
-                        "that end is a point verdict's (more --requests would clear it)");
-        if (!code)
-            code = a.status == CAP_FOUND ? 0 : 1;
+        capacity_result r;
+        fill_answer(&s, &r);
+        *said = r.ans;
+        warn_about(&s, said);
+        if (!code && said->status != ANSWER_FOUND)
+            got = OUTCOME_FAILED;
     }
     if (stop_signal())
-        code = stop_exit_code(stop_signal());
+        got = OUTCOME_STOPPED;
     free(s.probes);
     json_decref(command_line);
     dir_unlock(s.lock_fd);
-    return code;
+    return got;
 }

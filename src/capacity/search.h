@@ -14,6 +14,9 @@
 #ifndef SERVELAB_SEARCH_H
 #define SERVELAB_SEARCH_H
 
+#include "common/notice.h"
+#include "common/outcome.h"
+#include "model/answer.h"
 #include "run/run.h"
 #include "run/virtual_client.h"
 
@@ -31,16 +34,22 @@ typedef struct capacity_opts {
     const virtual_target *vt; /* --virtual: the probes on the engine in virtual time */
     const char *sim;          /* the simulator's arguments; NULL: run.url */
     const char *self;         /* this binary, for the simulator */
+    /* each probe's line (NOTICE_PROGRESS, unless run.quiet) and the
+     * warnings about the answer (NOTICE_WARNING); NULL: none */
+    const notice_sink *notices;
 } capacity_opts;
 
 /* Checks what needs the whole set (an SLO, a target, the run's own checks);
  * -1 with a message. */
 int capacity_opts_validate(const capacity_opts *o, char *err, int errlen);
-/* Runs the search and prints its sentence. Returns 0 when found, 1 when not
- * (not reached, missed at the lowest load, a probe that could not run), 2
- * on bad input before any traffic (err says why), 128 + signal when stopped
- * (capacity.json is written with what was found so far). `command_line`
- * (stolen) goes into each probe's meta.json. */
-int capacity_execute(const capacity_opts *o, json_t *command_line, char *err, int errlen);
+/* Runs the search. OUTCOME_OK when it found the capacity; OUTCOME_FAILED
+ * when not (not reached, missed at the lowest load, or a probe that could
+ * not run: err says why); OUTCOME_BAD_INPUT before any traffic (err says
+ * why); OUTCOME_STOPPED by a signal (capacity.json holds what was found so
+ * far). Once a probe ran, *said is the answer (said->tries > 0; say it with
+ * answer_sentence). `command_line` (stolen) goes into each probe's
+ * meta.json. */
+outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_answer *said,
+                         char *err, int errlen);
 
 #endif

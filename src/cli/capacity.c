@@ -7,14 +7,15 @@
  * that set the load, which the search sets itself. */
 #include "capacity/search.h"
 #include "cli/commands.h"
+#include "common/shellwords.h"
 #include "common/util.h"
+#include "model/answer.h"
 #include "sim/sim_options.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wordexp.h>
 
 #define CAP(field) OPT_AT(capacity_opts, field)
 static const opt_def capacity_options[] = {
@@ -151,22 +152,24 @@ static opt_def *full_table(void) {
     return t;
 }
 
-/* --virtual: the simulator's arguments read as `servelab sim` reads them,
- * into the engine a virtual probe runs on. `we` keeps the words the
- * options point into. 0, or -1 with err. */
-static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virtual_target *vt,
+/* --virtual: the simulator's arguments read as `servelab sim` reads them
+ * (split as a simulator probe's are, common/shellwords.h: no expansion),
+ * into the engine a virtual probe runs on. *words keeps the words the
+ * options point into (shellwords_free it). 0, or -1 with err. */
+static int virtual_target_of(const char *args, char ***words, sim_opts *so, virtual_target *vt,
                              char *err, int errlen) {
-    if (wordexp(args, we, WRDE_NOCMD | WRDE_UNDEF)) {
-        snprintf(err, errlen, "--sim \"%s\": cannot split into words", args);
+    int n;
+    char why[512];
+    if (shellwords_split(args, words, &n, why, sizeof why)) {
+        snprintf(err, errlen, "--sim \"%s\": %s", args, why);
         return -1;
     }
-    char **argv = xcalloc(we->we_wordc + 2, sizeof *argv);
+    char **argv = xcalloc((size_t)n + 2, sizeof *argv);
     argv[0] = "sim";
-    for (size_t i = 0; i < we->we_wordc; i++)
-        argv[i + 1] = we->we_wordv[i];
+    for (int i = 0; i < n; i++)
+        argv[i + 1] = (*words)[i];
     opt_args a;
-    char why[512];
-    int rc = opt_scan(sim_options, (int)we->we_wordc + 1, argv, &a, why, sizeof why);
+    int rc = opt_scan(sim_options, n + 1, argv, &a, why, sizeof why);
     free(argv);
     if (rc) {
         snprintf(err, errlen, "--sim: %s", why);
@@ -199,6 +202,32 @@ static int virtual_target_of(const char *args, wordexp_t *we, sim_opts *so, virt
     return 0;
 }
 
+/* A probe's line on stderr as it is; a warning as every command's. */
+static void capacity_notice(void *ctx, notice_kind kind, const char *text) {
+    (void)ctx;
+    if (kind == NOTICE_PROGRESS || kind == NOTICE_INFO)
+        fprintf(stderr, "%s\n", text);
+    else
+        cli_notices()->fn(cli_notices()->ctx, kind, text);
+}
+
+static const notice_sink capacity_notices = {capacity_notice, NULL, NULL};
+
+/* The answer's sentence on stdout (once a probe ran), then what went wrong. */
+static int say_outcome(outcome got, const capacity_answer *said, const char *err) {
+    if (said->tries > 0) {
+        char sentence[1024];
+        answer_sentence(said, sentence, sizeof sentence);
+        printf("%s%s\n", got == OUTCOME_STOPPED ? "stopped before the search ended: so far, " : "",
+               sentence);
+    }
+    if (got == OUTCOME_FAILED && err[0])
+        fprintf(stderr, "servelab: capacity: %s\n", err);
+    else if (got == OUTCOME_BAD_INPUT)
+        cli_fail(&cmd_capacity, "%s", err);
+    return cli_exit_code(got);
+}
+
 static int capacity_main(int argc, char **argv) {
     capacity_opts o;
     memset(&o, 0, sizeof o);
@@ -219,15 +248,15 @@ static int capacity_main(int argc, char **argv) {
         free(table);
         return cli_fail(&cmd_capacity, "%s", err);
     }
-    wordexp_t we = {0};
+    char **words = NULL;
     sim_opts so = {0};
     virtual_target vt;
     if (o.virtual_time && !o.sim) {
         free(table);
         return cli_fail(&cmd_capacity, "--virtual needs --sim ARGS (the engine to run on)");
     }
-    if (o.virtual_time && virtual_target_of(o.sim, &we, &so, &vt, err, sizeof err)) {
-        wordfree(&we);
+    if (o.virtual_time && virtual_target_of(o.sim, &words, &so, &vt, err, sizeof err)) {
+        shellwords_free(words);
         sim_opts_free(&so);
         free(table);
         return cli_fail(&cmd_capacity, "%s", err);
@@ -235,13 +264,13 @@ static int capacity_main(int argc, char **argv) {
     if (o.virtual_time)
         o.vt = &vt;
     o.self = cli_self_path(argv[0]);
-    int code = capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), err, sizeof err);
-    if (code == 1 && err[0])
-        fprintf(stderr, "servelab: capacity: %s\n", err);
-    else if (code == 2)
-        cli_fail(&cmd_capacity, "%s", err);
+    o.notices = &capacity_notices;
+    capacity_answer said;
+    outcome got =
+        capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), &said, err, sizeof err);
+    int code = say_outcome(got, &said, err);
     if (o.virtual_time)
-        wordfree(&we);
+        shellwords_free(words);
     sim_opts_free(&so);
     free(table);
     return code;

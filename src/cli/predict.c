@@ -10,6 +10,7 @@
 #include "capacity/longrun.h"
 #include "cli/commands.h"
 #include "common/util.h"
+#include "model/answer.h"
 #include "run/run.h"
 #include "run/virtual_client.h"
 #include "sim/sim_options.h"
@@ -211,24 +212,36 @@ static int init_profile(predict_opts *o, const opt_def *table, int argc, char **
     return rc < 0 ? -1 : 0;
 }
 
+/* Each load tried, on stderr as it is. */
+static void progress_line(void *ctx, notice_kind kind, const char *text) {
+    (void)ctx;
+    (void)kind;
+    fprintf(stderr, "%s\n", text);
+}
+
 static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
+    const notice_sink progress = {progress_line, NULL, NULL};
     longrun_opts lo = {.run = &o->run,
                        .target = vt,
                        .by_concurrency = !strcmp(o->by, "concurrency"),
                        .goal = o->goal,
                        .precision = o->precision,
                        .requests = (long)o->capacity_requests,
-                       .quiet = o->run.quiet};
+                       .progress = o->run.quiet ? NULL : &progress};
     char err[1024];
     longrun_result r;
-    int code = longrun_capacity(&lo, &r, err, sizeof err);
-    if (code == 2)
+    outcome got = longrun_capacity(&lo, &r, err, sizeof err);
+    if (got == OUTCOME_BAD_INPUT)
         return cli_fail(&cmd_predict, "%s", err);
-    if (code == 1) {
+    if (got == OUTCOME_FAILED) {
         fprintf(stderr, "servelab: predict: %s\n", err);
         return 1;
     }
-    printf("%s\n", r.sentence);
+    if (got == OUTCOME_STOPPED)
+        return cli_exit_code(got);
+    char sentence[1024];
+    answer_sentence(&r.ans, sentence, sizeof sentence);
+    printf("%s\n", sentence);
     if (o->run.out && longrun_write(o->run.out, &lo, &r, o->run.force, err, sizeof err)) {
         fprintf(stderr, "servelab: predict: %s\n", err);
         return 1;

@@ -6,6 +6,7 @@
 #include "report/discover.h"
 #include "report/pool.h"
 #include "common/util.h"
+#include "model/slo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,23 +28,16 @@ static int discover_side(const char *dir, report *r, char *err, int errlen) {
     return -1;
 }
 
-static int slo_stated(const slo_spec *s) {
-    return s->ttft_ms > 0 || s->tpot_ms > 0 || s->e2e_ms > 0;
-}
-
 static int slo_same(const slo_spec *a, const slo_spec *b) {
-    return a->ttft_ms == b->ttft_ms && a->tpot_ms == b->tpot_ms && a->e2e_ms == b->e2e_ms;
+    for (int k = 0; k < SLO_BOUNDS; k++)
+        if (slo_bound_ms(a, k) != slo_bound_ms(b, k))
+            return 0;
+    return 1;
 }
 
 /* An SLO as --slo writes it ("ttft=750ms,tpot=100ms"), or "none". */
 static void slo_words(const slo_spec *s, char *buf, size_t n) {
-    const double v[] = {s->ttft_ms, s->tpot_ms, s->e2e_ms};
-    const char *names[] = {"ttft", "tpot", "e2e"};
-    size_t at = 0;
-    buf[0] = 0;
-    for (int i = 0; i < 3; i++)
-        if (v[i] > 0 && at < n)
-            at += (size_t)snprintf(buf + at, n - at, "%s%s=%gms", at ? "," : "", names[i], v[i]);
+    slo_format(s, buf, n);
     if (!buf[0])
         snprintf(buf, n, "none");
 }
@@ -51,7 +45,7 @@ static void slo_words(const slo_spec *s, char *buf, size_t n) {
 /* One SLO for both runs of a pair (comparison.h), and the note when a run
  * is judged by another than its own. */
 static void one_slo(report_run *b, report_run *n, const comparison_opts *o, compared_run *out) {
-    int from_base = slo_stated(&b->params.slo);
+    int from_base = slo_has_bound(&b->params.slo);
     slo_spec slo = from_base ? b->params.slo : n->params.slo;
     report_run *other = from_base ? n : b;
     if (!o->slo && !slo_same(&slo, &other->params.slo)) {

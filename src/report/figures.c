@@ -108,16 +108,17 @@ static void line_runs_of(const report *r, line_runs *l) {
 /* The capacity as a vertical marker with its interval shaded, when the
  * answer found one in requests/s (the load figures' x axis). 1 when added. */
 static int capacity_rule(const report_answer *a, plot_rule *u, char *label, size_t cap) {
-    if (!a->present || strcmp(a->status, "found") || strcmp(a->by, "rate") || !isfinite(a->value))
+    const capacity_answer *c = &a->a;
+    if (!a->present || c->status != ANSWER_FOUND || c->by_concurrency || !isfinite(c->max))
         return 0;
-    int ci = isfinite(a->ci_low) && isfinite(a->ci_high);
+    int ci = isfinite(c->ci_low) && isfinite(c->ci_high);
     /* three significant digits: 23.4 req/s, and 0.113 on a CPU, not 0.1 */
     if (ci)
-        snprintf(label, cap, "capacity %.3g req/s (95%% CI %.3g-%.3g)", a->value, a->ci_low,
-                 a->ci_high);
+        snprintf(label, cap, "capacity %.3g req/s (95%% CI %.3g-%.3g)", c->max, c->ci_low,
+                 c->ci_high);
     else
-        snprintf(label, cap, "capacity ~%.3g req/s (interpolated)", a->value);
-    *u = (plot_rule){1, a->value, ci ? a->ci_low : NAN, ci ? a->ci_high : NAN, label, 2, 0};
+        snprintf(label, cap, "capacity ~%.3g req/s (interpolated)", c->max);
+    *u = (plot_rule){1, c->max, ci ? c->ci_low : NAN, ci ? c->ci_high : NAN, label, 2, 0};
     return 1;
 }
 
@@ -234,7 +235,7 @@ static void fig_latency_campaigns(const report *r, const line_runs *l, figure **
         }
     plot_rule rules[2];
     char labels[2][64];
-    int nr = slo_rules(&r->answer.slo, rules, labels);
+    int nr = slo_rules(&r->answer.a.slo, rules, labels);
     plot_spec sp = {.title = "Latency vs offered load, one pair of curves per campaign",
                     .xlabel = "offered load (requests/s)",
                     .ylabel = "TTFT (ms, log scale)",
@@ -311,7 +312,7 @@ static void fig_latency(const report *r, const line_runs *l, figure **figs, int 
     };
     plot_rule rules[3];
     char labels[2][64], cap_label[128], title[200], knee_words[200];
-    int nr = slo_rules(&r->answer.slo, rules, labels);
+    int nr = slo_rules(&r->answer.a.slo, rules, labels);
     nr += capacity_rule(&r->answer, &rules[nr], cap_label, sizeof cap_label);
     int knee = knee_find(l->x, y[1], y[7], y[8], n, NULL);
     if (knee >= 0) {
@@ -460,7 +461,7 @@ static void fig_cdf(const report *r, figure **figs, int *nf) {
     }
     /* the TTFT bound, where there is one: the share left of it met it */
     char label[64];
-    double bound = r->answer.present ? r->answer.slo.ttft_ms : 0;
+    double bound = r->answer.present ? r->answer.a.slo.ttft_ms : 0;
     snprintf(label, sizeof label, "SLO: TTFT <= %g ms", bound);
     plot_rule rule = {1, bound, NAN, NAN, label, 1, 1};
     plot_spec sp = {.title = "TTFT distribution per run",

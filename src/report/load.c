@@ -7,6 +7,7 @@
 #include "report/vllm_import.h"
 #include "common/csv.h"
 #include "common/util.h"
+#include "model/slo.h"
 
 #include <errno.h>
 #include <float.h>

@@ -247,12 +247,12 @@ void render_summary_json(const report *r, strbuf *o) {
         json_array_append_new(runs, j);
     }
     json_t *root =
-        json_pack("{s:o,s:o,s:{s:i,s:i}}", "answer", answer_json(&r->answer), "runs", runs,
+        json_pack("{s:o,s:o,s:{s:i,s:i}}", "answer", answer_summary_json(&r->answer), "runs", runs,
                   "bootstrap", "replicates", BOOTSTRAP_REPS, "seed", BOOTSTRAP_SEED);
     if (r->campaign_answers) { /* several campaigns: each one's, in input order */
         json_t *each = json_array();
         for (int c = 0; c < r->n_campaigns; c++)
-            json_array_append_new(each, answer_json(&r->campaign_answers[c]));
+            json_array_append_new(each, answer_summary_json(&r->campaign_answers[c]));
         json_object_set_new(root, "answers_by_campaign", each);
     }
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));

@@ -34,6 +34,7 @@
 #include "common/files.h"
 #include "common/record.h"
 #include "common/util.h"
+#include "model/slo.h"
 
 #include <errno.h>
 #include <math.h>

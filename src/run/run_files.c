@@ -15,6 +15,7 @@
 #include "common/sha256.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "model/slo.h"
 #include "analysis/spec_decode.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"

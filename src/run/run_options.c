@@ -15,6 +15,7 @@
 #include "run/start_at.h"
 #include "common/clock.h"
 #include "common/util.h"
+#include "model/slo.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,13 +3,14 @@
  *
  * Every value is parsed by an option row (common/opt.h): a run's keys by
  * run_options and campaign_run_keys, target.sim's by sim_options, the rest
- * (target.server, slo, mix weights) by small tables here. So the checks and
- * their words are those of the command line.
+ * (target.server, mix weights) by small tables here, the slo by
+ * model/slo.h (its text form, "ttft=750ms,tpot=100ms", is --slo's). So the
+ * checks and their words are those of the command line.
  *
  * Resolution: the top-level keys fill campaign.defaults; each run starts from
  * a copy of them and applies its own keys on top, so workload and slo
- * override key by key. requests and duration exclude each other: a map that
- * sets one clears the other it inherited.
+ * override key by key (an slo in the text form replaces every bound). requests and duration exclude
+ * each other: a map that sets one clears the other it inherited.
  *
  * The first error stops the load. Its message is one line,
  * "PATH:LINE: KEY: what is wrong", where KEY is a dotted path (runs[2].rate)
@@ -18,6 +19,7 @@
 #include "sweep/campaign.h"
 #include "common/files.h"
 #include "common/strbuf.h"
+#include "model/slo.h"
 #include "common/util.h"
 #include "sim/sim_options.h"
 #include "common/yamlread.h"
@@ -74,13 +76,6 @@ typedef struct level {
     const yaml_node_t *requests_at; /* this map's own requests key, if any */
     const yaml_node_t *duration_at;
 } level;
-
-static const char *const slo_names[] = {"ttft", "tpot", "e2e"};
-static const opt_def slo_rows[] = {
-    {.name = "ttft_ms", .key = "ttft_ms", .type = OPT_NUMBER, CR(slo_ms[0]), .above = 1},
-    {.name = "tpot_ms", .key = "tpot_ms", .type = OPT_NUMBER, CR(slo_ms[1]), .above = 1},
-    {.name = "e2e_ms", .key = "e2e_ms", .type = OPT_NUMBER, CR(slo_ms[2]), .above = 1},
-    {0}};
 
 typedef struct mix_weight {
     double w;
@@ -154,7 +149,7 @@ typedef struct loader {
     const yaml_node_t *repetitions_at; /* the top level's repetitions key, if any */
     long long run_dirs;                /* runs x repetitions so far */
     const char *top_keys[MAX_KEYS], *run_keys[MAX_KEYS], *workload_keys[MAX_KEYS],
-        *slo_keys[MAX_KEYS], *server_keys[MAX_KEYS];
+        *server_keys[MAX_KEYS];
 } loader;
 
 /* Adds the first `len` bytes of `key` to the NULL-ended list, once. */
@@ -194,7 +189,6 @@ static void build_keys(loader *l) {
     keys_of(y, l->run_keys, run_options, NULL);
     keys_of(y, l->run_keys, campaign_run_keys, NULL);
     keys_of(y, l->workload_keys, run_options, "workload.");
-    keys_of(y, l->slo_keys, slo_rows, NULL);
     keys_of(y, l->server_keys, server_rows, NULL);
     add_key(y, l->server_keys, "env", 3);
 }
@@ -262,21 +256,6 @@ static int read_workload(loader *l, level *lv, const yaml_node_t *wk, const yaml
     return 0;
 }
 
-static int read_slo(loader *l, level *lv, const yaml_node_t *sk, const yaml_node_t *s,
-                    const char *prefix) {
-    yread *y = &l->y;
-    if (yread_want_map(y, sk, s, prefix) || yread_check_keys(y, s, prefix, l->slo_keys))
-        return -1;
-    for (yaml_node_pair_t *pr = s->data.mapping.pairs.start; pr < s->data.mapping.pairs.top; pr++) {
-        yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
-        char path[KEY_PATH_LEN];
-        yread_join(path, prefix, yread_text(k));
-        if (yread_set(y, k, v, path, opt_find_key(slo_rows, yread_text(k)), lv->run))
-            return -1;
-    }
-    return 0;
-}
-
 /* requests or duration: not both in one map. */
 static int read_count(loader *l, level *lv, const yaml_node_t *k, const yaml_node_t *v,
                       const char *path) {
@@ -303,23 +282,13 @@ static int apply_key(loader *l, level *lv, const char *prefix, const yaml_node_t
     if (!strcmp(key, "workload"))
         return read_workload(l, lv, k, v, path);
     if (!strcmp(key, "slo"))
-        return read_slo(l, lv, k, v, path);
+        return slo_read_yaml(&l->y, k, v, path, &lv->run->slo);
     if (!strcmp(key, "requests") || !strcmp(key, "duration"))
         return read_count(l, lv, k, v, path);
     const opt_def *d = opt_find_key(run_options, key);
     if (d)
         return yread_set(&l->y, k, v, path, d, &lv->run->p);
     return yread_set(&l->y, k, v, path, opt_find_key(campaign_run_keys, key), lv->run);
-}
-
-/* The run option's text of the bounds, "ttft=750ms,tpot=100ms"
- * (malloc'd), or NULL when none is set. */
-static char *slo_text(const double slo_ms[3]) {
-    strbuf b = {0};
-    for (int i = 0; i < 3; i++)
-        if (slo_ms[i] > 0)
-            sb_printf(&b, "%s%s=%gms", b.n ? "," : "", slo_names[i], slo_ms[i]);
-    return b.s;
 }
 
 /* After a level's map: the requests/duration choice and the slo string. */
@@ -333,9 +302,9 @@ static void finish_level(loader *l, level *lv) {
         p->duration_s = 0;
         p->have_duration = 0;
     }
-    char *slo = slo_text(lv->run->slo_ms);
-    p->slo = slo ? yread_keep(&l->y, slo) : NULL;
-    free(slo);
+    char slo[256];
+    slo_format(&lv->run->slo, slo, sizeof slo);
+    p->slo = slo[0] ? yread_keep(&l->y, slo) : NULL;
 }
 
 /* ---- target ---- */
@@ -526,11 +495,13 @@ static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int err
     p->duration_s /= k;
     p->think_time_s /= k;
     p->timeout_s /= k;
-    for (int i = 0; i < 3; i++)
-        r->slo_ms[i] /= k;
-    char *slo = slo_text(r->slo_ms);
-    p->slo = slo ? campaign_keep(c, slo) : NULL;
-    free(slo);
+    r->slo.ttft_ms /= k;
+    r->slo.tpot_ms /= k;
+    r->slo.e2e_ms /= k;
+    r->slo.ttfa_ms /= k;
+    char slo[256];
+    slo_format(&r->slo, slo, sizeof slo);
+    p->slo = slo[0] ? campaign_keep(c, slo) : NULL;
     return 0;
 }
 
@@ -609,7 +580,7 @@ static int read_run(loader *l, int i, const yaml_node_t *r, const level *default
     *run = *defaults->run;
     run->name = NULL;
     run->line = yread_line(r);
-    level lv = {.run = run}; /* its slo_ms start as the defaults' */
+    level lv = {.run = run}; /* its slo starts as the defaults' */
     for (yaml_node_pair_t *pr = r->data.mapping.pairs.start; pr < r->data.mapping.pairs.top; pr++) {
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         int rc = strcmp(yread_text(k), "name") ? apply_key(l, &lv, prefix, k, v)

@@ -9,6 +9,7 @@
 #ifndef SERVELAB_CAMPAIGN_H
 #define SERVELAB_CAMPAIGN_H
 
+#include "model/slo.h"
 #include "run/run.h"
 
 typedef enum { TARGET_URL, TARGET_SIM, TARGET_SERVER } target_kind;
@@ -21,7 +22,7 @@ typedef struct campaign_run {
     run_opts p;              /* the run's options, resolved (no url or out: the sweep sets them) */
     int repetitions;         /* default 1 */
     const char *server_args; /* extra arguments for a managed server or the sim; "" default */
-    double slo_ms[3];        /* ttft, tpot, e2e bounds in ms (0: unset); p.slo is their text */
+    slo_spec slo;            /* the SLO's bounds (model/slo.h); p.slo is their text */
     const char *sim_args;    /* the simulator's for this run when it stands in for the
                                 server (campaign_use_sim); NULL: unset */
 } campaign_run;

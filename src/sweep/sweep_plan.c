@@ -37,6 +37,8 @@ static void print_run_plan(FILE *f, const campaign_run *r, int k) {
         fprintf(f, ", max_tokens %lld", (long long)p->max_tokens);
     if (p->concurrency)
         fprintf(f, ", concurrency %lld", (long long)p->concurrency);
+    if (p->slo)
+        fprintf(f, ", slo %s", p->slo);
     if (r->server_args[0])
         fprintf(f, ", server_args \"%s\"", r->server_args);
     fprintf(f, "\n");
