@@ -6,7 +6,9 @@
 # a schedule to the simulator's engine in virtual time), calibrate/ and
 # sweep/ put the pieces together, capacity/ searches with sweep/'s, fit/
 # reads rows into a simulator profile; cli/ holds
-# the commands. An include that
+# the commands. rundir/ owns the run directory (its files' columns and
+# keys, its writers' shared parts, the --out policy): above the analysis,
+# below everything that writes or reads a run. An include that
 # climbs (client/ including analysis/, say) is printed with its file and
 # line, and the exit status is 1.
 cd "$(dirname "$0")/.." || exit 2
@@ -14,14 +16,15 @@ allowed() {
     case "$1" in
     common) echo "common" ;;
     workload | monitor | sim | analysis | protocol) echo "$1 common" ;;
-    client) echo "client protocol common workload monitor" ;;
-    report) echo "report analysis common" ;;
-    run) echo "run client protocol analysis monitor workload sim common" ;;
-    calibrate) echo "calibrate analysis common" ;;
-    sweep) echo "sweep run report sim analysis client protocol monitor workload common" ;;
-    capacity) echo "capacity sweep run report sim analysis client protocol monitor workload common" ;;
-    fit) echo "fit sim common" ;;
-    cli) echo "cli capacity sweep run calibrate fit report sim analysis client protocol monitor workload common" ;;
+    rundir) echo "rundir analysis monitor workload protocol common" ;;
+    client) echo "client rundir protocol common workload monitor" ;;
+    report) echo "report rundir analysis common" ;;
+    run) echo "run rundir client protocol analysis monitor workload sim common" ;;
+    calibrate) echo "calibrate rundir analysis common" ;;
+    sweep) echo "sweep rundir run report sim analysis client protocol monitor workload common" ;;
+    capacity) echo "capacity rundir sweep run report sim analysis client protocol monitor workload common" ;;
+    fit) echo "fit rundir sim common" ;;
+    cli) echo "cli rundir capacity sweep run calibrate fit report sim analysis client protocol monitor workload common" ;;
     *) echo "" ;;
     esac
 }

@@ -31,6 +31,7 @@
 #include "common/util.h"
 #include "report/load.h"
 #include "run/run.h"
+#include "rundir/columns.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -370,14 +371,18 @@ static int write_rows(const shard_in *s, int n, const char *tmp, const merge_row
  * file and line. */
 static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
                      int errlen) {
-    static const char *const req_times[] = {
-        "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
-        "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
-    static const char *const chunk_times[] = {"t_ms", NULL};
-    static const merge_rows_file requests =
-                                     {"requests.csv",       req_times,   0, 1, "scheduled_ms",
-                                      feed_requests_header, feed_request},
-                                 chunks = {"chunks.csv", chunk_times, 1, 0, NULL, NULL, feed_chunk};
+    /* the time columns (moved by a shard's shift) are the tables' TIME ones */
+    const char *req_times[RQ_N + 1], *chunk_times[CH_N + 1];
+    rundir_names_of_type(&rundir_requests, RUNDIR_TIME, req_times, RQ_N + 1);
+    rundir_names_of_type(&rundir_chunks, RUNDIR_TIME, chunk_times, CH_N + 1);
+    const merge_rows_file requests = {rundir_requests.file,
+                                      req_times,
+                                      0,
+                                      1,
+                                      rundir_requests.col[RQ_scheduled_ms].name,
+                                      feed_requests_header,
+                                      feed_request},
+                          chunks = {rundir_chunks.file, chunk_times, 1, 0, NULL, NULL, feed_chunk};
     run_rows rows = {0};
     rows_feed feed = {.rows = &rows};
     char why[4600];

@@ -1,0 +1,179 @@
+/* test_rundir: the run directory's tables (src/rundir/) drive what is
+ * written and documented: the row writer writes requests.csv's fields in
+ * the table's order (a row of distinct values read back by the table's
+ * names), and docs/files.md's tables are what the tables print now. */
+#include "client/rowwriter.h"
+#include "common/strbuf.h"
+#include "csv_util.h"
+#include "report/load.h"
+#include "rundir/columns.h"
+#include "rundir/docs.h"
+#include "support.h"
+#include "test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* docs/files.md's generated tables are current (`make docs` prints them). */
+TEST(rundir_files_md_is_current) {
+    size_t n;
+    char *committed = read_file("docs/files.md", &n), err[256];
+    CHECK_MSG(committed != NULL, "docs/files.md missing");
+    strbuf now = {0};
+    CHECK_MSG(rundir_docs_splice(committed, &now, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(strstr(committed, "<!-- BEGIN generated: requests.csv -->") != NULL,
+              "docs/files.md has no generated requests.csv table");
+    CHECK_MSG(!strcmp(now.s, committed), "docs/files.md is not current: run make docs");
+    sb_free(&now);
+    free(committed);
+}
+
+/* A request row whose every field differs from its neighbours'. */
+static request_row distinct_row(void) {
+    request_row r = {.index = 7,
+                     .cls = "cls",
+                     .scheduled_us = 1000,
+                     .dispatched_us = 1700,
+                     .sent_us = 2500,
+                     .first_us = 4100,
+                     .last_us = 10100,
+                     .end_us = 12345,
+                     .prompt_tokens = 11,
+                     .output_tokens = 13,
+                     .finish_reason = "stop",
+                     .http_status = 200,
+                     .error = ERR_HTTP,
+                     .chunks = 3,
+                     .connect_us = 21,
+                     .written_us = 2600,
+                     .first_byte_us = 3900,
+                     .coalesced = 2,
+                     .first_coalesced = 1,
+                     .server_prompt_ms = 31.5,
+                     .server_decode_ms = 32.25,
+                     .server_prompt_n = 41,
+                     .server_decode_n = 42,
+                     .server_cache_n = 43,
+                     .cached_tokens = 44,
+                     .conversation = 5,
+                     .turn = 6,
+                     .trace_line = 8,
+                     .first_answer_us = 4200,
+                     .reasoning_counted = 9,
+                     .reasoning_server = -1,
+                     .first_tool_us = 4300,
+                     .tool_calls = 14,
+                     .answer_valid = 1,
+                     .server_draft_n = 51,
+                     .server_draft_accepted = 52};
+    return r;
+}
+
+/* What each column of that row must hold, by the table's names. */
+static const char *const expected[][2] = {{"request_id", "req-7"},
+                                          {"class", "cls"},
+                                          {"scheduled_ms", "1.000"},
+                                          {"sent_ms", "2.500"},
+                                          {"first_token_ms", "4.100"},
+                                          {"last_token_ms", "10.100"},
+                                          {"end_ms", "12.345"},
+                                          {"prompt_tokens", "11"},
+                                          {"output_tokens", "13"},
+                                          {"ttft_ms", "1.600"},
+                                          {"tpot_ms", "0.500"},
+                                          {"e2e_ms", "9.845"},
+                                          {"finish_reason", "stop"},
+                                          {"http_status", "200"},
+                                          {"error", "http"},
+                                          {"chunks", "3"},
+                                          {"lag_ms", "0.700"},
+                                          {"connect_ms", "0.021"},
+                                          {"written_ms", "2.600"},
+                                          {"first_byte_ms", "3.900"},
+                                          {"coalesced", "2"},
+                                          {"first_coalesced", "1"},
+                                          {"server_prompt_ms", "31.500"},
+                                          {"server_decode_ms", "32.250"},
+                                          {"server_prompt_n", "41"},
+                                          {"server_decode_n", "42"},
+                                          {"server_cache_n", "43"},
+                                          {"cached_tokens", "44"},
+                                          {"conversation_id", "5"},
+                                          {"turn", "6"},
+                                          {"trace_line", "8"},
+                                          {"first_answer_ms", "4.200"},
+                                          {"reasoning_tokens", "9"},
+                                          {"reasoning_from", "counted"},
+                                          {"tool_calls", "14"},
+                                          {"first_tool_ms", "4.300"},
+                                          {"answer_valid", "1"},
+                                          {"server_draft_n", "51"},
+                                          {"server_draft_accepted", "52"}};
+
+/* The writer's fields are in the table's order: a row read back by the
+ * header's names (the table's) has each value under its own column, and
+ * every column of the table has a value here. Adding a column to the table
+ * without writing it (or writing it elsewhere) fails this test. */
+TEST(rundir_row_writer_follows_the_table) {
+    char *dir = temp_dir(), err[256], path[1200];
+    row_writer w;
+    CHECK_MSG(row_writer_open(&w, dir, err, sizeof err) == 0, "%s", err);
+    request_row r = distinct_row();
+    row_writer_request(&w, &r);
+    int64_t t[3] = {4100, 7100, 10100};
+    row_writer_chunks(&w, 7, t, NULL, NULL, 3);
+    CHECK_INT(row_writer_close(&w), 0);
+    snprintf(path, sizeof path, "%s/requests.csv", dir);
+    csv_table *c = csv_read(path);
+    CHECK(c != NULL);
+    CHECK_INT(c->n_cols, RQ_N);
+    CHECK_INT(c->n_rows, 1);
+    CHECK_INT((int)(sizeof expected / sizeof *expected), RQ_N);
+    for (int i = 0; i < RQ_N; i++) {
+        CHECK_STR(c->header[i], rundir_requests.col[i].name);
+        CHECK_STR(expected[i][0], rundir_requests.col[i].name);
+        CHECK_MSG(!strcmp(csv_get(c, 0, expected[i][0]), expected[i][1]),
+                  "column %s holds '%s', not '%s'", expected[i][0], csv_get(c, 0, expected[i][0]),
+                  expected[i][1]);
+    }
+    csv_free(c);
+    snprintf(path, sizeof path, "%s/chunks.csv", dir);
+    c = csv_read(path);
+    CHECK(c != NULL);
+    CHECK_INT(c->n_cols, CH_N);
+    for (int i = 0; i < CH_N; i++)
+        CHECK_STR(c->header[i], rundir_chunks.col[i].name);
+    csv_free(c);
+    free(dir);
+}
+
+/* A reader refuses a requests.csv without a contract column, naming it,
+ * and reads one without an extra column. */
+TEST(rundir_reader_needs_the_contract_columns) {
+    char *dir = temp_dir(), err[512], path[1200];
+    snprintf(path, sizeof path, "%s/requests.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs("request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,"
+          "prompt_tokens,output_tokens,error\nreq-0,c,0,1,2,3,4,5,6,\n",
+          f);
+    fclose(f);
+    run_rows rows = {0};
+    run_files files;
+    CHECK_MSG(load_run(dir, 0, &rows, &files, err, sizeof err) == 0, "%s", err);
+    CHECK_INT(rows.n, 1);
+    run_files_free(&files);
+    free((char *)rows.classes[0]);
+    rows_free(&rows);
+    f = fopen(path, "w");
+    fputs("request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,"
+          "prompt_tokens,error\nreq-0,c,0,1,2,3,4,5,\n",
+          f);
+    fclose(f);
+    memset(&rows, 0, sizeof rows);
+    CHECK(load_run(dir, 0, &rows, &files, err, sizeof err) == -1);
+    CHECK_MSG(strstr(err, "missing column output_tokens") != NULL, "%s", err);
+    rows_free(&rows);
+    free(dir);
+}
