@@ -11,6 +11,7 @@
 #include "support.h"
 #include "test.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,5 +176,100 @@ TEST(rundir_reader_needs_the_contract_columns) {
     CHECK(load_run(dir, 0, &rows, &files, err, sizeof err) == -1);
     CHECK_MSG(strstr(err, "missing column output_tokens") != NULL, "%s", err);
     rows_free(&rows);
+    free(dir);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every key path of v under prefix ("client.within_1ms", "ttft_ms.p50"),
+ * appended to *b one a line; arrays are looked into at their first item. */
+static void key_paths(json_t *v, const char *prefix, strbuf *b) {
+    if (json_is_array(v) && json_array_size(v) > 0) {
+        char p[512];
+        snprintf(p, sizeof p, "%s[]", prefix);
+        key_paths(json_array_get(v, 0), p, b);
+        return;
+    }
+    const char *k;
+    json_t *x;
+    void *tmp;
+    json_object_foreach_safe(v, tmp, k, x) {
+        char p[512];
+        snprintf(p, sizeof p, "%s%s%s", prefix, *prefix ? "." : "", k);
+        sb_printf(b, "%s\n", p);
+        key_paths(x, p, b);
+    }
+}
+
+/* The sorted key paths of DIR/summary.json. */
+static char *summary_keys_of(const char *dir) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    CHECK_MSG(j != NULL, "%s does not read", path);
+    strbuf b = {0};
+    key_paths(j, "", &b);
+    json_decref(j);
+    /* sorted, so that the order keys were set in does not count */
+    int n = 0;
+    char *lines[4096], *save = NULL;
+    for (char *t = strtok_r(b.s, "\n", &save); t && n < 4096; t = strtok_r(NULL, "\n", &save))
+        lines[n++] = t;
+    qsort(lines, (size_t)n, sizeof *lines, cmp_str);
+    strbuf out = {0};
+    for (int i = 0; i < n; i++)
+        sb_printf(&out, "%s\n", lines[i]);
+    sb_free(&b);
+    return out.s;
+}
+
+/* The first line where two key lists part, for the message. */
+static const char *parting(const char *a, const char *b) {
+    while (*a && *a == *b)
+        a++, b++;
+    while (a > b && a[-1] != '\n')
+        a--;
+    return a;
+}
+
+/* A run, a merge of two shards and a prediction write summary.json with
+ * the same keys, all the way down: one writer (rundir/summary_file.h)
+ * fills what a merge or a prediction cannot know with null. A merged
+ * run's `client` had 2 of the run's 15 keys. */
+TEST(rundir_run_merge_and_predict_have_the_same_summary_keys) {
+    char *dir = temp_dir(), cmd[4096];
+    const char *work = "--prompts random:16:4 --max-tokens 4 --ignore-eos --rate 40 --requests 12 "
+                       "--seed 3 --quiet";
+    sim_proc sim = sim_start("--profile tiny");
+    snprintf(cmd, sizeof cmd, "run --url http://127.0.0.1:%d %s --no-sampling --out %s/run",
+             sim.port, work, dir);
+    servelab_ok(cmd);
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "run --url http://127.0.0.1:%d %s --no-sampling --shard %d/2 --out %s/s%d",
+                 sim.port, work, i, dir, i);
+        servelab_ok(cmd);
+    }
+    sim_stop(&sim);
+    snprintf(cmd, sizeof cmd, "merge %s/s0 %s/s1 --out %s/merged", dir, dir, dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd, "predict --profile tiny %s --out %s/pred", work, dir);
+    servelab_ok(cmd);
+    const char *names[] = {"merged", "pred"};
+    char path[1200];
+    snprintf(path, sizeof path, "%s/run", dir);
+    char *run = summary_keys_of(path);
+    CHECK_MSG(strstr(run, "client.within_1ms\n") != NULL, "a run's summary has no within_1ms");
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *other = summary_keys_of(path);
+        CHECK_MSG(!strcmp(run, other),
+                  "%s's summary.json keys differ from a run's at: %.80s (a run: %.80s)", names[i],
+                  parting(other, run), parting(run, other));
+        free(other);
+    }
+    free(run);
     free(dir);
 }

@@ -19,6 +19,7 @@
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 #include "run/virtual_client.h"
+#include "rundir/summary_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -335,7 +336,7 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
         json_object_update(meta, extra);
         json_decref(extra);
     }
-    int rc = write_json_atomic(o->out, "meta.json", meta);
+    int rc = rundir_meta_write(o->out, meta);
     json_decref(meta);
     return rc;
 }
@@ -384,8 +385,8 @@ static void name_delayed(const client_check *k, char *buf, size_t cap) {
 /* Is this run within what the client measures to 1 ms? Its own lag, CPU,
  * per-request delay and coalesced first tokens say so (docs/accuracy.md);
  * `servelab calibrate` tells the limits beforehand. */
-static void client_json(json_t *sj, const run_summary *s, const loadgen_result *res, int threads,
-                        client_verdict *v) {
+static json_t *client_json(const run_summary *s, const loadgen_result *res, int threads,
+                           client_verdict *v) {
     const client_check *k = &res->check;
     double cpu_pct = s->duration_s > 0 ? 100 * res->cpu_s / s->duration_s : 0;
     v->lag_over = s->lag.n && s->lag.p99 > 1.0;
@@ -403,7 +404,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
              "%zu of %zu first tokens came in one read with a later chunk: their TTFT is an "
              "upper bound",
              k->first_coalesced, k->first_tokens);
-    json_t *client = json_object_get(sj, "client");
+    json_t *client = json_object();
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
     json_object_set_new(client, "within_1ms",
@@ -437,6 +438,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     if (v->coalesced)
         json_array_append_new(notes, json_string(v->first_words));
     json_object_set_new(client, "notes", notes);
+    return client;
 }
 
 /* summary.json's server_process: the server's process tree over the run
@@ -526,22 +528,16 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     summarize(&x->res.rows, &sp, &s);
     server_stats ss;
     server_stats_compute(&x->res.metrics, &x->res.gpu, &ss);
-    json_t *sj = summary_json(&s);
-    json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
     client_verdict v;
     client_check_sort(&x->res.check);
-    client_json(sj, &s, &x->res, o->threads, &v);
-    json_t *proc = server_process_json(x);
-    if (proc)
-        json_object_set_new(sj, "server_process", proc);
-    json_t *spec = spec_decode_figures(x->spec_before, x->spec_after);
-    if (spec)
-        json_object_set_new(sj, "spec_decode", spec);
-    json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
-    if (x->plan.n)
-        json_object_set_new(sj, "stages", stages_of_run(x));
-    int sum_rc = write_json_atomic(o->out, "summary.json", sj);
-    json_decref(sj);
+    rundir_summary out = {.s = &s,
+                          .server = &ss,
+                          .client = client_json(&s, &x->res, o->threads, &v),
+                          .server_process = server_process_json(x),
+                          .spec_decode = spec_decode_figures(x->spec_before, x->spec_after),
+                          .stages = x->plan.n ? stages_of_run(x) : NULL,
+                          .interrupted = x->res.interrupted};
+    int sum_rc = rundir_summary_write(o->out, &out);
     if (o->print_summary)
         print_table(&s, &ss, &x->res.errors, &x->res.server_proc, o->out);
     if (o->print_summary && x->res.interrupted)

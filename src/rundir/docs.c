@@ -21,11 +21,18 @@ static void columns_table(strbuf *o, const rundir_table *t) {
     }
 }
 
+/* A table of keys; `client`'s has a column for what a merge makes of each. */
 static void keys_table(strbuf *o, const rundir_keys *k) {
-    sb_puts(o, "| key | type | unit | meaning |\n| --- | --- | --- | --- |\n");
-    for (int i = 0; i < k->n; i++)
-        sb_printf(o, "| `%s` | %s | %s | %s |\n", k->key[i].name, k->key[i].type, k->key[i].unit,
-                  k->key[i].meaning);
+    int merged = k == &rundir_client_keys;
+    sb_printf(o, "| key | type | unit |%s meaning |\n| --- | --- | --- |%s --- |\n",
+              merged ? " in a merge |" : "", merged ? " --- |" : "");
+    for (int i = 0; i < k->n; i++) {
+        const rundir_key *e = &k->key[i];
+        sb_printf(o, "| `%s` | %s | %s |", e->name, e->type, e->unit);
+        if (merged)
+            sb_printf(o, " %s |", rundir_merge_words(e->merge));
+        sb_printf(o, " %s |\n", e->meaning);
+    }
 }
 
 /* The table NAME (n bytes) into o: 0, or -1 when there is none. */

@@ -14,11 +14,27 @@
 
 #include <jansson.h>
 
+/* How `servelab merge` makes a key of `client` from its shards: from the
+ * merged rows, as a run does (the summary computes it); the sum, the
+ * largest or the conjunction of the shards' values (null when a shard has
+ * none); null, as it cannot be known from the shards' summaries (the worst
+ * delayed requests of all, a CPU share of machines apart); or the shards'
+ * own lines, each named by its shard. */
+typedef enum rundir_merge {
+    RUNDIR_MERGE_ROWS,
+    RUNDIR_MERGE_SUM,
+    RUNDIR_MERGE_MAX,
+    RUNDIR_MERGE_ALL,
+    RUNDIR_MERGE_NONE,
+    RUNDIR_MERGE_NOTES,
+} rundir_merge;
+
 typedef struct rundir_key {
     const char *name;
     const char *type; /* "number", "integer", "distribution", "object", ... */
     const char *unit;
     int always; /* every run's summary.json has it (null when unknown) */
+    rundir_merge merge;
     const char *meaning;
 } rundir_key;
 
@@ -28,7 +44,9 @@ typedef struct rundir_keys {
     int n;
 } rundir_keys;
 
-/* X(key, type, unit, always, meaning), in the order documented. */
+/* X(key, type, unit, always, meaning) for the top level, and
+ * X(key, type, unit, merge, meaning) for `client` (every key always there),
+ * in the order documented. */
 #define RUNDIR_SUMMARY_KEYS(X)                                                                     \
     X(requests, "integer", "count", 1, "rows in `requests.csv` (every scheduled request)")         \
     X(completed, "integer", "count", 1, "requests with an empty `error`")                          \
@@ -83,37 +101,38 @@ typedef struct rundir_keys {
     X(interrupted, "boolean", "", 1, "`true` when a stop signal ended the run")
 
 #define RUNDIR_CLIENT_KEYS(X)                                                                      \
-    X(schedule_lag_ms, "distribution", "ms", 1,                                                    \
+    X(schedule_lag_ms, "distribution", "ms", RUNDIR_MERGE_ROWS,                                    \
       "the distribution of `lag_ms` over every request the client dispatched")                     \
-    X(cpu_s, "number", "s", 1,                                                                     \
+    X(cpu_s, "number", "s", RUNDIR_MERGE_SUM,                                                      \
       "CPU seconds (user + system) servelab used during the measured requests")                    \
-    X(cpu_pct, "number", "%", 1, "100 x `cpu_s` / `duration_s` (100 is one core)")                 \
-    X(threads, "integer", "", 1, "client threads (`--threads`)")                                   \
-    X(within_1ms, "boolean", "", 1,                                                                \
+    X(cpu_pct, "number", "%", RUNDIR_MERGE_NONE, "100 x `cpu_s` / `duration_s` (100 is one core)") \
+    X(threads, "integer", "", RUNDIR_MERGE_SUM, "client threads (`--threads`)")                    \
+    X(within_1ms, "boolean", "", RUNDIR_MERGE_ALL,                                                 \
       "`true` when none of these held: the schedule lag p99 over 1 ms; the client's CPU "          \
       "saturated (over a run of at least 1 s, `cpu_pct` over 90 per thread; a shorter run is not " \
       "judged on CPU); any request held more than 1 ms by the client (`delayed_requests` > 0); "   \
       "more than 1% of first tokens coalesced, or more than 1% of all chunks")                     \
-    X(max_client_delay_ms, "number", "ms", 1,                                                      \
+    X(max_client_delay_ms, "number", "ms", RUNDIR_MERGE_MAX,                                       \
       "the longest any request waited for the client: the larger of how late it was sent after "   \
       "it could have gone (due, with a slot free) and its time from sending to its last byte "     \
       "beyond the handshake (`written_ms - sent_ms - connect_ms`)")                                \
-    X(delayed_requests, "integer", "count", 1,                                                     \
+    X(delayed_requests, "integer", "count", RUNDIR_MERGE_SUM,                                      \
       "requests the client held more than 1 ms, of either kind (the two below)")                   \
-    X(late_sent_requests, "integer", "count", 1,                                                   \
+    X(late_sent_requests, "integer", "count", RUNDIR_MERGE_SUM,                                    \
       "sent more than 1 ms after they could have gone (TTFT from the schedule holds it, TTFT "     \
       "from send does not)")                                                                       \
-    X(slow_written_requests, "integer", "count", 1,                                                \
+    X(slow_written_requests, "integer", "count", RUNDIR_MERGE_SUM,                                 \
       "more than 1 ms from sending to the last byte beyond the handshake (TTFT from send holds "   \
       "it too)")                                                                                   \
-    X(delayed_request_ids, "array of strings", "", 1,                                              \
+    X(delayed_request_ids, "array of strings", "", RUNDIR_MERGE_NONE,                              \
       "the worst of them, at most 20, the worst first (`[\"req-132\", ...]`)")                     \
-    X(first_tokens, "integer", "count", 1, "requests with a first token")                          \
-    X(coalesced_first_tokens, "integer", "count", 1,                                               \
+    X(first_tokens, "integer", "count", RUNDIR_MERGE_SUM, "requests with a first token")           \
+    X(coalesced_first_tokens, "integer", "count", RUNDIR_MERGE_SUM,                                \
       "of them, those whose first chunk came in one read with a later one (`first_coalesced`)")    \
-    X(chunks, "integer", "count", 1, "output chunks")                                              \
-    X(coalesced_chunks, "integer", "count", 1, "of them, those flagged `coalesced`")               \
-    X(notes, "array of strings", "", 1,                                                            \
+    X(chunks, "integer", "count", RUNDIR_MERGE_SUM, "output chunks")                               \
+    X(coalesced_chunks, "integer", "count", RUNDIR_MERGE_SUM,                                      \
+      "of them, those flagged `coalesced`")                                                        \
+    X(notes, "array of strings", "", RUNDIR_MERGE_NOTES,                                           \
       "why `within_1ms` is false, a line per cause: `schedule lag p99 over 1 ms`, `client CPU "    \
       "saturated`, `N requests waited more than 1 ms for the client (at most X ms; the worst: "    \
       "req-...)...`, `N of M first tokens came in one read with a later chunk: their TTFT is an "  \
@@ -123,5 +142,11 @@ extern const rundir_keys rundir_summary_keys, rundir_client_keys;
 
 /* Every `always` key of k that obj lacks, added as null. */
 void rundir_keys_fill(json_t *obj, const rundir_keys *k);
+/* The `client` keys a merge makes from its shards' `client` objects (n of
+ * them, in shard index order; NULL: a shard without a summary), by each
+ * key's rule: a new object without the ROWS keys. */
+json_t *rundir_client_merge(json_t *const *shards, int n);
+/* A merge rule in words, for docs/files.md. */
+const char *rundir_merge_words(rundir_merge m);
 
 #endif

@@ -32,6 +32,8 @@
 #include "report/load.h"
 #include "run/run.h"
 #include "rundir/columns.h"
+#include "rundir/summary_file.h"
+#include "rundir/summary_keys.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -233,24 +235,46 @@ static int write_meta(const shard_in *s, int n, const merge_times *t, size_t row
         json_object_set(meta, "t0_utc", json_object_get(s[t->earliest].meta, "t0_utc"));
     json_object_set_new(json_object_get(meta, "config"), "requests",
                         json_integer((json_int_t)rows));
-    int rc = write_json_atomic(out, "meta.json", meta);
+    int rc = rundir_meta_write(out, meta);
     json_decref(meta);
     return rc;
 }
 
-/* summary.json from the merged rows' summary (made as they were written)
- * and the merged server samples. */
-static int write_summary(const char *out, const run_summary *s, char *err, int errlen) {
+/* The shards' `client` objects in index order (a shard without a
+ * summary.json: NULL), for rundir_client_merge. */
+static json_t *shard_clients(const shard_in *s, int n, json_t **sums, json_t **clients) {
+    for (int k = 0; k < n; k++) {
+        sums[k] = clients[k] = NULL;
+        for (int i = 0; i < n; i++)
+            if (s[i].index == k) {
+                char p[4400];
+                snprintf(p, sizeof p, "%s/summary.json", s[i].dir);
+                sums[k] = json_load_file(p, 0, NULL);
+                clients[k] = json_object_get(sums[k], "client");
+            }
+    }
+    return rundir_client_merge(clients, n);
+}
+
+/* summary.json from the merged rows' summary (made as they were written),
+ * the merged server samples and the shards' `client` keys (each by its
+ * rule: rundir/summary_keys.h). */
+static int write_summary(const shard_in *sh, int n, const char *out, const run_summary *s,
+                         char *err, int errlen) {
     run_files files;
     memset(&files, 0, sizeof files);
     load_samples(out, &files);
-    json_t *sj = summary_json(s);
-    json_object_set_new(sj, "server", server_stats_json(&files.server, s->output_tokens));
-    json_object_set_new(sj, "interrupted", json_false());
-    int rc = write_json_atomic(out, "summary.json", sj);
-    json_decref(sj);
+    json_t **sums = xcalloc((size_t)n, sizeof *sums),
+           **clients = xcalloc((size_t)n, sizeof *clients);
+    rundir_summary sj = {
+        .s = s, .server = &files.server, .client = shard_clients(sh, n, sums, clients)};
+    int rc = rundir_summary_write(out, &sj);
     if (rc)
         snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
+    for (int i = 0; i < n; i++)
+        json_decref(sums[i]);
+    free(sums);
+    free(clients);
     run_files_free(&files);
     return rc ? -1 : 0;
 }
@@ -408,7 +432,7 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
         rc = -1;
     }
     if (!rc)
-        rc = write_summary(tmp, &sum, err, errlen);
+        rc = write_summary(s, n, tmp, &sum, err, errlen);
 
     feed_free(&feed);
     for (int c = 0; c < rows.n_classes; c++) /* the feed interned them */
