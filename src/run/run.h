@@ -152,19 +152,6 @@ int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run
  * signal when a stop signal ended it. The caller rows_free()s *rows. */
 struct run_rows;
 int run_predict_rows(const run_opts *opts, struct run_rows *rows, char *err, int errlen);
-/* The files a run writes in its directory, NULL-ended. A run refuses a
- * directory that holds any of them (unless --force), so two runs' rows are
- * never mixed. */
-extern const char *const run_file_names[];
-/* Which of them `dir` holds, "requests.csv, meta.json" into names; their
- * count. */
-int run_dir_holds(const char *dir, char *names, size_t n);
-/* Removes them and their temporary files: 0, or -1 with errno. */
-int run_dir_clear(const char *dir);
-/* A run's files may go into dir: it holds none of them, or, with force,
- * they were removed. 0, or -1 with "DIR already holds a run (...): add
- * --force ..." or why they could not be removed in err. */
-int run_dir_take(const char *dir, int force, char *err, size_t errlen);
 /* meta.json's command line with --header values and URL credentials
  * redacted. */
 json_t *run_command_line_json(int argc, char **argv);

@@ -29,57 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const run_file_names[] = {"requests.csv", "chunks.csv",         "meta.json",
-                                      "summary.json", "server_metrics.csv", "gpu.csv",
-                                      "errors.csv",   "server_proc.csv",    NULL};
-
-int run_dir_holds(const char *dir, char *names, size_t n) {
-    int count = 0;
-    size_t used = 0;
-    if (n)
-        names[0] = 0;
-    for (const char *const *f = run_file_names; *f; f++) {
-        char path[4800];
-        snprintf(path, sizeof path, "%s/%s", dir, *f);
-        if (access(path, F_OK))
-            continue;
-        if (used < n)
-            used += (size_t)snprintf(names + used, n - used, "%s%s", count ? ", " : "", *f);
-        count++;
-    }
-    return count;
-}
-
-int run_dir_clear(const char *dir) {
-    int rc = 0;
-    for (const char *const *f = run_file_names; *f; f++) {
-        char path[4800], tmp[4800];
-        snprintf(path, sizeof path, "%s/%s", dir, *f);
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, *f);
-        if (unlink(path) && errno != ENOENT)
-            rc = -1;
-        unlink(tmp);
-    }
-    return rc;
-}
-
-int run_dir_take(const char *dir, int force, char *err, size_t errlen) {
-    char names[256];
-    int held = run_dir_holds(dir, names, sizeof names);
-    if (held && !force) {
-        snprintf(err, errlen,
-                 "%s already holds a run (%s): add --force to replace it, or give another --out",
-                 dir, names);
-        return -1;
-    }
-    if (held && run_dir_clear(dir)) {
-        snprintf(err, errlen, "%s: cannot remove the earlier run's files: %s", dir,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 /* Header names only: values (keys, tokens) never reach a file. */
 static json_t *redacted_headers(const opt_list *h) {
     json_t *a = json_array();

@@ -32,6 +32,8 @@
 #include "report/load.h"
 #include "run/run.h"
 #include "rundir/columns.h"
+#include "rundir/outdir.h"
+#include "rundir/rundir.h"
 #include "rundir/summary_file.h"
 #include "rundir/summary_keys.h"
 
@@ -301,7 +303,7 @@ static int check_out(const merge_opts *o, const shard_in *s, int n, char *err, i
             return -1;
         }
     char names[256];
-    if (!o->force && run_dir_holds(o->out, names, sizeof names)) {
+    if (!o->force && (rundir_holds(o->out, names, sizeof names) & RUNDIR_ANY)) {
         snprintf(err, errlen,
                  "merge: --out %s already holds a run (%s): add --force to replace it, or give "
                  "another --out",
@@ -315,12 +317,12 @@ static int check_out(const merge_opts *o, const shard_in *s, int n, char *err, i
  * first, with --force), summary.json last; tmp removed. */
 static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) {
     char why[4500];
-    if (run_dir_take(o->out, o->force, why, sizeof why)) {
+    if (outdir_take(o->out, o->force, why, sizeof why)) {
         snprintf(err, errlen, "merge: --out %s", why);
         return -1;
     }
     for (int last = 0; last < 2; last++)
-        for (const char *const *f = run_file_names; *f; f++) {
+        for (const char *const *f = rundir_file_names; *f; f++) {
             if (last != !strcmp(*f, "summary.json"))
                 continue;
             char from[4400], to[4400];

@@ -12,7 +12,7 @@
 #include "common/util.h"
 #include "run/start_at.h"
 #include "report/report.h"
-#include "sweep/outdir.h"
+#include "rundir/outdir.h"
 #include "sweep/server_death.h"
 #include "sweep/merge.h"
 #include "sweep/server_proc.h"
