@@ -66,6 +66,7 @@ static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, in
 static int run_main(int argc, char **argv) {
     run_opts o;
     run_opts_defaults(&o);
+    o.summary_to = stdout; /* the run's table */
     int rc = cli_parse(&cmd_run, argc, argv, &o, 0, NULL);
     if (rc)
         return rc > 0 ? 0 : 2;

@@ -12,6 +12,7 @@
 #include "common/opt.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct loadgen_result;
@@ -96,7 +97,8 @@ typedef struct run_opts {
     const char *metrics_listen; /* HOST:PORT for the client's own /metrics; NULL: none */
     /* not options: how the caller wants it */
     const char *progress_label; /* a sweep's "run 2/5 NAME, repetition 1/2"; NULL: none */
-    int print_summary;          /* the table on stdout */
+    int print_summary;          /* the table, to summary_to */
+    FILE *summary_to;           /* where the caller wants the table; NULL: nowhere */
     const run_watch *watch;     /* NULL: none (servelab capacity sets one) */
     /* `servelab predict`: the schedule goes to the simulator's engine in
      * virtual time (run/virtual_client.h), not to a server; url unused */

@@ -1,9 +1,11 @@
 /* run_files: what a run writes once its requests are done: meta.json (the
  * tool, the command line, the config as the option table records it with
  * what the run resolved, the host, the GPUs, the server) and summary.json
- * with the table on stdout. Secrets never reach them: header values and URL
- * credentials are redacted, and only the name of the key's variable is
- * kept. */
+ * (both through rundir/summary_file.h), with the table to the FILE the
+ * caller gave (run_opts.summary_to): nothing here prints to the terminal
+ * itself, and warnings go through common/notice.h. Secrets never reach
+ * the files: header values and URL credentials are redacted, and only the
+ * name of the key's variable is kept. */
 #include "analysis/serverstats.h"
 #include "analysis/stages.h"
 #include "client/errorlog.h"
@@ -403,28 +405,29 @@ static json_t *server_process_json(const run_ctx *x) {
                      "samples", p->samples);
 }
 
-static void print_server_process(const procstat_summary *p) {
+static void print_server_process(FILE *to, const procstat_summary *p) {
     if (p->samples == 0)
         return;
     double cpu = procstat_summary_mean_cpu_pct(p);
-    printf("server process  %.1f MiB peak RSS, %s%.0f%% mean CPU, %d threads at most\n",
-           p->peak_rss_bytes / 1048576, isnan(cpu) ? "- " : "", isnan(cpu) ? 0 : cpu,
-           p->peak_threads);
+    fprintf(to, "server process  %.1f MiB peak RSS, %s%.0f%% mean CPU, %d threads at most\n",
+            p->peak_rss_bytes / 1048576, isnan(cpu) ? "- " : "", isnan(cpu) ? 0 : cpu,
+            p->peak_threads);
 }
 
-static void print_table(const run_summary *s, const server_stats *ss, const error_log *errors,
-                        const procstat_summary *proc, const char *out) {
-    summary_print(stdout, s);
+/* The run's table, to the caller's file. */
+static void print_table(FILE *to, const run_summary *s, const server_stats *ss,
+                        const error_log *errors, const procstat_summary *proc, const char *out) {
+    summary_print(to, s);
     char line[256];
     if (server_stats_line(ss, line, sizeof line))
-        printf("server          %s\n", line);
+        fprintf(to, "server          %s\n", line);
     if (ss->has_gpu && s->output_tokens > 0)
-        printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
-               ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
-    print_server_process(proc);
-    errorlog_print(stdout, errors); /* the server's own words, a line per error class */
-    printf("rows            %s/requests.csv\n", out);
-    fflush(stdout);
+        fprintf(to, "GPU             %.3f J per output token, %.0f%% mean utilisation\n",
+                ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
+    print_server_process(to, proc);
+    errorlog_print(to, errors); /* the server's own words, a line per error class */
+    fprintf(to, "rows            %s/requests.csv\n", out);
+    fflush(to);
 }
 
 /* One warning, with the advice that fits the cause: a client that used all
@@ -487,12 +490,14 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
                           .stages = x->plan.n ? stages_of_run(x) : NULL,
                           .interrupted = x->res.interrupted};
     int sum_rc = rundir_summary_write(o->out, &out);
-    if (o->print_summary)
-        print_table(&s, &ss, &x->res.errors, &x->res.server_proc, o->out);
-    if (o->print_summary && x->res.interrupted)
-        printf("interrupted     after %.2f s: %zu of %zu requests cancelled; the rates above are "
-               "over the time it ran\n",
-               s.duration_s, s.errors[ERR_CANCELLED], s.requests);
+    FILE *to = o->print_summary ? o->summary_to : NULL;
+    if (to)
+        print_table(to, &s, &ss, &x->res.errors, &x->res.server_proc, o->out);
+    if (to && x->res.interrupted)
+        fprintf(to,
+                "interrupted     after %.2f s: %zu of %zu requests cancelled; the rates above are "
+                "over the time it ran\n",
+                s.duration_s, s.errors[ERR_CANCELLED], s.requests);
     rr->client_flagged = client_flagged(&v);
     if (!o->quiet_client)
         warn_client(&s, &v);
@@ -515,8 +520,8 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
         code = 1;
     }
     if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {
-        fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
-                100 * s.goodput_fraction, 100 * o->fail_fraction);
+        notice(notice_default(), NOTICE_INFO, "run: SLO missed: %.1f%% met, %.1f%% required",
+               100 * s.goodput_fraction, 100 * o->fail_fraction); /* servelab: run: SLO ... */
         code = 1;
     }
     if (x->res.interrupted)
