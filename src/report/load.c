@@ -41,21 +41,6 @@ static const char *requests_cols(int k) {
     return rundir_requests.col[k].name;
 }
 
-/* Every column of the table, found by its header name: a contract column
- * must be there; the others are optional (runs from before lag_ms or the
- * phases lack them, and the durations are only checked: the report
- * computes them from the times). */
-static int find_columns(const csv_row *header, int *col, const char *path, char *err, int errlen) {
-    for (int k = 0; k < RQ_N; k++) {
-        col[k] = csv_column(header, requests_cols(k));
-        if (col[k] < 0 && rundir_requests.col[k].contract) {
-            snprintf(err, errlen, "%s:1: missing column %s", path, requests_cols(k));
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* A time (ms since the run's start) or a duration: empty (NAN, missing),
  * or a finite number not below 0. Text that reads as NaN is not empty. */
 static int time_of(const csv_row *row, int col, double *v) {
@@ -228,7 +213,10 @@ int feed_requests_header(rows_feed *f, const csv_row *header, const char *path, 
                          int errlen) {
     f->ncols = header->n;
     f->header_read = 1;
-    return find_columns(header, f->col, path, err, errlen);
+    /* a contract column must be there; the others are optional (runs from
+     * before lag_ms or the phases lack them, and the durations are only
+     * checked: the report computes them from the times) */
+    return rundir_columns_find(&rundir_requests, header, f->col, path, err, errlen);
 }
 
 int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, char *err,

@@ -2,6 +2,9 @@
  * things every writer and reader asks of a table (its header line, its
  * columns of one type). */
 #include "rundir/columns.h"
+#include "common/csv.h"
+
+#include <stdio.h>
 
 #include <string.h>
 
@@ -40,6 +43,18 @@ int rundir_names_of_type(const rundir_table *t, rundir_type type, const char **n
             names[k++] = t->col[i].name;
     names[k] = NULL;
     return k;
+}
+
+int rundir_columns_find(const rundir_table *t, const csv_row *header, int *col, const char *path,
+                        char *err, int errlen) {
+    for (int k = 0; k < t->n; k++) {
+        col[k] = csv_column(header, t->col[k].name);
+        if (col[k] < 0 && t->col[k].contract) {
+            snprintf(err, errlen, "%s:1: missing column %s", path, t->col[k].name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 const char *rundir_type_name(rundir_type type) {

@@ -191,6 +191,12 @@ size_t rundir_header(const rundir_table *t, char *buf, size_t cap);
 /* The names of t's columns of one type into names (NULL-ended; cap counts
  * the NULL): how many. */
 int rundir_names_of_type(const rundir_table *t, rundir_type type, const char **names, int cap);
+/* Every column of t found in a file's header by its name, into col
+ * (t->n of them; -1: not there): 0, or -1 with "PATH:1: missing column
+ * NAME" in err when a contract column is not there. */
+struct csv_row;
+int rundir_columns_find(const rundir_table *t, const struct csv_row *header, int *col,
+                        const char *path, char *err, int errlen);
 /* The type's word for docs/files.md ("time", "count", ...). */
 const char *rundir_type_name(rundir_type type);
 
