@@ -7,6 +7,7 @@
 #include "report/vllm_import.h"
 #include "common/csv.h"
 #include "rundir/columns.h"
+#include "rundir/summary_file.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -424,8 +425,7 @@ int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *
     if (vllm_import_is_file(dir)) /* vLLM's result file, not a run directory */
         return vllm_import(dir, part, rows, files, err, errlen);
     memset(files, 0, sizeof *files);
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    files->meta = json_load_file(path, 0, NULL);
+    files->meta = rundir_meta_read(dir);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     files->has_summary = access(path, F_OK) == 0;
     rows_feed f = {.rows = rows, .part = part};

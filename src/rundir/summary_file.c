@@ -6,6 +6,8 @@
 #include "common/files.h"
 #include "rundir/summary_keys.h"
 
+#include <stdio.h>
+
 static void set_or_skip(json_t *o, const char *key, json_t *v) {
     if (v)
         json_object_set_new(o, key, v);
@@ -32,4 +34,20 @@ int rundir_summary_write(const char *dir, const rundir_summary *in) {
 
 int rundir_meta_write(const char *dir, json_t *meta) {
     return write_json_atomic(dir, "meta.json", meta);
+}
+
+/* DIR/NAME as JSON, or NULL. */
+static json_t *read_json(const char *dir, const char *name) {
+    char path[4400];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return NULL;
+    return json_load_file(path, 0, NULL);
+}
+
+json_t *rundir_summary_read(const char *dir) {
+    return read_json(dir, "summary.json");
+}
+
+json_t *rundir_meta_read(const char *dir) {
+    return read_json(dir, "meta.json");
 }

@@ -1,5 +1,5 @@
-/* summary_file: the one writer of a run directory's meta.json and
- * summary.json, for `run` (and so `predict` and the probes of `capacity`,
+/* summary_file: the one writer (and the readers) of a run directory's
+ * meta.json and summary.json, for `run` (and so `predict` and the probes of `capacity`,
  * which are runs) and for `merge`. summary.json is the rows' summary
  * (analysis/summary.h), the server's figures and whatever the writer knew
  * besides; every key rundir/summary_keys.h says a run always has is there,
@@ -28,5 +28,9 @@ typedef struct rundir_summary {
 int rundir_summary_write(const char *dir, const rundir_summary *in);
 /* DIR/meta.json through a temporary name: 0, or -1 with errno. */
 int rundir_meta_write(const char *dir, json_t *meta);
+/* DIR/summary.json and DIR/meta.json read back (new references), or NULL
+ * when missing or not JSON. */
+json_t *rundir_summary_read(const char *dir);
+json_t *rundir_meta_read(const char *dir);
 
 #endif

@@ -194,9 +194,7 @@ static int merge_errors(const shard_in *s, int n, const char *out, char *err, in
 /* ---- meta.json and summary.json ---- */
 
 static json_t *shard_entry(const shard_in *s) {
-    char p[4400];
-    snprintf(p, sizeof p, "%s/summary.json", s->dir);
-    json_t *sum = json_load_file(p, 0, NULL);
+    json_t *sum = rundir_summary_read(s->dir);
     json_t *sh = json_object_get(s->meta, "shard");
     json_t *e =
         json_pack("{s:s,s:i,s:O?,s:O?,s:O?,s:O?,s:f}", "dir", s->dir, "index", s->index, "host",
@@ -249,9 +247,7 @@ static json_t *shard_clients(const shard_in *s, int n, json_t **sums, json_t **c
         sums[k] = clients[k] = NULL;
         for (int i = 0; i < n; i++)
             if (s[i].index == k) {
-                char p[4400];
-                snprintf(p, sizeof p, "%s/summary.json", s[i].dir);
-                sums[k] = json_load_file(p, 0, NULL);
+                sums[k] = rundir_summary_read(s[i].dir);
                 clients[k] = json_object_get(sums[k], "client");
             }
     }
