@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* docs/files.md's generated tables are current (`make docs` prints them). */
 TEST(rundir_files_md_is_current) {
@@ -271,5 +272,25 @@ TEST(rundir_run_merge_and_predict_have_the_same_summary_keys) {
         free(other);
     }
     free(run);
+
+    /* merge reads each shard's header by the table: one without a contract
+     * column is refused up front, naming it, and nothing is written */
+    snprintf(path, sizeof path, "%s/s0/requests.csv", dir);
+    size_t n;
+    char *rows = read_file(path, &n), *at = strstr(rows, "output_tokens");
+    CHECK(at != NULL);
+    at[strlen("output_tokens") - 1] = 'z';
+    FILE *f = fopen(path, "w");
+    fwrite(rows, 1, n, f);
+    fclose(f);
+    free(rows);
+    char *out = NULL;
+    snprintf(cmd, sizeof cmd, "merge %s/s0 %s/s1 --out %s/refused", dir, dir, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code != 0 && strstr(out, "requests.csv:1: missing column output_tokens"),
+              "exit %d: %s", code, out);
+    snprintf(path, sizeof path, "%s/refused", dir);
+    CHECK_MSG(access(path, F_OK) != 0, "a refused merge made %s", path);
+    free(out);
     free(dir);
 }

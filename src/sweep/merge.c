@@ -398,13 +398,16 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
     rundir_names_of_type(&rundir_requests, RUNDIR_TIME, req_times, RQ_N + 1);
     rundir_names_of_type(&rundir_chunks, RUNDIR_TIME, chunk_times, CH_N + 1);
     const merge_rows_file requests = {rundir_requests.file,
+                                      &rundir_requests,
                                       req_times,
                                       0,
                                       1,
                                       rundir_requests.col[RQ_scheduled_ms].name,
                                       feed_requests_header,
                                       feed_request},
-                          chunks = {rundir_chunks.file, chunk_times, 1, 0, NULL, NULL, feed_chunk};
+                          chunks = {
+                              rundir_chunks.file, &rundir_chunks, chunk_times, 1, 0, NULL, NULL,
+                              feed_chunk};
     run_rows rows = {0};
     rows_feed feed = {.rows = &rows};
     char why[4600];
