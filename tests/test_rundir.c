@@ -8,6 +8,7 @@
 #include "report/load.h"
 #include "rundir/columns.h"
 #include "rundir/docs.h"
+#include "rundir/summary_keys.h"
 #include "support.h"
 #include "test.h"
 
@@ -226,6 +227,31 @@ static char *summary_keys_of(const char *dir) {
     return out.s;
 }
 
+/* Whether key is a row of k. */
+static int in_table(const rundir_keys *k, const char *key) {
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->key[i].name, key))
+            return 1;
+    return 0;
+}
+
+/* Every key of DIR/summary.json, at the top and in `client`, is a row of
+ * rundir/summary_keys.h: a key written without its row is not documented. */
+static void keys_in_tables(const char *dir) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *j = json_load_file(path, 0, NULL), *v;
+    const char *k;
+    json_object_foreach(j, k, v) {
+        CHECK_MSG(in_table(&rundir_summary_keys, k), "summary.json's %s is not in the table", k);
+    }
+    json_object_foreach(json_object_get(j, "client"), k, v) {
+        CHECK_MSG(in_table(&rundir_client_keys, k), "summary.json's client.%s is not in the table",
+                  k);
+    }
+    json_decref(j);
+}
+
 /* The first line where two key lists part, for the message. */
 static const char *parting(const char *a, const char *b) {
     while (*a && *a == *b)
@@ -263,6 +289,7 @@ TEST(rundir_run_merge_and_predict_have_the_same_summary_keys) {
     snprintf(path, sizeof path, "%s/run", dir);
     char *run = summary_keys_of(path);
     CHECK_MSG(strstr(run, "client.within_1ms\n") != NULL, "a run's summary has no within_1ms");
+    keys_in_tables(path);
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         char *other = summary_keys_of(path);

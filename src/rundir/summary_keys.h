@@ -98,7 +98,28 @@ typedef struct rundir_keys {
       "the server's own account set against the client's, below; present only when some request "  \
       "has a value the server reported (`server_prompt_ms`, `server_decode_ms`, "                  \
       "`server_decode_n`, `cached_tokens`)")                                                       \
-    X(interrupted, "boolean", "", 1, "`true` when a stop signal ended the run")
+    X(interrupted, "boolean", "", 1, "`true` when a stop signal ended the run")                    \
+    X(ttfa_ms, "distribution", "ms", 0,                                                            \
+      "time to the first answer token; present only when some request reasoned "                   \
+      "([below](#latency-distributions))")                                                         \
+    X(reasoning, "object", "", 0,                                                                  \
+      "the reasoning tokens (`tokens`, `requests`, `mean_tokens`, `no_answer`, `counted_by`); "    \
+      "present with `ttfa_ms`")                                                                    \
+    X(answers, "object", "", 0,                                                                    \
+      "`--tools` and `--response-format` runs: how many answers were checked and were what was "   \
+      "asked ([below](#latency-distributions))")                                                   \
+    X(spec_decode_per_request, "object", "", 0,                                                    \
+      "the server's own per-request account of its speculative drafts (`requests`, "               \
+      "`draft_tokens`, `accepted_tokens`, `acceptance_rate`); present when some request has "      \
+      "`server_draft_n`")                                                                          \
+    X(inter_chunk_ms, "distribution", "ms", 0,                                                     \
+      "the gaps between chunks, once each; present when some chunk carried more than one token")   \
+    X(tokens_per_chunk, "number", "tokens", 0,                                                     \
+      "the mean tokens a chunk carried; present with `inter_chunk_ms`")                            \
+    X(spec_decode, "object", "", 0,                                                                \
+      "the server's speculative-decoding counters over the run; present when the server counts "   \
+      "its drafts")                                                                                \
+    X(stages, "array of objects", "", 0, "runs with `--rate-plan` only: one object a stage, below")
 
 #define RUNDIR_CLIENT_KEYS(X)                                                                      \
     X(schedule_lag_ms, "distribution", "ms", RUNDIR_MERGE_ROWS,                                    \
