@@ -369,7 +369,7 @@ static void lines_of(const merger *m, int k, long long id, int *a, int *b) {
     int col = -1;
     while (csv_next(&c, &r) && !*b) {
         if (c.line == 1)
-            col = csv_column(&r, "request_id");
+            col = csv_column(&r, m->f->table->col[RQ_request_id].name);
         else if (col >= 0 && col < r.n && id_index(r.f[col], r.len[col]) == id)
             *(*a ? b : a) = c.line;
     }
