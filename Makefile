@@ -5,7 +5,7 @@
 #   make demo     run the built-in demo on the simulator
 #   make asan     build and test with AddressSanitizer + UBSan into build-asan/
 #   make install  PREFIX=/usr/local
-#   make docs     regenerate docs/servelab.1 and docs/options.md from the option tables
+#   make docs     regenerate docs/servelab.1, docs/options.md and docs/files.md's tables from their tables
 #   make format-check, check-sizes, check-layers, check-quiet   the structure checks CI runs
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -102,11 +102,13 @@ check-layers:
 check-quiet:
 	@sh scripts/check_quiet.sh
 
-# docs/servelab.1 and docs/options.md are printed from the option tables;
-# a test checks that the committed ones are current.
+# docs/servelab.1 and docs/options.md are printed from the option tables,
+# and docs/files.md's marked tables from the run directory's (src/rundir/);
+# tests check that the committed ones are current.
 docs: servelab
 	./servelab help --man > docs/servelab.1
 	./servelab help --markdown > docs/options.md
+	./servelab help --files docs/files.md > docs/files.md.new && mv docs/files.md.new docs/files.md
 
 # Every C file of the project, formatted with the project's .clang-format.
 FORMAT_SRC = $(wildcard src/*/*.[ch] tests/*.[ch] tests/*/*.[ch] bench/*.c)

@@ -5,6 +5,7 @@
  * process it started is left running. */
 #include "csv_util.h"
 #include "client/rowwriter.h"
+#include "rundir/columns.h"
 #include "support.h"
 #include "test.h"
 
@@ -80,8 +81,10 @@ static pid_t start_sweep(const char *cfg, const char *out, const char *log) {
 /* Until the run's requests.csv holds a finished row: the run is under way. */
 static void wait_mid_run(const char *rows, pid_t sweep) {
     struct stat st;
+    char header[1024];
+    off_t header_n = (off_t)rundir_header(&rundir_requests, header, sizeof header);
     for (int i = 0; i < 600; i++) {
-        if (stat(rows, &st) == 0 && st.st_size > (off_t)strlen(REQUESTS_CSV_HEADER) + 100)
+        if (stat(rows, &st) == 0 && st.st_size > header_n + 100)
             return;
         CHECK_MSG(waitpid(sweep, NULL, WNOHANG) == 0, "the sweep ended before its run");
         sleep_ms(50);

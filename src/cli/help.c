@@ -5,13 +5,17 @@
  * The prose of the man page that belongs to no command is here too. */
 #include "cli/commands.h"
 #include "common/util.h"
+#include "common/files.h"
+#include "rundir/docs.h"
 #include "sweep/campaign.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct help_cli {
     int man, markdown;
+    const char *files;
 } help_cli;
 
 #define HELP(field) OPT_AT(help_cli, field)
@@ -21,6 +25,12 @@ static const opt_def help_options[] = {
      .type = OPT_FLAG,
      HELP(markdown),
      .help = "print the reference of every option (Markdown)"},
+    {.name = "files",
+     .type = OPT_STRING,
+     HELP(files),
+     .arg = "FILE",
+     .help = "print FILE (docs/files.md) with its tables of columns and keys printed again "
+             "from the run directory's tables"},
     {0}};
 
 static const char man_description[] =
@@ -119,6 +129,23 @@ static void print_markdown(FILE *f) {
     opt_print_markdown(f, campaign_run_keys, "");
 }
 
+/* docs/files.md with its generated tables printed again (rundir/docs.h). */
+static int print_files(const char *path) {
+    size_t n;
+    char *in = read_whole_file(path, &n), err[256];
+    strbuf out = {0};
+    int rc = in ? rundir_docs_splice(in, &out, err, sizeof err) : -1;
+    if (!in)
+        snprintf(err, sizeof err, "cannot read it");
+    if (!rc)
+        fputs(out.s ? out.s : "", stdout);
+    else
+        fprintf(stderr, "servelab: help: --files %s: %s\n", path, err);
+    free(in);
+    sb_free(&out);
+    return rc ? 2 : 0;
+}
+
 static int help_main(int argc, char **argv) {
     help_cli o = {0};
     opt_args args;
@@ -135,6 +162,8 @@ static int help_main(int argc, char **argv) {
         print_markdown(stdout);
         return 0;
     }
+    if (o.files)
+        return print_files(o.files);
     for (const command *const *c = commands; name && *c; c++)
         if (!strcmp((*c)->name, name)) {
             cli_help(stdout, *c);
@@ -146,7 +175,7 @@ static int help_main(int argc, char **argv) {
 const command cmd_help = {
     .name = "help",
     .run = help_main,
-    .usage = "help [COMMAND] [--man] [--markdown]",
+    .usage = "help [COMMAND] [--man] [--markdown] [--files FILE]",
     .about = "a command's options, the man page, or the options reference",
     .text = "The help of one command, the man page (--man) or the reference of every option\n"
             "(--markdown), all printed from the same option tables.",

@@ -284,6 +284,7 @@ static int predict_main(int argc, char **argv) {
     predict_opts o;
     memset(&o, 0, sizeof o);
     run_opts_defaults(&o.run);
+    o.run.summary_to = stdout; /* the run's table */
     opt_def *table = full_table();
     command with_all = cmd_predict;
     with_all.options = table;

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "report/vllm_export.h"
 #include "run/run.h"
+#include "rundir/rundir.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -46,7 +47,7 @@ static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, in
     char names[256], real_folder[PATH_MAX], real_out[PATH_MAX];
     int own = o->out && realpath(folder, real_folder) && realpath(o->out, real_out) &&
               !strcmp(real_folder, real_out);
-    if (own || run_dir_holds(folder, names, sizeof names) > 0) {
+    if (own || (rundir_holds(folder, names, sizeof names) & RUNDIR_ANY)) {
         snprintf(err, errlen,
                  "--save-vllm-json %s: %s is a run's directory%s%s%s: write the file elsewhere",
                  o->save_vllm_json, folder, own ? " (this run's --out)" : " (it holds ",
@@ -65,6 +66,7 @@ static int vllm_json_check(const run_opts *o, vllm_export_opts *v, char *err, in
 static int run_main(int argc, char **argv) {
     run_opts o;
     run_opts_defaults(&o);
+    o.summary_to = stdout; /* the run's table */
     int rc = cli_parse(&cmd_run, argc, argv, &o, 0, NULL);
     if (rc)
         return rc > 0 ? 0 : 2;

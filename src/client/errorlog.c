@@ -4,6 +4,7 @@
 #include "client/errorlog.h"
 #include "client/rowwriter.h"
 #include "common/strbuf.h"
+#include "rundir/columns.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -120,7 +121,9 @@ int errorlog_write(const char *dir, const error_log *log) {
     const error_entry *e[CAPACITY];
     int n = sorted(log, e);
     strbuf b = {0};
-    sb_puts(&b, "error,http_status,count,first_request_id,body\n");
+    char header[128];
+    rundir_header(&rundir_errors, header, sizeof header); /* rundir/columns.h's */
+    sb_puts(&b, header);
     for (int i = 0; i < n; i++) {
         char status[16], id[32];
         status_text(status, sizeof status, e[i]->http_status);

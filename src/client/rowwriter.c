@@ -8,6 +8,7 @@
 #include "common/csv.h"
 #include "common/record.h"
 #include "common/util.h"
+#include "rundir/columns.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -206,8 +207,11 @@ int row_writer_open_rows(row_writer *w, const char *dir, int chunks, char *err, 
     }
     w->owns_fds = 1;
     buffers_init(w);
-    if (write_all(w, w->req_fd, REQUESTS_CSV_HEADER, strlen(REQUESTS_CSV_HEADER)) ||
-        (chunks && write_all(w, w->chunk_fd, CHUNKS_CSV_HEADER, strlen(CHUNKS_CSV_HEADER)))) {
+    char req_header[1024], chunk_header[256]; /* the tables' (rundir/columns.h) */
+    size_t req_n = rundir_header(&rundir_requests, req_header, sizeof req_header),
+           chunk_n = rundir_header(&rundir_chunks, chunk_header, sizeof chunk_header);
+    if (write_all(w, w->req_fd, req_header, req_n) ||
+        (chunks && write_all(w, w->chunk_fd, chunk_header, chunk_n))) {
         snprintf(err, errlen, "--out %s: cannot write: %s", dir, strerror(w->write_error));
         close(w->req_fd);
         if (chunks)
@@ -282,9 +286,11 @@ static void put_text(row_line *l, const char *s) {
 }
 
 /* Room for every field but the two texts (class and finish_reason, which
- * are sized as written): 31 fields of at most 24 bytes. */
+ * are sized as written): a field of at most 24 bytes a column. */
 #define ROW_FIXED_BYTES 1024
+_Static_assert(RQ_N * 24 <= ROW_FIXED_BYTES, "room for every column of requests.csv");
 
+/* The fields in the order of rundir/columns.h's requests table. */
 static void format_request(row_line *l, const request_row *r) {
     char id[32];
     request_id_format(id, sizeof id, r->index);

@@ -13,15 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REQUESTS_CSV_HEADER                                                                        \
-    "request_id,class,scheduled_ms,sent_ms,first_token_ms,last_token_ms,end_ms,prompt_tokens,"     \
-    "output_tokens,ttft_ms,tpot_ms,e2e_ms,finish_reason,http_status,error,chunks,lag_ms,"          \
-    "connect_ms,written_ms,first_byte_ms,coalesced,first_coalesced,server_prompt_ms,"              \
-    "server_decode_ms,server_prompt_n,server_decode_n,server_cache_n,cached_tokens,"               \
-    "conversation_id,turn,trace_line,first_answer_ms,reasoning_tokens,reasoning_from,tool_calls,"  \
-    "first_tool_ms,answer_valid,server_draft_n,server_draft_accepted\n"
-#define CHUNKS_CSV_HEADER "request_id,index,t_ms,tokens,coalesced\n"
-
+/* The columns are rundir/columns.h's tables: the header is written from
+ * them, and format_request (rowwriter.c) writes the fields in their order
+ * (test_rundir reads a row back by the table's names). */
 typedef struct request_row {
     uint32_t index;
     const char *cls;

@@ -4,6 +4,7 @@
 #include "fit/fit_data.h"
 #include "common/csv.h"
 #include "common/util.h"
+#include "rundir/columns.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -93,13 +94,6 @@ static void find_runs(const char *path, int depth, char ***list, int *n, int *ca
     free(names);
 }
 
-static int col(const csv_row *h, const char *name, const char *path, char *err, size_t errlen) {
-    int c = csv_column(h, name);
-    if (c < 0)
-        snprintf(err, errlen, "%s: no column '%s'", path, name);
-    return c;
-}
-
 static double num(const csv_row *r, int c) {
     double v;
     return c >= 0 && csv_number(r, c, &v) == 0 ? v : NAN;
@@ -119,20 +113,16 @@ static int read_requests(fit_run *run, id_table *ids, char *err, size_t errlen) 
         csv_close(&f);
         return -1;
     }
-    int c_id = col(&h, "request_id", path, err, errlen),
-        c_sent = col(&h, "sent_ms", path, err, errlen),
-        c_first = col(&h, "first_token_ms", path, err, errlen),
-        c_last = col(&h, "last_token_ms", path, err, errlen),
-        c_prompt = col(&h, "prompt_tokens", path, err, errlen),
-        c_out = col(&h, "output_tokens", path, err, errlen),
-        c_err = col(&h, "error", path, err, errlen);
-    int c_sp = csv_column(&h, "server_prompt_ms"), c_sn = csv_column(&h, "server_prompt_n"),
-        c_cache = csv_column(&h, "server_cache_n"), c_cached = csv_column(&h, "cached_tokens");
-    if (c_id < 0 || c_sent < 0 || c_first < 0 || c_last < 0 || c_prompt < 0 || c_out < 0 ||
-        c_err < 0) {
+    int c[RQ_N]; /* by the table's names (rundir/columns.h), the contract ones needed */
+    if (rundir_columns_find(&rundir_requests, &h, c, path, err, (int)errlen)) {
         csv_close(&f);
         return -1;
     }
+    int c_id = c[RQ_request_id], c_sent = c[RQ_sent_ms], c_first = c[RQ_first_token_ms],
+        c_last = c[RQ_last_token_ms], c_prompt = c[RQ_prompt_tokens], c_out = c[RQ_output_tokens],
+        c_err = c[RQ_error];
+    int c_sp = c[RQ_server_prompt_ms], c_sn = c[RQ_server_prompt_n], c_cache = c[RQ_server_cache_n],
+        c_cached = c[RQ_cached_tokens];
     size_t cap = 1024;
     run->req = xmalloc(cap * sizeof *run->req);
     char **keys = NULL;
@@ -219,12 +209,13 @@ static int read_chunks(fit_run *run, const id_table *ids, char *err, size_t errl
         csv_close(&f);
         return 0;
     }
-    int c_id = col(&h, "request_id", path, err, errlen), c_i = col(&h, "index", path, err, errlen),
-        c_t = col(&h, "t_ms", path, err, errlen), c_tok = col(&h, "tokens", path, err, errlen);
-    if (c_id < 0 || c_i < 0 || c_t < 0 || c_tok < 0) {
+    int cols[CH_N];
+    if (rundir_columns_find(&rundir_chunks, &h, cols, path, err, (int)errlen)) {
         csv_close(&f);
         return -1;
     }
+    int c_id = cols[CH_request_id], c_i = cols[CH_index], c_t = cols[CH_t_ms],
+        c_tok = cols[CH_tokens];
     size_t n = 0, cap = 4096;
     chunk_in *c = xmalloc(cap * sizeof *c);
     while (csv_next(&f, &r)) {

@@ -1,11 +1,12 @@
 /* discover: the walk that finds run directories and the grouping of rep-K
  * directories into runs. The walk is depth first and bounded (8 levels), so
  * that a symbolic link loop ends, and it stops at the first directory
- * holding a requests.csv: a run's own subfolders are never runs, nor is a
- * campaign's shards/ folder (a sharded sweep's parts, merged beside it). A run
- * directory reached more than once (through a symbolic link, or named by
- * two arguments) is one directory by its device and inode, and is kept
- * under the path that needs no link when there is one, else the first.
+ * holding a run's rows (rundir/rundir.h's RUNDIR_IS_RUN): a run's own
+ * subfolders are never runs, nor is a campaign's shards/ folder (a sharded
+ * sweep's parts, merged beside it). A run directory reached more than once
+ * (through a symbolic link, or named by two arguments) is one directory by
+ * its device and inode, and is kept under the path that needs no link when
+ * there is one, else the first.
  *
  * A path that is a file is a result file of vLLM's client, one run named
  * after the file (report/vllm_import.h).
@@ -19,6 +20,7 @@
  * share a name. */
 #include "report/discover.h"
 #include "common/util.h"
+#include "rundir/rundir.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -71,7 +73,7 @@ static void find_runs(const char *dir, dir_list *out, int depth, int linked) {
     if (depth > 8)
         return;
     linked |= is_link(dir);
-    if (is_file(dir, "requests.csv")) {
+    if (rundir_holds(dir, NULL, 0) & RUNDIR_IS_RUN) { /* rundir/rundir.h decides */
         dl_add(out, dir);
         stat(dir, &out->st[out->n - 1]);
         out->linked[out->n - 1] = linked;

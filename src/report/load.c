@@ -6,6 +6,8 @@
 #include "report/load.h"
 #include "report/vllm_import.h"
 #include "common/csv.h"
+#include "rundir/columns.h"
+#include "rundir/summary_file.h"
 #include "common/util.h"
 #include "model/slo.h"
 
@@ -36,65 +38,9 @@ static int class_id(run_rows *rows, const char *s, size_t n) {
     return rows->n_classes++;
 }
 
-static const char *requests_cols[] = {
-    "request_id", "class", "scheduled_ms", "sent_ms", "first_token_ms", "last_token_ms", "end_ms",
-    "prompt_tokens", "output_tokens", "error", "lag_ms", "ttft_ms", "tpot_ms", "e2e_ms",
-    /* where TTFT went, and the server's own account: later columns */
-    "connect_ms", "written_ms", "first_byte_ms", "coalesced", "first_coalesced", "server_prompt_ms",
-    "server_decode_ms", "server_prompt_n", "server_decode_n", "server_cache_n", "cached_tokens",
-    "turn", "first_answer_ms", "reasoning_tokens", "reasoning_from", "tool_calls", "first_tool_ms",
-    "answer_valid", "server_draft_n", "server_draft_accepted"};
-enum {
-    C_ID,
-    C_CLASS,
-    C_SCHED,
-    C_SENT,
-    C_FIRST,
-    C_LAST,
-    C_END,
-    C_PTOK,
-    C_OTOK,
-    C_ERR,
-    C_LAG, /* the optional ones from here */
-    C_TTFT,
-    C_TPOT,
-    C_E2E,
-    C_CONNECT,
-    C_WRITTEN,
-    C_FIRST_BYTE,
-    C_COALESCED,
-    C_FIRST_COALESCED,
-    C_SRV_PROMPT_MS,
-    C_SRV_DECODE_MS,
-    C_SRV_PROMPT_N,
-    C_SRV_DECODE_N,
-    C_SRV_CACHE_N,
-    C_CACHED,
-    C_TURN,
-    C_FIRST_ANSWER,
-    C_REASONING,
-    C_REASONING_FROM,
-    C_TOOL_CALLS,
-    C_FIRST_TOOL,
-    C_ANSWER_VALID,
-    C_SRV_DRAFT_N,
-    C_SRV_DRAFT_ACC,
-    C_N
-};
-
-/* The columns the loader reads or checks, by their header names; lag_ms,
- * the durations and the phase and server columns are optional (runs from
- * before lag_ms or the phases lack them, and the durations are only
- * checked: the report computes them from the times). */
-static int find_columns(const csv_row *header, int *col, const char *path, char *err, int errlen) {
-    for (int k = 0; k < C_N; k++) {
-        col[k] = csv_column(header, requests_cols[k]);
-        if (col[k] < 0 && k < C_LAG) {
-            snprintf(err, errlen, "%s:1: missing column %s", path, requests_cols[k]);
-            return -1;
-        }
-    }
-    return 0;
+/* A column's name (rundir/columns.h's table), for messages. */
+static const char *requests_cols(int k) {
+    return rundir_requests.col[k].name;
 }
 
 /* A time (ms since the run's start) or a duration: empty (NAN, missing),
@@ -113,7 +59,8 @@ static int time_of(const csv_row *row, int col, double *v) {
  * column out of order, or NULL; *after says which column it precedes. */
 static const char *out_of_order(const req_rec *r, const char **after) {
     const double t[] = {r->scheduled_ms, r->sent_ms, r->first_ms, r->last_ms, r->end_ms};
-    const int cols[] = {C_SCHED, C_SENT, C_FIRST, C_LAST, C_END};
+    const int cols[] = {RQ_scheduled_ms, RQ_sent_ms, RQ_first_token_ms, RQ_last_token_ms,
+                        RQ_end_ms};
     int prev = -1;
     for (int i = 0; i < 5; i++) {
         if (isnan(t[i]))
@@ -123,8 +70,8 @@ static const char *out_of_order(const req_rec *r, const char **after) {
         if (i == 4 && prev == 0 && isnan(r->sent_ms))
             continue;
         if (prev >= 0 && t[i] < t[prev]) {
-            *after = requests_cols[cols[prev]];
-            return requests_cols[cols[i]];
+            *after = requests_cols(cols[prev]);
+            return requests_cols(cols[i]);
         }
         prev = i;
     }
@@ -136,17 +83,20 @@ static const char *out_of_order(const req_rec *r, const char **after) {
 static const char *read_times(const csv_row *row, const int *col, req_rec *r) {
     double *dst[] = {&r->scheduled_ms, &r->sent_ms, &r->first_ms,
                      &r->last_ms,      &r->end_ms,  &r->lag_ms};
-    const int which[] = {C_SCHED, C_SENT, C_FIRST, C_LAST, C_END, C_LAG};
+    const int which[] = {RQ_scheduled_ms,  RQ_sent_ms, RQ_first_token_ms,
+                         RQ_last_token_ms, RQ_end_ms,  RQ_lag_ms};
     r->lag_ms = NAN;
     for (int i = 0; i < 6; i++)
         if (col[which[i]] >= 0 && time_of(row, col[which[i]], dst[i]))
-            return requests_cols[which[i]];
+            return requests_cols(which[i]);
     if (isnan(r->scheduled_ms))
-        return requests_cols[C_SCHED];
-    for (int k = C_TTFT; k <= C_E2E; k++) {
+        return requests_cols(RQ_scheduled_ms);
+    _Static_assert(RQ_tpot_ms == RQ_ttft_ms + 1 && RQ_e2e_ms == RQ_tpot_ms + 1,
+                   "the three durations are written side by side");
+    for (int k = RQ_ttft_ms; k <= RQ_e2e_ms; k++) {
         double d;
         if (col[k] >= 0 && time_of(row, col[k], &d))
-            return requests_cols[k];
+            return requests_cols(k);
     }
     return NULL;
 }
@@ -177,51 +127,53 @@ static int phase_time_of(const csv_row *row, int col, double *v) {
  * bad (no server or handshake takes 10^38 ms). */
 static const char *read_phases(const csv_row *row, const int *col, req_rec *r) {
     double t[5];
-    const int times[] = {C_CONNECT, C_WRITTEN, C_FIRST_BYTE, C_SRV_PROMPT_MS, C_SRV_DECODE_MS};
+    const int times[] = {RQ_connect_ms, RQ_written_ms, RQ_first_byte_ms, RQ_server_prompt_ms,
+                         RQ_server_decode_ms};
     for (int i = 0; i < 5; i++)
         if (phase_time_of(row, col[times[i]], &t[i]) ||
             ((i == 0 || i >= 3) && !isnan(t[i]) && t[i] > FLT_MAX))
-            return requests_cols[times[i]];
+            return requests_cols(times[i]);
     r->connect_ms = (float)t[0];
     r->written_ms = t[1];
     r->first_byte_ms = t[2];
     r->server_prompt_ms = (float)t[3];
     r->server_decode_ms = (float)t[4];
     int32_t n[6];
-    const int counts[] = {C_COALESCED,    C_FIRST_COALESCED, C_SRV_PROMPT_N,
-                          C_SRV_DECODE_N, C_SRV_CACHE_N,     C_CACHED};
+    const int counts[] = {RQ_coalesced,       RQ_first_coalesced, RQ_server_prompt_n,
+                          RQ_server_decode_n, RQ_server_cache_n,  RQ_cached_tokens};
     for (int i = 0; i < 6; i++)
         if (count_of(row, col[counts[i]], &n[i]) || (i == 1 && n[i] > 1))
-            return requests_cols[counts[i]];
+            return requests_cols(counts[i]);
     r->first_coalesced = (int8_t)n[1];
     r->server_decode_n = n[3];
     r->server_prompt_n = n[2];
     r->cached_tokens = n[5];
     int32_t turn;
-    if (count_of(row, col[C_TURN], &turn) || turn == 0 || turn > UINT16_MAX)
-        return requests_cols[C_TURN];
+    if (count_of(row, col[RQ_turn], &turn) || turn == 0 || turn > UINT16_MAX)
+        return requests_cols(RQ_turn);
     r->turn = (uint16_t)(turn > 0 ? turn : 0);
-    if (phase_time_of(row, col[C_FIRST_ANSWER], &r->first_answer_ms))
-        return requests_cols[C_FIRST_ANSWER];
+    if (phase_time_of(row, col[RQ_first_answer_ms], &r->first_answer_ms))
+        return requests_cols(RQ_first_answer_ms);
     if (!isnan(r->first_answer_ms) && !(r->first_answer_ms >= r->first_ms))
-        return requests_cols[C_FIRST_ANSWER]; /* an answer before the first token, or without one */
-    if (count_of(row, col[C_REASONING], &r->reasoning_tokens))
-        return requests_cols[C_REASONING];
-    int from = col[C_REASONING_FROM];
+        return requests_cols(
+            RQ_first_answer_ms); /* an answer before the first token, or without one */
+    if (count_of(row, col[RQ_reasoning_tokens], &r->reasoning_tokens))
+        return requests_cols(RQ_reasoning_tokens);
+    int from = col[RQ_reasoning_from];
     r->reasoning_server = from >= 0 && row->len[from] == 6 && !memcmp(row->f[from], "server", 6);
     int32_t calls, valid;
-    if (count_of(row, col[C_TOOL_CALLS], &calls) || calls > INT16_MAX)
-        return requests_cols[C_TOOL_CALLS];
+    if (count_of(row, col[RQ_tool_calls], &calls) || calls > INT16_MAX)
+        return requests_cols(RQ_tool_calls);
     r->tool_calls = (int16_t)calls;
-    if (phase_time_of(row, col[C_FIRST_TOOL], &r->first_tool_ms))
-        return requests_cols[C_FIRST_TOOL];
-    if (count_of(row, col[C_ANSWER_VALID], &valid) || valid > 1)
-        return requests_cols[C_ANSWER_VALID];
+    if (phase_time_of(row, col[RQ_first_tool_ms], &r->first_tool_ms))
+        return requests_cols(RQ_first_tool_ms);
+    if (count_of(row, col[RQ_answer_valid], &valid) || valid > 1)
+        return requests_cols(RQ_answer_valid);
     r->answer_valid = (int8_t)valid;
-    if (count_of(row, col[C_SRV_DRAFT_N], &r->server_draft_n))
-        return requests_cols[C_SRV_DRAFT_N];
-    if (count_of(row, col[C_SRV_DRAFT_ACC], &r->server_draft_accepted))
-        return requests_cols[C_SRV_DRAFT_ACC];
+    if (count_of(row, col[RQ_server_draft_n], &r->server_draft_n))
+        return requests_cols(RQ_server_draft_n);
+    if (count_of(row, col[RQ_server_draft_accepted], &r->server_draft_accepted))
+        return requests_cols(RQ_server_draft_accepted);
     return NULL;
 }
 
@@ -233,17 +185,18 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r,
     double ptok, otok;
     const char *bad = read_times(row, col, r), *after = NULL;
     *why = NULL;
-    if (!bad && (csv_number(row, col[C_PTOK], &ptok) || !count_ok(ptok)))
-        bad = "prompt_tokens";
-    else if (!bad && (csv_number(row, col[C_OTOK], &otok) || !count_ok(otok)))
-        bad = "output_tokens";
+    if (!bad && (csv_number(row, col[RQ_prompt_tokens], &ptok) || !count_ok(ptok)))
+        bad = requests_cols(RQ_prompt_tokens);
+    else if (!bad && (csv_number(row, col[RQ_output_tokens], &otok) || !count_ok(otok)))
+        bad = requests_cols(RQ_output_tokens);
     char ebuf[32];
-    size_t el = row->len[col[C_ERR]] < sizeof ebuf - 1 ? row->len[col[C_ERR]] : sizeof ebuf - 1;
-    memcpy(ebuf, row->f[col[C_ERR]], el);
+    size_t el =
+        row->len[col[RQ_error]] < sizeof ebuf - 1 ? row->len[col[RQ_error]] : sizeof ebuf - 1;
+    memcpy(ebuf, row->f[col[RQ_error]], el);
     ebuf[el] = 0;
     int e = err_class_parse(ebuf);
     if (!bad && e < 0)
-        bad = "error";
+        bad = requests_cols(RQ_error);
     if (!bad)
         bad = read_phases(row, col, r);
     if (!bad && (bad = out_of_order(r, &after))) /* every value reads: are they in order? */
@@ -256,13 +209,16 @@ static const char *parse_request(const csv_row *row, const int *col, req_rec *r,
     return NULL;
 }
 
-_Static_assert(C_N <= ROWS_FEED_COLUMNS, "rows_feed holds every column the loader reads");
+_Static_assert(RQ_N <= ROWS_FEED_COLUMNS, "rows_feed holds every column the loader reads");
 
 int feed_requests_header(rows_feed *f, const csv_row *header, const char *path, char *err,
                          int errlen) {
     f->ncols = header->n;
     f->header_read = 1;
-    return find_columns(header, f->col, path, err, errlen);
+    /* a contract column must be there; the others are optional (runs from
+     * before lag_ms or the phases lack them, and the durations are only
+     * checked: the report computes them from the times) */
+    return rundir_columns_find(&rundir_requests, header, f->col, path, err, errlen);
 }
 
 int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, char *err,
@@ -285,7 +241,7 @@ int feed_request(rows_feed *f, const csv_row *row, const char *path, int line, c
         return -1;
     }
     r.part = (uint16_t)f->part;
-    r.cls = (int16_t)class_id(f->rows, row->f[f->col[C_CLASS]], row->len[f->col[C_CLASS]]);
+    r.cls = (int16_t)class_id(f->rows, row->f[f->col[RQ_class]], row->len[f->col[RQ_class]]);
     if (r.scheduled_ms > f->last_sched)
         f->last_sched = r.scheduled_ms;
     rows_add(f->rows, &r);
@@ -343,8 +299,9 @@ int feed_chunk(rows_feed *f, const csv_row *row, const char *path, int line, cha
         snprintf(err, errlen, "%s:%d: %s", path, line, row->error);
         return -1;
     }
-    if ((row->n != 4 && row->n != 5) || csv_number(row, 2, &t) || !isfinite(t) ||
-        csv_number(row, 3, &tok) || !chunk_tokens_ok(tok)) {
+    /* by place: chunks.csv's columns have not moved since it began */
+    if ((row->n != CH_coalesced && row->n != CH_N) || csv_number(row, CH_t_ms, &t) ||
+        !isfinite(t) || csv_number(row, CH_tokens, &tok) || !chunk_tokens_ok(tok)) {
         snprintf(err, errlen, "%s:%d: expected request_id,index,t_ms,tokens[,coalesced]", path,
                  line);
         return -1;
@@ -469,8 +426,7 @@ int load_run(const char *dir, int part, run_rows *rows, run_files *files, char *
     if (vllm_import_is_file(dir)) /* vLLM's result file, not a run directory */
         return vllm_import(dir, part, rows, files, err, errlen);
     memset(files, 0, sizeof *files);
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    files->meta = json_load_file(path, 0, NULL);
+    files->meta = rundir_meta_read(dir);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     files->has_summary = access(path, F_OK) == 0;
     rows_feed f = {.rows = rows, .part = part};

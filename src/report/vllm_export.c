@@ -35,6 +35,7 @@
 #include "common/record.h"
 #include "common/util.h"
 #include "model/slo.h"
+#include "rundir/columns.h"
 
 #include <errno.h>
 #include <math.h>
@@ -60,11 +61,6 @@ typedef struct vrun {
     vreq **by_id; /* sorted by id, for chunks.csv */
 } vrun;
 
-static const char *req_cols[] = {"request_id",    "scheduled_ms", "sent_ms",       "first_token_ms",
-                                 "last_token_ms", "end_ms",       "prompt_tokens", "output_tokens",
-                                 "error",         "http_status"};
-enum { R_ID, R_SCHED, R_SENT, R_FIRST, R_LAST, R_END, R_PTOK, R_OTOK, R_ERR, R_STATUS, R_N };
-
 static char *field_dup(const csv_row *row, int i) {
     char *s = xmalloc(row->len[i] + 1);
     memcpy(s, row->f[i], row->len[i]);
@@ -75,15 +71,17 @@ static char *field_dup(const csv_row *row, int i) {
 static int read_request(const csv_row *row, const int *col, vreq *q) {
     double *dst[] = {&q->sched, &q->sent, &q->first, &q->last,
                      &q->end,   &q->ptok, &q->otok,  &q->status};
-    const int which[] = {R_SCHED, R_SENT, R_FIRST, R_LAST, R_END, R_PTOK, R_OTOK, R_STATUS};
+    const int which[] = {RQ_scheduled_ms, RQ_sent_ms,       RQ_first_token_ms, RQ_last_token_ms,
+                         RQ_end_ms,       RQ_prompt_tokens, RQ_output_tokens,  RQ_http_status};
     for (int k = 0; k < 8; k++) {
         *dst[k] = NAN;
         if (col[which[k]] >= 0 && csv_number(row, col[which[k]], dst[k]))
             return -1;
     }
     char e[32];
-    snprintf(e, sizeof e, "%.*s", (int)(row->len[col[R_ERR]] < 31 ? row->len[col[R_ERR]] : 31),
-             row->f[col[R_ERR]]);
+    snprintf(e, sizeof e, "%.*s",
+             (int)(row->len[col[RQ_error]] < 31 ? row->len[col[RQ_error]] : 31),
+             row->f[col[RQ_error]]);
     q->error = err_class_parse(e);
     return q->error < 0 || isnan(q->sched) ? -1 : 0;
 }
@@ -98,16 +96,12 @@ static int read_requests(const char *dir, vrun *v, char *err, int errlen) {
         return -1;
     }
     csv_row row;
-    int col[R_N], ncols = 0;
+    int col[RQ_N], ncols = 0;
     rc = 0;
     while (!rc && csv_next(&c, &row)) {
         if (c.line == 1) {
             ncols = row.n;
-            for (int k = 0; k < R_N; k++)
-                if ((col[k] = csv_column(&row, req_cols[k])) < 0 && k != R_STATUS) {
-                    snprintf(err, errlen, "%s:1: missing column %s", path, req_cols[k]);
-                    rc = -1;
-                }
+            rc = rundir_columns_find(&rundir_requests, &row, col, path, err, errlen);
             continue;
         }
         if (csv_row_blank(&row))
@@ -120,7 +114,7 @@ static int read_requests(const char *dir, vrun *v, char *err, int errlen) {
             rc = -1;
             break;
         }
-        q->id = field_dup(&row, col[R_ID]);
+        q->id = field_dup(&row, col[RQ_request_id]);
         q->row = v->n++;
     }
     csv_close(&c);

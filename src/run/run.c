@@ -24,6 +24,7 @@
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 #include "run/virtual_client.h"
+#include "rundir/outdir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -309,7 +310,7 @@ static int prepare_out(run_ctx *x, run_result *rr) {
                     "--out %s holds a campaign (campaign.json): give the run a directory of "
                     "its own",
                     out);
-    if (run_dir_take(out, x->o.force, err, sizeof err))
+    if (outdir_take(out, x->o.force, err, sizeof err))
         return fail(rr, "--out %s", err);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "common/opt.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct loadgen_result;
@@ -96,7 +97,8 @@ typedef struct run_opts {
     const char *metrics_listen; /* HOST:PORT for the client's own /metrics; NULL: none */
     /* not options: how the caller wants it */
     const char *progress_label; /* a sweep's "run 2/5 NAME, repetition 1/2"; NULL: none */
-    int print_summary;          /* the table on stdout */
+    int print_summary;          /* the table, to summary_to */
+    FILE *summary_to;           /* where the caller wants the table; NULL: nowhere */
     const run_watch *watch;     /* NULL: none (servelab capacity sets one) */
     /* `servelab predict`: the schedule goes to the simulator's engine in
      * virtual time (run/virtual_client.h), not to a server; url unused */
@@ -152,19 +154,6 @@ int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run
  * signal when a stop signal ended it. The caller rows_free()s *rows. */
 struct run_rows;
 int run_predict_rows(const run_opts *opts, struct run_rows *rows, char *err, int errlen);
-/* The files a run writes in its directory, NULL-ended. A run refuses a
- * directory that holds any of them (unless --force), so two runs' rows are
- * never mixed. */
-extern const char *const run_file_names[];
-/* Which of them `dir` holds, "requests.csv, meta.json" into names; their
- * count. */
-int run_dir_holds(const char *dir, char *names, size_t n);
-/* Removes them and their temporary files: 0, or -1 with errno. */
-int run_dir_clear(const char *dir);
-/* A run's files may go into dir: it holds none of them, or, with force,
- * they were removed. 0, or -1 with "DIR already holds a run (...): add
- * --force ..." or why they could not be removed in err. */
-int run_dir_take(const char *dir, int force, char *err, size_t errlen);
 /* meta.json's command line with --header values and URL credentials
  * redacted. */
 json_t *run_command_line_json(int argc, char **argv);

@@ -1,9 +1,11 @@
 /* run_files: what a run writes once its requests are done: meta.json (the
  * tool, the command line, the config as the option table records it with
  * what the run resolved, the host, the GPUs, the server) and summary.json
- * with the table on stdout. Secrets never reach them: header values and URL
- * credentials are redacted, and only the name of the key's variable is
- * kept. */
+ * (both through rundir/summary_file.h), with the table to the FILE the
+ * caller gave (run_opts.summary_to): nothing here prints to the terminal
+ * itself, and warnings go through common/notice.h. Secrets never reach
+ * the files: header values and URL credentials are redacted, and only the
+ * name of the key's variable is kept. */
 #include "analysis/serverstats.h"
 #include "analysis/stages.h"
 #include "client/errorlog.h"
@@ -20,6 +22,7 @@
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 #include "run/virtual_client.h"
+#include "rundir/summary_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,57 +31,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *const run_file_names[] = {"requests.csv", "chunks.csv",         "meta.json",
-                                      "summary.json", "server_metrics.csv", "gpu.csv",
-                                      "errors.csv",   "server_proc.csv",    NULL};
-
-int run_dir_holds(const char *dir, char *names, size_t n) {
-    int count = 0;
-    size_t used = 0;
-    if (n)
-        names[0] = 0;
-    for (const char *const *f = run_file_names; *f; f++) {
-        char path[4800];
-        snprintf(path, sizeof path, "%s/%s", dir, *f);
-        if (access(path, F_OK))
-            continue;
-        if (used < n)
-            used += (size_t)snprintf(names + used, n - used, "%s%s", count ? ", " : "", *f);
-        count++;
-    }
-    return count;
-}
-
-int run_dir_clear(const char *dir) {
-    int rc = 0;
-    for (const char *const *f = run_file_names; *f; f++) {
-        char path[4800], tmp[4800];
-        snprintf(path, sizeof path, "%s/%s", dir, *f);
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, *f);
-        if (unlink(path) && errno != ENOENT)
-            rc = -1;
-        unlink(tmp);
-    }
-    return rc;
-}
-
-int run_dir_take(const char *dir, int force, char *err, size_t errlen) {
-    char names[256];
-    int held = run_dir_holds(dir, names, sizeof names);
-    if (held && !force) {
-        snprintf(err, errlen,
-                 "%s already holds a run (%s): add --force to replace it, or give another --out",
-                 dir, names);
-        return -1;
-    }
-    if (held && run_dir_clear(dir)) {
-        snprintf(err, errlen, "%s: cannot remove the earlier run's files: %s", dir,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
-}
 
 /* Header names only: values (keys, tokens) never reach a file. */
 static json_t *redacted_headers(const opt_list *h) {
@@ -336,7 +288,7 @@ int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra) {
         json_object_update(meta, extra);
         json_decref(extra);
     }
-    int rc = write_json_atomic(o->out, "meta.json", meta);
+    int rc = rundir_meta_write(o->out, meta);
     json_decref(meta);
     return rc;
 }
@@ -385,8 +337,8 @@ static void name_delayed(const client_check *k, char *buf, size_t cap) {
 /* Is this run within what the client measures to 1 ms? Its own lag, CPU,
  * per-request delay and coalesced first tokens say so (docs/accuracy.md);
  * `servelab calibrate` tells the limits beforehand. */
-static void client_json(json_t *sj, const run_summary *s, const loadgen_result *res, int threads,
-                        client_verdict *v) {
+static json_t *client_json(const run_summary *s, const loadgen_result *res, int threads,
+                           client_verdict *v) {
     const client_check *k = &res->check;
     double cpu_pct = s->duration_s > 0 ? 100 * res->cpu_s / s->duration_s : 0;
     v->lag_over = s->lag.n && s->lag.p99 > 1.0;
@@ -404,7 +356,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
              "%zu of %zu first tokens came in one read with a later chunk: their TTFT is an "
              "upper bound",
              k->first_coalesced, k->first_tokens);
-    json_t *client = json_object_get(sj, "client");
+    json_t *client = json_object();
     json_object_set_new(client, "cpu_pct", json_real(cpu_pct));
     json_object_set_new(client, "threads", json_integer(threads));
     json_object_set_new(client, "within_1ms",
@@ -438,6 +390,7 @@ static void client_json(json_t *sj, const run_summary *s, const loadgen_result *
     if (v->coalesced)
         json_array_append_new(notes, json_string(v->first_words));
     json_object_set_new(client, "notes", notes);
+    return client;
 }
 
 /* summary.json's server_process: the server's process tree over the run
@@ -453,28 +406,29 @@ static json_t *server_process_json(const run_ctx *x) {
                      "samples", p->samples);
 }
 
-static void print_server_process(const procstat_summary *p) {
+static void print_server_process(FILE *to, const procstat_summary *p) {
     if (p->samples == 0)
         return;
     double cpu = procstat_summary_mean_cpu_pct(p);
-    printf("server process  %.1f MiB peak RSS, %s%.0f%% mean CPU, %d threads at most\n",
-           p->peak_rss_bytes / 1048576, isnan(cpu) ? "- " : "", isnan(cpu) ? 0 : cpu,
-           p->peak_threads);
+    fprintf(to, "server process  %.1f MiB peak RSS, %s%.0f%% mean CPU, %d threads at most\n",
+            p->peak_rss_bytes / 1048576, isnan(cpu) ? "- " : "", isnan(cpu) ? 0 : cpu,
+            p->peak_threads);
 }
 
-static void print_table(const run_summary *s, const server_stats *ss, const error_log *errors,
-                        const procstat_summary *proc, const char *out) {
-    summary_print(stdout, s);
+/* The run's table, to the caller's file. */
+static void print_table(FILE *to, const run_summary *s, const server_stats *ss,
+                        const error_log *errors, const procstat_summary *proc, const char *out) {
+    summary_print(to, s);
     char line[256];
     if (server_stats_line(ss, line, sizeof line))
-        printf("server          %s\n", line);
+        fprintf(to, "server          %s\n", line);
     if (ss->has_gpu && s->output_tokens > 0)
-        printf("GPU             %.3f J per output token, %.0f%% mean utilisation\n",
-               ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
-    print_server_process(proc);
-    errorlog_print(stdout, errors); /* the server's own words, a line per error class */
-    printf("rows            %s/requests.csv\n", out);
-    fflush(stdout);
+        fprintf(to, "GPU             %.3f J per output token, %.0f%% mean utilisation\n",
+                ss->gpu_energy_j / s->output_tokens, ss->gpu_util_mean_pct);
+    print_server_process(to, proc);
+    errorlog_print(to, errors); /* the server's own words, a line per error class */
+    fprintf(to, "rows            %s/requests.csv\n", out);
+    fflush(to);
 }
 
 /* One warning, with the advice that fits the cause: a client that used all
@@ -527,28 +481,24 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     summarize(&x->res.rows, &sp, &s);
     server_stats ss;
     server_stats_compute(&x->res.metrics, &x->res.gpu, &ss);
-    json_t *sj = summary_json(&s);
-    json_object_set_new(sj, "server", server_stats_json(&ss, s.output_tokens));
     client_verdict v;
     client_check_sort(&x->res.check);
-    client_json(sj, &s, &x->res, o->threads, &v);
-    json_t *proc = server_process_json(x);
-    if (proc)
-        json_object_set_new(sj, "server_process", proc);
-    json_t *spec = spec_decode_figures(x->spec_before, x->spec_after);
-    if (spec)
-        json_object_set_new(sj, "spec_decode", spec);
-    json_object_set_new(sj, "interrupted", json_boolean(x->res.interrupted));
-    if (x->plan.n)
-        json_object_set_new(sj, "stages", stages_of_run(x));
-    int sum_rc = write_json_atomic(o->out, "summary.json", sj);
-    json_decref(sj);
-    if (o->print_summary)
-        print_table(&s, &ss, &x->res.errors, &x->res.server_proc, o->out);
-    if (o->print_summary && x->res.interrupted)
-        printf("interrupted     after %.2f s: %zu of %zu requests cancelled; the rates above are "
-               "over the time it ran\n",
-               s.duration_s, s.errors[ERR_CANCELLED], s.requests);
+    rundir_summary out = {.s = &s,
+                          .server = &ss,
+                          .client = client_json(&s, &x->res, o->threads, &v),
+                          .server_process = server_process_json(x),
+                          .spec_decode = spec_decode_figures(x->spec_before, x->spec_after),
+                          .stages = x->plan.n ? stages_of_run(x) : NULL,
+                          .interrupted = x->res.interrupted};
+    int sum_rc = rundir_summary_write(o->out, &out);
+    FILE *to = o->print_summary ? o->summary_to : NULL;
+    if (to)
+        print_table(to, &s, &ss, &x->res.errors, &x->res.server_proc, o->out);
+    if (to && x->res.interrupted)
+        fprintf(to,
+                "interrupted     after %.2f s: %zu of %zu requests cancelled; the rates above are "
+                "over the time it ran\n",
+                s.duration_s, s.errors[ERR_CANCELLED], s.requests);
     rr->client_flagged = client_flagged(&v);
     if (!o->quiet_client)
         warn_client(&s, &v);
@@ -571,8 +521,8 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
         code = 1;
     }
     if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {
-        fprintf(stderr, "servelab: run: SLO missed: %.1f%% met, %.1f%% required\n",
-                100 * s.goodput_fraction, 100 * o->fail_fraction);
+        notice(notice_default(), NOTICE_INFO, "run: SLO missed: %.1f%% met, %.1f%% required",
+               100 * s.goodput_fraction, 100 * o->fail_fraction); /* servelab: run: SLO ... */
         code = 1;
     }
     if (x->res.interrupted)

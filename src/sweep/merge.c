@@ -31,6 +31,11 @@
 #include "common/util.h"
 #include "report/load.h"
 #include "run/run.h"
+#include "rundir/columns.h"
+#include "rundir/outdir.h"
+#include "rundir/rundir.h"
+#include "rundir/summary_file.h"
+#include "rundir/summary_keys.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -189,9 +194,7 @@ static int merge_errors(const shard_in *s, int n, const char *out, char *err, in
 /* ---- meta.json and summary.json ---- */
 
 static json_t *shard_entry(const shard_in *s) {
-    char p[4400];
-    snprintf(p, sizeof p, "%s/summary.json", s->dir);
-    json_t *sum = json_load_file(p, 0, NULL);
+    json_t *sum = rundir_summary_read(s->dir);
     json_t *sh = json_object_get(s->meta, "shard");
     json_t *e =
         json_pack("{s:s,s:i,s:O?,s:O?,s:O?,s:O?,s:f}", "dir", s->dir, "index", s->index, "host",
@@ -232,24 +235,44 @@ static int write_meta(const shard_in *s, int n, const merge_times *t, size_t row
         json_object_set(meta, "t0_utc", json_object_get(s[t->earliest].meta, "t0_utc"));
     json_object_set_new(json_object_get(meta, "config"), "requests",
                         json_integer((json_int_t)rows));
-    int rc = write_json_atomic(out, "meta.json", meta);
+    int rc = rundir_meta_write(out, meta);
     json_decref(meta);
     return rc;
 }
 
-/* summary.json from the merged rows' summary (made as they were written)
- * and the merged server samples. */
-static int write_summary(const char *out, const run_summary *s, char *err, int errlen) {
+/* The shards' `client` objects in index order (a shard without a
+ * summary.json: NULL), for rundir_client_merge. */
+static json_t *shard_clients(const shard_in *s, int n, json_t **sums, json_t **clients) {
+    for (int k = 0; k < n; k++) {
+        sums[k] = clients[k] = NULL;
+        for (int i = 0; i < n; i++)
+            if (s[i].index == k) {
+                sums[k] = rundir_summary_read(s[i].dir);
+                clients[k] = json_object_get(sums[k], "client");
+            }
+    }
+    return rundir_client_merge(clients, n);
+}
+
+/* summary.json from the merged rows' summary (made as they were written),
+ * the merged server samples and the shards' `client` keys (each by its
+ * rule: rundir/summary_keys.h). */
+static int write_summary(const shard_in *sh, int n, const char *out, const run_summary *s,
+                         char *err, int errlen) {
     run_files files;
     memset(&files, 0, sizeof files);
     load_samples(out, &files);
-    json_t *sj = summary_json(s);
-    json_object_set_new(sj, "server", server_stats_json(&files.server, s->output_tokens));
-    json_object_set_new(sj, "interrupted", json_false());
-    int rc = write_json_atomic(out, "summary.json", sj);
-    json_decref(sj);
+    json_t **sums = xcalloc((size_t)n, sizeof *sums),
+           **clients = xcalloc((size_t)n, sizeof *clients);
+    rundir_summary sj = {
+        .s = s, .server = &files.server, .client = shard_clients(sh, n, sums, clients)};
+    int rc = rundir_summary_write(out, &sj);
     if (rc)
         snprintf(err, errlen, "merge: writing %s/summary.json: %s", out, strerror(errno));
+    for (int i = 0; i < n; i++)
+        json_decref(sums[i]);
+    free(sums);
+    free(clients);
     run_files_free(&files);
     return rc ? -1 : 0;
 }
@@ -276,7 +299,7 @@ static int check_out(const merge_opts *o, const shard_in *s, int n, char *err, i
             return -1;
         }
     char names[256];
-    if (!o->force && run_dir_holds(o->out, names, sizeof names)) {
+    if (!o->force && (rundir_holds(o->out, names, sizeof names) & RUNDIR_ANY)) {
         snprintf(err, errlen,
                  "merge: --out %s already holds a run (%s): add --force to replace it, or give "
                  "another --out",
@@ -290,12 +313,12 @@ static int check_out(const merge_opts *o, const shard_in *s, int n, char *err, i
  * first, with --force), summary.json last; tmp removed. */
 static int move_in(const char *tmp, const merge_opts *o, char *err, int errlen) {
     char why[4500];
-    if (run_dir_take(o->out, o->force, why, sizeof why)) {
+    if (outdir_take(o->out, o->force, why, sizeof why)) {
         snprintf(err, errlen, "merge: --out %s", why);
         return -1;
     }
     for (int last = 0; last < 2; last++)
-        for (const char *const *f = run_file_names; *f; f++) {
+        for (const char *const *f = rundir_file_names; *f; f++) {
             if (last != !strcmp(*f, "summary.json"))
                 continue;
             char from[4400], to[4400];
@@ -370,14 +393,21 @@ static int write_rows(const shard_in *s, int n, const char *tmp, const merge_row
  * file and line. */
 static int write_all(const shard_in *s, int n, const merge_times *t, const char *tmp, char *err,
                      int errlen) {
-    static const char *const req_times[] = {
-        "scheduled_ms", "sent_ms",       "first_token_ms",  "last_token_ms", "end_ms",
-        "written_ms",   "first_byte_ms", "first_answer_ms", "first_tool_ms", NULL};
-    static const char *const chunk_times[] = {"t_ms", NULL};
-    static const merge_rows_file requests =
-                                     {"requests.csv",       req_times,   0, 1, "scheduled_ms",
-                                      feed_requests_header, feed_request},
-                                 chunks = {"chunks.csv", chunk_times, 1, 0, NULL, NULL, feed_chunk};
+    /* the time columns (moved by a shard's shift) are the tables' TIME ones */
+    const char *req_times[RQ_N + 1], *chunk_times[CH_N + 1];
+    rundir_names_of_type(&rundir_requests, RUNDIR_TIME, req_times, RQ_N + 1);
+    rundir_names_of_type(&rundir_chunks, RUNDIR_TIME, chunk_times, CH_N + 1);
+    const merge_rows_file requests = {rundir_requests.file,
+                                      &rundir_requests,
+                                      req_times,
+                                      0,
+                                      1,
+                                      rundir_requests.col[RQ_scheduled_ms].name,
+                                      feed_requests_header,
+                                      feed_request},
+                          chunks = {
+                              rundir_chunks.file, &rundir_chunks, chunk_times, 1, 0, NULL, NULL,
+                              feed_chunk};
     run_rows rows = {0};
     rows_feed feed = {.rows = &rows};
     char why[4600];
@@ -403,7 +433,7 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
         rc = -1;
     }
     if (!rc)
-        rc = write_summary(tmp, &sum, err, errlen);
+        rc = write_summary(s, n, tmp, &sum, err, errlen);
 
     feed_free(&feed);
     for (int c = 0; c < rows.n_classes; c++) /* the feed interned them */

@@ -15,6 +15,7 @@
 #include "common/csv.h"
 #include "common/util.h"
 #include "report/load.h"
+#include "rundir/summary_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -125,9 +126,7 @@ static int shard_int(const shard_in *s, const char *key, long long lo, long long
 }
 
 static int read_shard(shard_in *s, char *err, int errlen) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/meta.json", s->dir);
-    if (!(s->meta = json_load_file(p, 0, NULL))) {
+    if (!(s->meta = rundir_meta_read(s->dir))) {
         snprintf(err, errlen, "merge: %s has no readable meta.json: is it a run directory?",
                  s->dir);
         return -1;

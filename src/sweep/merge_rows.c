@@ -100,10 +100,18 @@ static int take_header(merger *m, const csv_row *h, const char *path, char *err,
     size_t cap = 0;
     merge_row_text(&line, &cap, h, (int[CSV_MAX_FIELDS]){0}, 0, NULL);
     if (!m->header) {
+        int col[CSV_MAX_FIELDS];
+        char why[4400];
+        if (m->f->table->n > CSV_MAX_FIELDS ||
+            rundir_columns_find(m->f->table, h, col, path, why, sizeof why)) {
+            snprintf(err, errlen, "merge: %s", why);
+            free(line);
+            return -1;
+        }
         m->header = line;
         m->header_fields = h->n;
         merge_time_columns(h, m->f->times, m->is_time);
-        m->col = m->f->id_column_first ? 0 : csv_column(h, "request_id");
+        m->col = m->f->id_column_first ? 0 : col[RQ_request_id]; /* the table's request_id */
         m->max_col = m->f->max_of ? csv_column(h, m->f->max_of) : -1;
         return 0;
     }
@@ -361,7 +369,7 @@ static void lines_of(const merger *m, int k, long long id, int *a, int *b) {
     int col = -1;
     while (csv_next(&c, &r) && !*b) {
         if (c.line == 1)
-            col = csv_column(&r, "request_id");
+            col = csv_column(&r, m->f->table->col[RQ_request_id].name);
         else if (col >= 0 && col < r.n && id_index(r.f[col], r.len[col]) == id)
             *(*a ? b : a) = c.line;
     }

@@ -5,7 +5,8 @@
  * requests.csv each id is there once and the shard holds as many rows as
  * its meta.json's shard.requests says. Every shard's header must be the
  * first's (a shard written by another servelab version is refused rather
- * than having its rows put under columns that are not theirs).
+ * than having its rows put under columns that are not theirs), and hold
+ * every contract column of the file's table (rundir/columns.h).
  *
  * Two passes, and the rows written once. First each shard's rows are read
  * (mapped: common/csv.h) and their ids checked, by as many threads as the
@@ -32,15 +33,17 @@
 #include "report/load.h"
 #include "sweep/merge_check.h"
 #include "sweep/merge_text.h"
+#include "rundir/columns.h"
 
 #include <stddef.h>
 
 typedef struct merge_rows_file {
-    const char *name;         /* "requests.csv" */
-    const char *const *times; /* the time columns' names, NULL-ended */
-    int id_column_first;      /* the request id is the first field (chunks.csv) */
-    int once;                 /* each id once, shard.requests of them (requests.csv) */
-    const char *max_of;       /* a column whose largest value merge_index_max gives; NULL */
+    const char *name;          /* "requests.csv" */
+    const rundir_table *table; /* its columns: each shard's header must have the contract ones */
+    const char *const *times;  /* the time columns' names, NULL-ended */
+    int id_column_first;       /* the request id is the first field (chunks.csv) */
+    int once;                  /* each id once, shard.requests of them (requests.csv) */
+    const char *max_of;        /* a column whose largest value merge_index_max gives; NULL */
     /* How the feed takes the merged file's header and its rows (either
      * NULL: not at all): report/load.h's feed_requests_header and
      * feed_request, or none and feed_chunk. */

@@ -26,7 +26,7 @@ typedef struct sweep_opts {
     const char *out; /* default out/NAME */
     int dry_run;
     int quiet;
-    int force;            /* replace what an earlier campaign left in out (sweep/outdir.h) */
+    int force;            /* replace what an earlier campaign left in out (rundir/outdir.h) */
     int resume;           /* keep its finished repetitions that this campaign would repeat */
     const char *self;     /* path of the servelab binary, for the simulator */
     const char *target;   /* auto | server | sim (campaign_use_sim); NULL: auto */

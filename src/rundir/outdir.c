@@ -1,5 +1,6 @@
-/* outdir: refuse, clear or resume a sweep's output directory (see
- * outdir.h). A run directory is OUT/NAME/rep-K holding a file a run or the
+/* outdir: refuse, clear or resume an output directory (see outdir.h). A
+ * run's --out is taken when it holds none of a run's files, or they were
+ * removed with --force. A sweep's: a run directory is OUT/NAME/rep-K holding a file a run or the
  * sweep writes there; only those files are removed, and a directory only
  * when it is then empty.
  *
@@ -10,11 +11,11 @@
  * either. A link the walk meets is not followed, not counted, not removed:
  * the sweep refuses the directory instead, naming it, since the report
  * would pool the runs behind it and the sweep would write through it. */
-#include "sweep/outdir.h"
+#include "rundir/outdir.h"
 #include "common/notice.h"
 #include "common/files.h"
 #include "common/util.h"
-#include "run/run.h"
+#include "rundir/rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,42 +26,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a sweep adds to a run's own files in a run directory. */
-static const char *const sweep_files[] = {"trace.csv", "server.log", NULL};
-
 static int exists(const char *path) {
     return access(path, F_OK) == 0;
-}
-
-/* Is NAME in directory dfd there (a link counts: it is not followed)? */
-static int has(int dfd, const char *name) {
-    struct stat st;
-    return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* Is the directory open as dfd a run directory? It holds what every run
  * writes first (rows, meta.json) or what a sweep adds to one (a trace, a
  * server log); a report folder, which has a summary.json too, is not one. */
 static int is_run_dir(int dfd) {
-    static const char *const marks[] = {"requests.csv", "chunks.csv", "meta.json",
-                                        "trace.csv",    "server.log", NULL};
-    for (const char *const *f = marks; *f; f++)
-        if (has(dfd, *f))
-            return 1;
-    return 0;
+    return (rundir_holds_at(dfd) & RUNDIR_MARKS) != 0;
 }
 
-/* Removes a run directory's files (run_dir_clear's list, and the sweep's),
+/* Removes a run directory's files (outdir_clear's list, and the sweep's),
  * each by unlinkat under dfd; the lock file too, but never the one of OUT
  * itself, which this sweep holds. */
 static void clear_run_dir(int dfd, int is_out) {
-    for (const char *const *f = run_file_names; *f; f++) {
+    for (const char *const *f = rundir_file_names; *f; f++) {
         char tmp[300];
         snprintf(tmp, sizeof tmp, ".%s.tmp", *f); /* write_json_atomic's */
         unlinkat(dfd, *f, 0);
         unlinkat(dfd, tmp, 0);
     }
-    for (const char *const *f = sweep_files; *f; f++)
+    for (const char *const *f = rundir_sweep_files; *f; f++)
         unlinkat(dfd, *f, 0);
     if (!is_out)
         unlinkat(dfd, ".servelab.lock", 0);
@@ -281,5 +268,35 @@ int outdir_prepare(const char *out, json_t *runs, json_t *target, int force, int
     walker clear = {.fn = clear_unless_kept, .arg = &c};
     each_run_dir(out, &clear);
     clear_sweep_files(out);
+    return 0;
+}
+
+int outdir_clear(const char *dir) {
+    int rc = 0;
+    for (const char *const *f = rundir_file_names; *f; f++) {
+        char path[4800], tmp[4800];
+        snprintf(path, sizeof path, "%s/%s", dir, *f);
+        snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, *f);
+        if (unlink(path) && errno != ENOENT)
+            rc = -1;
+        unlink(tmp);
+    }
+    return rc;
+}
+
+int outdir_take(const char *dir, int force, char *err, size_t errlen) {
+    char names[256];
+    unsigned held = rundir_holds(dir, names, sizeof names) & RUNDIR_ANY;
+    if (held && !force) {
+        snprintf(err, errlen,
+                 "%s already holds a run (%s): add --force to replace it, or give another --out",
+                 dir, names);
+        return -1;
+    }
+    if (held && outdir_clear(dir)) {
+        snprintf(err, errlen, "%s: cannot remove the earlier run's files: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
     return 0;
 }
