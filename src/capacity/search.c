@@ -1,21 +1,21 @@
 /* search: bracket, measure the throughput, bisect, clear the ends,
- * confirm (see search.h and docs/capacity.md). The probes at one load are
- * pooled into a level; each level has a point verdict (the share met of
- * all its runs planned, a stopped run's unfinished requests as met) and,
- * when its Wilson interval (its counts shrunk by the design effect of its
- * runs' spread, the largest within 10%) lies wholly on one side of the
- * goal, a clear one; a run whose wait still drifted up makes no clear pass.
- * A full probe's arrivals last long enough for an overload of the precision
- * to push waits past the SLO's bound (plan_lengths). With random arrivals
- * the closed-loop throughput probe's lower end fails every load at or above
- * it. Bisection follows the point verdicts; the interval's ends are clear
- * verdicts from two runs at least, the lower a precision step below the
- * answer; the answer is then run once more, three probes long. */
+ * confirm (see search.h and docs/capacity.md): the loop that chooses each
+ * probe, its load and its length, runs it, and stops; the --out directory
+ * it writes in; and capacity_execute around them. What the probes so far
+ * say (each load's pooled verdict, lo and hi, the interval) is
+ * search_verdict.c's; what the search says (capacity.json, the answer, the
+ * warnings) is search_answer.c's.
+ *
+ * A full probe's arrivals last long enough for an overload of the
+ * precision to push waits past the SLO's bound (plan_lengths). Bisection
+ * follows the point verdicts; the ends of the interval are repeated until
+ * their verdicts are clear; the answer is then run once more, three probes
+ * long. */
 #include "capacity/search.h"
+#include "capacity/search_internal.h"
 #include "capacity/answer.h"
 #include "capacity/binomial.h"
 #include "capacity/probe.h"
-#include "capacity/saturation.h"
 #include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -38,228 +38,9 @@
 #define IMPLICIT_BUDGET 10 /* no TTFT or E2E bound: a wait 10 x the first probe's TTFT */
 #define THROUGHPUT_S 10.0  /* the throughput probe: about this long saturated */
 #define MAX_TP_USERS 20000
-#define MIN_RUNS_AT_END 2 /* an end of the interval: at least this many runs (seeds) */
-#define BRACKET_S 5.0     /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
+#define BRACKET_S 5.0 /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
 #define MAX_RATE 1e6
 #define MAX_USERS 100000
-
-typedef struct search {
-    const capacity_opts *o;
-    probe_setup ps;
-    const char *out;
-    probe *probes;
-    int n, cap;
-    long goal_n;      /* the fewest requests of a full probe (binomial.h) */
-    int fixed_n;      /* --requests given: every probe has it */
-    double budget_ms; /* the wait an overload must push past: the TTFT or E2E bound */
-    double need_s;    /* the arrivals a full probe needs (LEN_FACTOR x budget / precision + ramp) */
-    double full_s;    /* what it gets: need_s, or less when --max-time cannot hold it */
-    int upper_bound;  /* full_s < need_s: the answer is an upper bound */
-    int confirmed;    /* the last confirmation run passed */
-    int n_confirms;   /* confirmation runs so far */
-    int confirm_at;   /* the last one's probe index; -1: none */
-    int tp_at;        /* the throughput probe's index (throughput.h); -1: none */
-    double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
-    int stopped_by_time;
-    int lock_fd;
-    int last_code; /* the last probe's (probe.h) */
-} search;
-
-typedef struct level {
-    double met_lo, met_hi, n; /* unfinished counted as missed / as met */
-    double deff;              /* design effect of the runs' spread (binomial.h), >= 1 */
-    int growing, runs;
-    int confirm_failed; /* a confirmation run here failed: the level fails (its point verdict) */
-    int certain;        /* runs stopped as certain to fail (saturation.h) */
-    int drifting;       /* a run's wait still grew in its second half (steady.h): no clear pass */
-} level;
-
-#define SPREAD_RUNS 32 /* the runs of a level whose spread is measured */
-
-/* The loads this close (relative) lend each other their spread. */
-#define SPREAD_NEIGHBOURS 0.10
-
-/* Probe i's load: its rate or users; NAN for the throughput probe, which is
- * no load of the search. */
-static double value_of(const search *s, int i) {
-    const probe *p = &s->probes[i];
-    if (p->max_users)
-        return NAN;
-    return s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
-}
-
-/* A level's counts and the design effect of its own runs' spread (a run
- * stopped as lost counts all it planned, the unfinished as met: the least
- * it missed). */
-static level own_level(const search *s, double v) {
-    level l = {0};
-    double met[SPREAD_RUNS], planned[SPREAD_RUNS];
-    for (int i = 0; i < s->n; i++) {
-        const probe *p = &s->probes[i];
-        if (value_of(s, i) != v)
-            continue;
-        l.met_lo += (double)p->met;
-        l.met_hi += (double)(p->met + p->unfinished);
-        l.n += (double)p->requests;
-        l.growing |= p->stopped == SAT_GROWING || p->not_steady;
-        l.confirm_failed |= p->confirm && !p->passed;
-        l.certain += p->stopped == SAT_CERTAIN;
-        l.drifting |= !p->stopped && p->steady.slope_low > 0;
-        if (l.runs < SPREAD_RUNS) {
-            met[l.runs] = (double)(p->met + p->unfinished);
-            planned[l.runs] = (double)p->requests;
-        }
-        l.runs++;
-    }
-    l.deff = design_effect(met, planned, l.runs < SPREAD_RUNS ? l.runs : SPREAD_RUNS);
-    return l;
-}
-
-/* A level, its design effect the largest measured at it or at a load
- * within SPREAD_NEIGHBOURS of it: near the knee a probe either holds or
- * collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%), and
- * two runs that both met everything show no spread of their own, while
- * their neighbour's runs do. */
-static level level_of(const search *s, double v) {
-    level l = own_level(s, v);
-    for (int i = 0; i < s->n; i++) {
-        double u = value_of(s, i);
-        if (isnan(u) || u == v || fabs(u - v) > SPREAD_NEIGHBOURS * v)
-            continue;
-        level near = own_level(s, u);
-        if (near.deff > l.deff)
-            l.deff = near.deff;
-    }
-    return l;
-}
-
-/* The point verdict: the share met of every request the runs planned,
- * a stopped run's unfinished ones counted as met. A run stopped as lost
- * was stopped just after a burst of misses, so its finished requests alone
- * would overstate them; counted so it still misses more than the goal
- * allows (it was stopped because even then it could not pass). */
-static int level_passed(const search *s, const level *l) {
-    return !l->growing && !l->confirm_failed && l->n > 0 && l->met_hi >= s->o->goal * l->n;
-}
-
-/* A clear pass also needs every run's wait to have stopped growing: a
- * queue still filling from empty near the limit meets the SLO until it is
- * full. */
-static int clear_pass(const search *s, const level *l) {
-    double lo, hi;
-    if (l->growing || l->confirm_failed || l->drifting || l->n <= 0)
-        return 0;
-    wilson_interval(l->met_lo / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
-    return lo >= s->o->goal;
-}
-
-static int clear_fail(const search *s, const level *l) {
-    double lo, hi;
-    if (l->growing)
-        return 1;
-    wilson_interval(l->met_hi / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
-    return hi < s->o->goal;
-}
-
-/* Clear enough to be an end of the interval: from at least two runs (a
- * growing queue is lost at any seed, and needs none). */
-static int end_pass(const search *s, const level *l) {
-    return clear_pass(s, l) && l->runs >= MIN_RUNS_AT_END;
-}
-
-static int end_fail(const search *s, const level *l) {
-    if (l->runs >= MIN_RUNS_AT_END && l->certain == l->runs) /* each lost for certain */
-        return 1;
-    return l->growing || (clear_fail(s, l) && l->runs >= MIN_RUNS_AT_END);
-}
-
-/* Random arrivals at or above what the server completes build a queue
- * with no bound: the lower end of the throughput probe's interval, when it
- * was saturated and is precise to a quarter of the precision, fails every
- * load from it on (docs/capacity.md). 1 with *bound, or 0. */
-static int capacity_bound(const search *s, double *bound) {
-    if (s->tp_at < 0 || !strcmp(s->o->run.arrival, "constant"))
-        return 0;
-    const throughput_fit *t = &s->probes[s->tp_at].tp;
-    if (!t->saturated || !(t->low_rps > 0) ||
-        (t->high_rps - t->low_rps) / 2 > s->o->precision / 4 * t->rate_rps)
-        return 0;
-    *bound = t->low_rps;
-    return 1;
-}
-
-/* lo and hi from every level probed so far. */
-static void derive(search *s) {
-    s->lo = s->hi = NAN;
-    for (int i = 0; i < s->n; i++) {
-        double v = value_of(s, i);
-        if (isnan(v))
-            continue; /* the throughput probe is no load of the search */
-        level l = level_of(s, v);
-        if (!level_passed(s, &l) && !(v >= s->hi))
-            s->hi = v;
-    }
-    double bound;
-    if (capacity_bound(s, &bound) && !(bound >= s->hi))
-        s->hi = bound;
-    for (int i = 0; i < s->n; i++) {
-        double v = value_of(s, i);
-        if (isnan(v))
-            continue; /* the throughput probe is no load of the search */
-        level l = level_of(s, v);
-        if (level_passed(s, &l) && !(v <= s->lo) && !(v >= s->hi))
-            s->lo = v;
-    }
-}
-
-/* x to 3 significant digits (4, 5 when that is not strictly between lo
- * and hi): a load a user can read, 12 req/s rather than 11.9968. */
-static double round_between(double x, double lo, double hi) {
-    for (int digits = 3; digits <= 5; digits++) {
-        double scale = pow(10, digits - 1 - floor(log10(fabs(x))));
-        double r = round(x * scale) / scale;
-        if (r > lo && r < hi)
-            return r;
-    }
-    return x;
-}
-
-/* The interval's low end is a clear pass one precision step below the
- * answer or lower: the answer itself is a point verdict at the
- * bisection's resolution, and near the limit the misses come in bursts
- * rarer than a probe, so runs at the answer that all held are weaker
- * evidence than their count says (docs/capacity.md measures how often). */
-static double low_end_cap(const search *s) {
-    if (s->ps.by_concurrency)
-        return s->lo - 1;
-    return round_between(s->lo / (1 + s->o->precision), 0, s->lo);
-}
-
-/* The interval's ends: the highest clear pass at or below the answer and
- * the lowest clear failure above it; the point verdicts' loads when none
- * is clear. Returns how many ends are only point verdicts. */
-static int interval(const search *s, double *ci_low, double *ci_high) {
-    *ci_low = *ci_high = NAN;
-    for (int i = 0; i < s->n; i++) {
-        double v = value_of(s, i);
-        if (isnan(v))
-            continue; /* the throughput probe is no load of the search */
-        level l = level_of(s, v);
-        if (v <= low_end_cap(s) && end_pass(s, &l) && !(v <= *ci_low))
-            *ci_low = v;
-        if (v > s->lo && end_fail(s, &l) && !(v >= *ci_high))
-            *ci_high = v;
-    }
-    double bound;
-    if (capacity_bound(s, &bound) && bound > s->lo && !(bound >= *ci_high))
-        *ci_high = bound; /* every load from it on fails, clearly */
-    int unclear = isnan(*ci_low) + isnan(*ci_high);
-    if (isnan(*ci_low))
-        *ci_low = s->lo;
-    if (isnan(*ci_high))
-        *ci_high = s->hi;
-    return unclear;
-}
 
 static int narrow(const search *s) {
     if (s->ps.by_concurrency && s->hi - s->lo <= 1)
@@ -267,121 +48,11 @@ static int narrow(const search *s) {
     return (s->hi - s->lo) / s->lo < s->o->precision;
 }
 
-static double elapsed(const search *s) {
-    return mono_us() / 1e6 - s->t0;
-}
-
 static int time_up(search *s) {
     if (elapsed(s) < s->o->max_time_s)
         return 0;
     s->stopped_by_time = 1;
     return 1;
-}
-
-static void fill_answer(const search *s, capacity_result *r) {
-    memset(r, 0, sizeof *r);
-    capacity_answer *a = &r->ans;
-    answer_init(a, ANSWER_SEARCHED);
-    a->by_concurrency = s->ps.by_concurrency;
-    a->goal = s->o->goal;
-    a->slo = s->ps.slo;
-    r->probes = s->probes;
-    r->n_probes = s->n;
-    a->wall_s = elapsed(s);
-    a->out_of_time = s->stopped_by_time;
-    r->best = -1;
-    a->lowest = s->n ? value_of(s, 0) : NAN;
-    if (isnan(s->lo))
-        a->status = ANSWER_MISSED_AT_LOWEST;
-    else if (isnan(s->hi))
-        a->status = ANSWER_NOT_REACHED;
-    else
-        a->status = ANSWER_FOUND;
-    if (!isnan(s->lo)) {
-        a->max = a->reached = s->lo;
-        interval(s, &a->ci_low, &a->ci_high);
-        for (int i = 0; i < s->n; i++) /* the passing probe at the answer with most requests */
-            if (value_of(s, i) == s->lo && s->probes[i].passed &&
-                (r->best < 0 || s->probes[i].requests > s->probes[r->best].requests))
-                r->best = i;
-    }
-    r->confirm_probe = -1;
-    for (int i = 0; i < s->n; i++)
-        if (s->probes[i].confirm && value_of(s, i) == s->lo)
-            r->confirm_probe = i;
-    a->confirm_asked = s->o->confirm;
-    a->upper_bound = s->upper_bound;
-    r->budget_ms = s->budget_ms;
-    a->need_s = s->need_s;
-    a->full_s = s->full_s;
-    if (s->fixed_n && !s->ps.by_concurrency && s->lo > 0) {
-        /* --requests sets the probes: as long as the precision needs? */
-        a->full_s = (double)s->o->run.requests / s->lo;
-        a->upper_bound = a->full_s < s->need_s;
-    }
-    a->precision = s->o->precision;
-    r->tp_probe = s->tp_at;
-    r->tp_used = capacity_bound(s, &r->tp_bound);
-    capacity_result_finish(r);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The loads probed, each once, ascending; the caller frees. */
-static double *loads(const search *s, int *k) {
-    double *v = xmalloc((size_t)(s->n ? s->n : 1) * sizeof *v);
-    *k = 0;
-    for (int i = 0; i < s->n; i++) {
-        int seen = isnan(value_of(s, i));
-        for (int j = 0; j < *k && !seen; j++)
-            seen = v[j] == value_of(s, i);
-        if (!seen)
-            v[(*k)++] = value_of(s, i);
-    }
-    qsort(v, (size_t)*k, sizeof *v, cmp_double);
-    return v;
-}
-
-/* capacity.json's levels: each load's pooled verdict, as the search
- * judged it. */
-static json_t *levels_json(const search *s) {
-    int k;
-    double *all = loads(s, &k);
-    json_t *arr = json_array();
-    for (int j = 0; j < k; j++) {
-        level l = level_of(s, all[j]);
-        /* the unfinished requests of a stopped probe as missed for the
-         * lower end and as met for the upper (as clear_pass/clear_fail) */
-        double lo, hi, unused;
-        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &unused);
-        wilson_interval(l.met_hi / l.deff, l.n / l.deff, BINOMIAL_Z95, &unused, &hi);
-        const char *verdict = end_fail(s, &l)       ? "clear_fail"
-                              : end_pass(s, &l)     ? "clear_pass"
-                              : level_passed(s, &l) ? "passed"
-                                                    : "failed";
-        json_array_append_new(arr, json_pack("{s:f,s:i,s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:s}", "load",
-                                             all[j], "runs", l.runs, "requests", (json_int_t)l.n,
-                                             "met", (json_int_t)l.met_lo, "met_share",
-                                             l.n > 0 ? l.met_hi / l.n : 0.0, "design_effect",
-                                             l.deff, "ci_low", lo, "ci_high", hi, "drifting",
-                                             l.drifting, "verdict", verdict));
-    }
-    free(all);
-    return arr;
-}
-
-static void write_answer(const search *s) {
-    capacity_result a;
-    fill_answer(s, &a);
-    json_t *j = capacity_result_json(&a);
-    json_object_set_new(j, "levels", levels_json(s));
-    if (write_json_atomic(s->out, "capacity.json", j))
-        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/capacity.json: %s", s->out,
-               strerror(errno));
-    json_decref(j);
 }
 
 static void say_probe(const search *s, const probe *p, double v) {
@@ -472,8 +143,8 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
     if (s->n == 1)
         plan_lengths(s);
     say_probe(s, p, v);
-    write_answer(s);
-    derive(s);
+    search_answer_write(s);
+    search_verdict_derive(s);
     return 0;
 }
 
@@ -517,8 +188,8 @@ static int throughput_probe(search *s, char *err, int errlen) {
                "%s (%.1f s)",
                s->n, p->max_users, p->tp.rate_rps, p->tp.low_rps, p->tp.high_rps,
                p->tp.saturated ? "" : ", not saturated: not used", p->wall_s);
-    write_answer(s);
-    derive(s);
+    search_answer_write(s);
+    search_verdict_derive(s);
     return 1;
 }
 
@@ -541,10 +212,11 @@ static int confirm_answer(search *s, char *err, int errlen) {
 static int confirm_end(const search *s, int upper, double *v) {
     int k, found = 0;
     double bound;
-    if (upper && capacity_bound(s, &bound) && bound == s->hi)
+    if (upper && search_verdict_bound(s, &bound) && bound == s->hi)
         return 0; /* the upper end is the server's throughput: clear */
-    double *all = loads(s, &k);
-    double cap = low_end_cap(s), below = NAN; /* the highest load probed at or under cap */
+    double *all = search_verdict_loads(s, &k);
+    double cap = search_verdict_low_end_cap(s);
+    double below = NAN; /* the highest load probed at or under cap */
     for (int j = 0; j < k; j++)
         if (all[j] <= cap)
             below = all[j];
@@ -554,17 +226,18 @@ static int confirm_end(const search *s, int upper, double *v) {
         *v = cap;
         return 1;
     }
-    int bounded = capacity_bound(s, &bound);
+    int bounded = search_verdict_bound(s, &bound);
     for (int j = 0; j < k && !found; j++) {
         double x = upper ? all[j] : all[k - 1 - j];
         if (upper ? !(x > s->lo) : !(x <= cap))
             continue;
         if (upper && bounded && x >= bound)
             break; /* the throughput bound below it is a clear failure */
-        level l = level_of(s, x);
-        if (level_passed(s, &l) == upper) /* a failing load below lo, a passing one above */
+        level l = search_verdict_level(s, x);
+        /* a failing load below lo, a passing one above */
+        if (search_verdict_passed(s, &l) == upper)
             continue;
-        if (upper ? end_fail(s, &l) : end_pass(s, &l))
+        if (upper ? search_verdict_end_fail(s, &l) : search_verdict_end_pass(s, &l))
             break;
         if (!upper && l.drifting)
             continue; /* no repetition makes it clear: the next load down */
@@ -598,15 +271,15 @@ static int step(search *s, char *err, int errlen) {
     if (!isnan(s->lo) && s->tp_at < 0 && !s->ps.by_concurrency &&
         strcmp(s->o->run.arrival, "constant"))
         return throughput_probe(s, err, errlen);
-    level h = level_of(s, s->hi);
+    level h = search_verdict_level(s, s->hi);
     double v;
-    if (isnan(s->lo) && !clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
+    if (isnan(s->lo) && !search_verdict_clear_fail(s, &h) && h.runs < MAX_RUNS_A_LEVEL)
         v = s->hi;
     else if (isnan(s->lo))
         return 0;
     else if (!narrow(s))
         v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2)
-                                 : round_between((s->lo + s->hi) / 2, s->lo, s->hi);
+                                 : search_verdict_round((s->lo + s->hi) / 2, s->lo, s->hi);
     else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
         return confirm_answer(s, err, errlen);
     return probe_at(s, v, PROBE_FULL, err, errlen) ? -1 : 1;
@@ -685,24 +358,6 @@ int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
     return run_opts_validate(&r, err, errlen);
 }
 
-/* The warnings about the answer: probes whose client fell behind, an end
- * of the interval that is a point verdict's. */
-static void warn_about(const search *s, const capacity_answer *a) {
-    double lo, hi;
-    int flagged = 0;
-    for (int i = 0; i < s->n; i++)
-        flagged += s->probes[i].client_flagged;
-    if (flagged)
-        notice(s->o->notices, NOTICE_WARNING,
-               "capacity: in %d of %d probes the client was not within 1 ms (each probe's "
-               "summary.json says how; servelab calibrate tells this machine's limits)",
-               flagged, s->n);
-    if (a->status == ANSWER_FOUND && interval(s, &lo, &hi) && !s->o->run.quiet)
-        notice(s->o->notices, NOTICE_WARNING,
-               "capacity: no probe at an end of the interval cleared its verdict at 95%%; "
-               "that end is a point verdict's (more --requests would clear it)");
-}
-
 outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_answer *said,
                          char *err, int errlen) {
     search s = {.o = o, .out = o->run.out ? o->run.out : "out/capacity", .lock_fd = -1};
@@ -730,11 +385,11 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
     outcome got = !code ? OUTCOME_OK : code == 2 || s.n == 0 ? OUTCOME_BAD_INPUT : OUTCOME_FAILED;
     /* (the first probe could not run: the target or its arguments) */
     if (s.n) {
-        write_answer(&s);
+        search_answer_write(&s);
         capacity_result r;
-        fill_answer(&s, &r);
+        search_answer_fill(&s, &r);
         *said = r.ans;
-        warn_about(&s, said);
+        search_answer_warn(&s, said);
         if (!code && said->status != ANSWER_FOUND)
             got = OUTCOME_FAILED;
     }

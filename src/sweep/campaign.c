@@ -1,11 +1,15 @@
 /* campaign: the schema of a sweep's YAML file (see campaign.h for the
- * resolved form; yamlread.c does the strict reading).
+ * resolved form; yamlread.c does the strict reading): the document's top
+ * level, each run's keys over the defaults, the runs, and the campaign's
+ * lifetime (load, keep, free). Its target: map is campaign_target.c's;
+ * what edits a loaded campaign is campaign_metadata.c's and
+ * campaign_sim.c's.
  *
  * Every value is parsed by an option row (common/opt.h): a run's keys by
  * run_options and campaign_run_keys, target.sim's by sim_options, the rest
- * (target.server, mix weights) by small tables here, the slo by
- * model/slo.h (its text form, "ttft=750ms,tpot=100ms", is --slo's). So the
- * checks and their words are those of the command line.
+ * (target.server's in campaign_target.c, mix weights here) by small tables,
+ * the slo by model/slo.h (its text form, "ttft=750ms,tpot=100ms", is
+ * --slo's). So the checks and their words are those of the command line.
  *
  * Resolution: the top-level keys fill campaign.defaults; each run starts from
  * a copy of them and applies its own keys on top, so workload and slo
@@ -17,11 +21,11 @@
  * and LINE the line of that key; a missing key is reported at the line of
  * the map that lacks it, with the map's path as KEY. */
 #include "sweep/campaign.h"
+#include "sweep/campaign_internal.h"
 #include "common/files.h"
 #include "common/strbuf.h"
 #include "model/slo.h"
 #include "common/util.h"
-#include "sim/sim_options.h"
 #include "common/yamlread.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
@@ -32,8 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_KEYS 64
 
 #define CR(field) OPT_AT(campaign_run, field)
 const opt_def campaign_run_keys[] = {
@@ -82,50 +84,7 @@ typedef struct mix_weight {
 } mix_weight;
 static const opt_def weight_row = {.name = "weight", .type = OPT_NUMBER, OPT_AT(mix_weight, w)};
 
-static int server_command_check(const char *text, char *err, size_t errlen) {
-    if (strstr(text, "{port}"))
-        return 0;
-    snprintf(err, errlen, "must contain {port} (servelab picks the port), got '%.60s'", text);
-    return -1;
-}
-
-static int health_check(const char *text, char *err, size_t errlen) {
-    if (text[0] == '/')
-        return 0;
-    snprintf(err, errlen, "expected a path starting with '/', got '%.60s'", text);
-    return -1;
-}
-
 #define CAMPAIGN(field) OPT_AT(campaign, field)
-static const opt_def server_rows[] = {{.name = "command",
-                                       .key = "command",
-                                       .type = OPT_STRING,
-                                       CAMPAIGN(server_command),
-                                       .check = server_command_check},
-                                      {.name = "health",
-                                       .key = "health",
-                                       .type = OPT_STRING,
-                                       CAMPAIGN(health_path),
-                                       .check = health_check,
-                                       .def = "/health"},
-                                      {.name = "ready_timeout_s",
-                                       .key = "ready_timeout_s",
-                                       .type = OPT_NUMBER,
-                                       CAMPAIGN(ready_timeout_s),
-                                       .above = 1,
-                                       .def = "600"},
-                                      {.name = "stop_grace_s",
-                                       .key = "stop_grace_s",
-                                       .type = OPT_NUMBER,
-                                       CAMPAIGN(stop_grace_s),
-                                       .def = "10"},
-                                      {.name = "restart",
-                                       .key = "restart",
-                                       .type = OPT_CHOICE,
-                                       CAMPAIGN(restart),
-                                       .choices = "on_change|always",
-                                       .def = "on_change"},
-                                      {0}};
 static const opt_def name_row = {.name = "name", .type = OPT_STRING, CAMPAIGN(name)};
 
 /* shards: auto, or a count of 1 to 100000, in digits (as sweep --shard). */
@@ -141,23 +100,12 @@ static int shards_check(const char *text, char *err, size_t errlen) {
 static const opt_def shards_row = {
     .name = "shards", .type = OPT_STRING, CAMPAIGN(shards), .check = shards_check};
 
-/* The load: the reader and the known keys of each kind of map, built from
- * the tables. */
-typedef struct loader {
-    yread y;
-    campaign *c;
-    const yaml_node_t *repetitions_at; /* the top level's repetitions key, if any */
-    long long run_dirs;                /* runs x repetitions so far */
-    const char *top_keys[MAX_KEYS], *run_keys[MAX_KEYS], *workload_keys[MAX_KEYS],
-        *server_keys[MAX_KEYS];
-} loader;
-
 /* Adds the first `len` bytes of `key` to the NULL-ended list, once. */
-static void add_key(yread *y, const char **keys, const char *key, size_t len) {
+void campaign_add_key(yread *y, const char **keys, const char *key, size_t len) {
     int n = 0;
     while (keys[n] && (strlen(keys[n]) != len || strncmp(keys[n], key, len)))
         n++;
-    if (keys[n] || n == MAX_KEYS - 1)
+    if (keys[n] || n == CAMPAIGN_MAX_KEYS - 1)
         return;
     char name[KEY_PATH_LEN];
     snprintf(name, sizeof name, "%.*s", (int)len, key);
@@ -166,31 +114,30 @@ static void add_key(yread *y, const char **keys, const char *key, size_t len) {
 
 /* Top-level names of a table's keys ("workload" for "workload.mix"); with
  * `under`, the names below that prefix instead. */
-static void keys_of(yread *y, const char **keys, const opt_def *table, const char *under) {
+void campaign_keys_of(yread *y, const char **keys, const opt_def *table, const char *under) {
     size_t ul = under ? strlen(under) : 0;
     for (const opt_def *d = table; d->name; d++) {
         if (!d->key || (under && strncmp(d->key, under, ul)))
             continue;
         const char *k = under ? d->key + ul : d->key;
         const char *dot = strchr(k, '.');
-        add_key(y, keys, k, dot ? (size_t)(dot - k) : strlen(k));
+        campaign_add_key(y, keys, k, dot ? (size_t)(dot - k) : strlen(k));
     }
 }
 
 static void build_keys(loader *l) {
     yread *y = &l->y;
-    add_key(y, l->top_keys, "name", 4);
-    add_key(y, l->top_keys, "target", 6);
-    keys_of(y, l->top_keys, run_options, NULL);
-    keys_of(y, l->top_keys, campaign_run_keys, NULL);
-    add_key(y, l->top_keys, "runs", 4);
-    add_key(y, l->top_keys, "shards", 6);
-    add_key(y, l->run_keys, "name", 4);
-    keys_of(y, l->run_keys, run_options, NULL);
-    keys_of(y, l->run_keys, campaign_run_keys, NULL);
-    keys_of(y, l->workload_keys, run_options, "workload.");
-    keys_of(y, l->server_keys, server_rows, NULL);
-    add_key(y, l->server_keys, "env", 3);
+    campaign_add_key(y, l->top_keys, "name", 4);
+    campaign_add_key(y, l->top_keys, "target", 6);
+    campaign_keys_of(y, l->top_keys, run_options, NULL);
+    campaign_keys_of(y, l->top_keys, campaign_run_keys, NULL);
+    campaign_add_key(y, l->top_keys, "runs", 4);
+    campaign_add_key(y, l->top_keys, "shards", 6);
+    campaign_add_key(y, l->run_keys, "name", 4);
+    campaign_keys_of(y, l->run_keys, run_options, NULL);
+    campaign_keys_of(y, l->run_keys, campaign_run_keys, NULL);
+    campaign_keys_of(y, l->workload_keys, run_options, "workload.");
+    campaign_target_keys(l);
 }
 
 /* Letters, digits and "._-", as in run names and mix classes (they end up
@@ -307,225 +254,10 @@ static void finish_level(loader *l, level *lv) {
     p->slo = slo[0] ? yread_keep(&l->y, slo) : NULL;
 }
 
-/* ---- target ---- */
-
-/* One target.sim key: a sim option (kv_blocks for --kv-blocks) whose value
- * becomes one command-line word; true is the bare flag (realtime: true ->
- * --realtime) and false leaves it out. */
-static int read_sim_key(loader *l, const yaml_node_t *k, const yaml_node_t *v, strbuf *args) {
-    yread *y = &l->y;
-    const char *key = yread_text(k);
-    char path[KEY_PATH_LEN];
-    yread_join(path, "target.sim", key);
-    if (!*key || strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(key))
-        return yread_fail(y, k, path, "sim keys are lowercase letters, digits and '_'");
-    if (!strcmp(key, "profile")) {
-        sim_opts scratch = {0};
-        if (yread_set(y, k, v, path, opt_find(sim_options, "profile"), &scratch))
-            return -1;
-        l->c->sim_profile = scratch.profile;
-        return 0;
-    }
-    const opt_def *d = opt_find_key(sim_options, key);
-    if (!d) {
-        const char *known[MAX_KEYS] = {"profile"};
-        keys_of(y, known, sim_options, NULL);
-        strbuf names = {0};
-        for (int i = 0; known[i]; i++)
-            sb_printf(&names, "%s%s", i ? ", " : "", known[i]);
-        yread_fail(y, k, path, "unknown key (known: %s)", names.s);
-        sb_free(&names);
-        return -1;
-    }
-    const char *val = yread_scalar(y, k, v, path, "a single value");
-    if (!val)
-        return -1;
-    if (!*val || strpbrk(val, " \t\r\n"))
-        return yread_expected(y, k, path, v, "a single word");
-    sim_opts scratch = {0};
-    if (yread_set(y, k, v, path, d, &scratch))
-        return -1;
-    if (d->type == OPT_FLAG && !*(int *)((char *)&scratch + d->at))
-        return 0; /* false: no flag */
-    sb_printf(args, "%s--%s", args->n ? " " : "", d->name);
-    if (d->type != OPT_FLAG)
-        sb_printf(args, " %s", val);
-    return 0;
-}
-
-static int read_sim(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
-    yread *y = &l->y;
-    campaign *c = l->c;
-    c->target = TARGET_SIM;
-    c->sim_profile = "tiny";
-    c->sim_args = "";
-    if (yread_is_null(s))
-        return 0;
-    if (yread_want_map(y, sk, s, "target.sim") || yread_check_keys(y, s, "target.sim", NULL))
-        return -1;
-    strbuf args = {0};
-    int rc = 0;
-    for (yaml_node_pair_t *pr = s->data.mapping.pairs.start; pr < s->data.mapping.pairs.top && !rc;
-         pr++)
-        rc = read_sim_key(l, yread_node(y, pr->key), yread_node(y, pr->value), &args);
-    if (!rc && args.s)
-        c->sim_args = yread_keep(y, args.s);
-    sb_free(&args);
-    return rc;
-}
-
-/* target.server.env: NAME: value pairs, NAME a shell variable's name. */
-static int read_env(loader *l, const yaml_node_t *k, const yaml_node_t *m) {
-    yread *y = &l->y;
-    campaign *c = l->c;
-    const char *prefix = "target.server.env";
-    if (yread_want_map(y, k, m, prefix) || yread_check_keys(y, m, prefix, NULL))
-        return -1;
-    int n = (int)(m->data.mapping.pairs.top - m->data.mapping.pairs.start);
-    c->env_names = xcalloc((size_t)n + 1, sizeof *c->env_names);
-    c->env_values = xcalloc((size_t)n + 1, sizeof *c->env_values);
-    for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
-        yaml_node_t *nk = yread_node(y, pr->key), *nv = yread_node(y, pr->value);
-        const char *name = yread_text(nk);
-        char path[KEY_PATH_LEN];
-        yread_join(path, prefix, name);
-        size_t len = strlen(name);
-        if (!len || len > 128 ||
-            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-                         "0123456789") != len ||
-            (name[0] >= '0' && name[0] <= '9'))
-            return yread_fail(y, nk, prefix,
-                              "'%.60s' is not a variable name (letters, digits and _, not "
-                              "starting with a digit)",
-                              name);
-        const char *value = yread_scalar(y, nk, nv, path, "a value");
-        if (!value)
-            return -1;
-        c->env_names[c->n_env] = yread_keep(y, name);
-        c->env_values[c->n_env++] = yread_keep(y, value);
-    }
-    return 0;
-}
-
-static int read_server(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
-    yread *y = &l->y;
-    campaign *c = l->c;
-    const char *prefix = "target.server";
-    c->target = TARGET_SERVER;
-    opt_defaults(server_rows, c);
-    if (yread_want_map(y, sk, s, prefix) || yread_check_keys(y, s, prefix, l->server_keys))
-        return -1;
-    for (yaml_node_pair_t *pr = s->data.mapping.pairs.start; pr < s->data.mapping.pairs.top; pr++) {
-        yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
-        char path[KEY_PATH_LEN];
-        yread_join(path, prefix, yread_text(k));
-        if (!strcmp(yread_text(k), "env")) {
-            if (read_env(l, k, v))
-                return -1;
-        } else if (yread_set(y, k, v, path, opt_find_key(server_rows, yread_text(k)), c)) {
-            return -1;
-        }
-    }
-    c->restart_always = !strcmp(c->restart, "always");
-    if (!c->server_command)
-        return yread_fail(y, s, prefix, "missing required key 'command'");
-    return 0;
-}
-
-/* target: one of url, sim, server; or server with a sim that stands in for
- * it (sweep --target sim). */
-static int read_target(loader *l, const yaml_node_t *tk, const yaml_node_t *t) {
-    static const char *const target_keys[] = {"url", "sim", "server", NULL};
-    yread *y = &l->y;
-    campaign *c = l->c;
-    if (yread_want_map(y, tk, t, "target") || yread_check_keys(y, t, "target", target_keys))
-        return -1;
-    const yaml_node_t *kind = NULL, *url = NULL, *server = NULL;
-    for (yaml_node_pair_t *pr = t->data.mapping.pairs.start; pr < t->data.mapping.pairs.top; pr++) {
-        yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
-        const char *key = yread_text(k);
-        if (kind && (url || !strcmp(key, "url")))
-            return yread_fail(y, k, "target",
-                              "give one of url, sim, server, or server with sim (got %s and %s)",
-                              yread_text(kind), key);
-        kind = k;
-        int rc;
-        if (!strcmp(key, "url")) {
-            /* the URL rule of run --url */
-            opt_def row = *opt_find(run_options, "url");
-            row.at = offsetof(campaign, url);
-            url = k;
-            rc = yread_set(y, k, v, "target.url", &row, c);
-        } else if (!strcmp(key, "sim")) {
-            rc = read_sim(l, k, v);
-            c->has_sim = 1;
-        } else {
-            server = k;
-            rc = read_server(l, k, v);
-        }
-        if (rc)
-            return -1;
-    }
-    if (!kind)
-        return yread_fail(y, t, "target", "missing required key: one of url, sim, server");
-    c->target = url ? TARGET_URL : server ? TARGET_SERVER : TARGET_SIM;
-    return 0;
-}
-
 /* A copy the campaign owns (freed by campaign_free). */
 const char *campaign_keep(campaign *c, const char *text) {
     c->strings = xrealloc(c->strings, (size_t)(c->n_strings + 1) * sizeof *c->strings);
     return c->strings[c->n_strings++] = xstrdup(text);
-}
-
-static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int errlen) {
-    if (r->sim_args)
-        r->server_args = r->sim_args;
-    else if (c->target == TARGET_SERVER)
-        r->server_args = "";
-    if (k == 1)
-        return 0;
-    run_opts *p = &r->p;
-    if (p->rate_plan || p->replay) {
-        snprintf(err, errlen, "run %s: --speedup cannot scale a %s", r->name ? r->name : "(top)",
-                 p->rate_plan ? "rate_plan" : "replay");
-        return -1;
-    }
-    p->rate *= k; /* inf stays inf */
-    p->duration_s /= k;
-    p->think_time_s /= k;
-    p->timeout_s /= k;
-    r->slo.ttft_ms /= k;
-    r->slo.tpot_ms /= k;
-    r->slo.e2e_ms /= k;
-    r->slo.ttfa_ms /= k;
-    char slo[256];
-    slo_format(&r->slo, slo, sizeof slo);
-    p->slo = slo[0] ? campaign_keep(c, slo) : NULL;
-    return 0;
-}
-
-int campaign_use_sim(campaign *c, double speedup, char *err, int errlen) {
-    if (!c->has_sim) {
-        snprintf(err, errlen, "%s: --target sim: the campaign's target has no sim: key",
-                 c->path ? c->path : c->name);
-        return -1;
-    }
-    for (int i = 0; i < c->n_runs; i++)
-        if (run_on_sim(c, &c->runs[i], speedup, err, errlen))
-            return -1;
-    if (run_on_sim(c, &c->defaults, speedup, err, errlen))
-        return -1;
-    if (speedup != 1) {
-        char add[64];
-        snprintf(add, sizeof add, "%s--speedup %g", c->sim_args[0] ? " " : "", speedup);
-        strbuf b = {0};
-        sb_printf(&b, "%s%s", c->sim_args, add);
-        c->sim_args = campaign_keep(c, b.s);
-        sb_free(&b);
-    }
-    c->target = TARGET_SIM;
-    return 0;
 }
 
 /* ---- runs and the campaign ---- */
@@ -674,7 +406,7 @@ static int read_campaign(yread *y, const yaml_node_t *root, void *arg) {
             rc = yread_set(y, k, v, "name", &name_row, c);
         } else if (!strcmp(key, "target")) {
             target = k;
-            rc = read_target(l, k, v);
+            rc = campaign_target_read(l, k, v);
         } else if (!strcmp(key, "runs")) {
             runs_k = k;
             runs_v = v;

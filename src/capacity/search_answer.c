@@ -1,0 +1,120 @@
+/* search_answer: what a capacity search says (see search.h): the answer
+ * as it stands after each probe, written to OUT/capacity.json with each
+ * load's pooled verdict (capacity/answer.h's result and JSON), so that a
+ * search stopped at any point leaves what it found; and the warnings about
+ * the answer once it is done. The verdicts themselves are
+ * search_verdict.c's. */
+#include "capacity/search_internal.h"
+#include "capacity/binomial.h"
+#include "common/files.h"
+#include "common/notice.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void search_answer_fill(const search *s, capacity_result *r) {
+    memset(r, 0, sizeof *r);
+    capacity_answer *a = &r->ans;
+    answer_init(a, ANSWER_SEARCHED);
+    a->by_concurrency = s->ps.by_concurrency;
+    a->goal = s->o->goal;
+    a->slo = s->ps.slo;
+    r->probes = s->probes;
+    r->n_probes = s->n;
+    a->wall_s = elapsed(s);
+    a->out_of_time = s->stopped_by_time;
+    r->best = -1;
+    a->lowest = s->n ? value_of(s, 0) : NAN;
+    if (isnan(s->lo))
+        a->status = ANSWER_MISSED_AT_LOWEST;
+    else if (isnan(s->hi))
+        a->status = ANSWER_NOT_REACHED;
+    else
+        a->status = ANSWER_FOUND;
+    if (!isnan(s->lo)) {
+        a->max = a->reached = s->lo;
+        search_verdict_interval(s, &a->ci_low, &a->ci_high);
+        for (int i = 0; i < s->n; i++) /* the passing probe at the answer with most requests */
+            if (value_of(s, i) == s->lo && s->probes[i].passed &&
+                (r->best < 0 || s->probes[i].requests > s->probes[r->best].requests))
+                r->best = i;
+    }
+    r->confirm_probe = -1;
+    for (int i = 0; i < s->n; i++)
+        if (s->probes[i].confirm && value_of(s, i) == s->lo)
+            r->confirm_probe = i;
+    a->confirm_asked = s->o->confirm;
+    a->upper_bound = s->upper_bound;
+    r->budget_ms = s->budget_ms;
+    a->need_s = s->need_s;
+    a->full_s = s->full_s;
+    if (s->fixed_n && !s->ps.by_concurrency && s->lo > 0) {
+        /* --requests sets the probes: as long as the precision needs? */
+        a->full_s = (double)s->o->run.requests / s->lo;
+        a->upper_bound = a->full_s < s->need_s;
+    }
+    a->precision = s->o->precision;
+    r->tp_probe = s->tp_at;
+    r->tp_used = search_verdict_bound(s, &r->tp_bound);
+    capacity_result_finish(r);
+}
+
+/* capacity.json's levels: each load's pooled verdict, as the search
+ * judged it. */
+static json_t *levels_json(const search *s) {
+    int k;
+    double *all = search_verdict_loads(s, &k);
+    json_t *arr = json_array();
+    for (int j = 0; j < k; j++) {
+        level l = search_verdict_level(s, all[j]);
+        /* the unfinished requests of a stopped probe as missed for the
+         * lower end and as met for the upper (as clear_pass/clear_fail) */
+        double lo, hi, unused;
+        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &unused);
+        wilson_interval(l.met_hi / l.deff, l.n / l.deff, BINOMIAL_Z95, &unused, &hi);
+        const char *verdict = search_verdict_end_fail(s, &l)   ? "clear_fail"
+                              : search_verdict_end_pass(s, &l) ? "clear_pass"
+                              : search_verdict_passed(s, &l)   ? "passed"
+                                                               : "failed";
+        json_array_append_new(arr, json_pack("{s:f,s:i,s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:s}", "load",
+                                             all[j], "runs", l.runs, "requests", (json_int_t)l.n,
+                                             "met", (json_int_t)l.met_lo, "met_share",
+                                             l.n > 0 ? l.met_hi / l.n : 0.0, "design_effect",
+                                             l.deff, "ci_low", lo, "ci_high", hi, "drifting",
+                                             l.drifting, "verdict", verdict));
+    }
+    free(all);
+    return arr;
+}
+
+void search_answer_write(const search *s) {
+    capacity_result a;
+    search_answer_fill(s, &a);
+    json_t *j = capacity_result_json(&a);
+    json_object_set_new(j, "levels", levels_json(s));
+    if (write_json_atomic(s->out, "capacity.json", j))
+        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/capacity.json: %s", s->out,
+               strerror(errno));
+    json_decref(j);
+}
+
+/* The warnings about the answer: probes whose client fell behind, an end
+ * of the interval that is a point verdict's. */
+void search_answer_warn(const search *s, const capacity_answer *a) {
+    double lo, hi;
+    int flagged = 0;
+    for (int i = 0; i < s->n; i++)
+        flagged += s->probes[i].client_flagged;
+    if (flagged)
+        notice(s->o->notices, NOTICE_WARNING,
+               "capacity: in %d of %d probes the client was not within 1 ms (each probe's "
+               "summary.json says how; servelab calibrate tells this machine's limits)",
+               flagged, s->n);
+    if (a->status == ANSWER_FOUND && search_verdict_interval(s, &lo, &hi) && !s->o->run.quiet)
+        notice(s->o->notices, NOTICE_WARNING,
+               "capacity: no probe at an end of the interval cleared its verdict at 95%%; "
+               "that end is a point verdict's (more --requests would clear it)");
+}

@@ -1,0 +1,101 @@
+/* search_internal: what the capacity search's files share; nothing
+ * outside them includes it (search.h is the interface). search.c runs the
+ * search: it chooses each probe, its load and its length, and stops;
+ * search_verdict.c says what the probes so far say (each load's pooled
+ * verdict, lo and hi, the interval); search_answer.c writes what the
+ * search says (capacity.json, the answer, the warnings about it). */
+#ifndef SERVELAB_SEARCH_INTERNAL_H
+#define SERVELAB_SEARCH_INTERNAL_H
+
+#include "capacity/answer.h"
+#include "capacity/probe.h"
+#include "capacity/search.h"
+#include "common/clock.h"
+
+#include <math.h>
+
+/* A search as it goes: its options, its probes so far, and what they say. */
+typedef struct search {
+    const capacity_opts *o;
+    probe_setup ps;
+    const char *out;
+    probe *probes;
+    int n, cap;
+    long goal_n;      /* the fewest requests of a full probe (binomial.h) */
+    int fixed_n;      /* --requests given: every probe has it */
+    double budget_ms; /* the wait an overload must push past: the TTFT or E2E bound */
+    double need_s;    /* the arrivals a full probe needs (LEN_FACTOR x budget / precision + ramp) */
+    double full_s;    /* what it gets: need_s, or less when --max-time cannot hold it */
+    int upper_bound;  /* full_s < need_s: the answer is an upper bound */
+    int confirmed;    /* the last confirmation run passed */
+    int n_confirms;   /* confirmation runs so far */
+    int confirm_at;   /* the last one's probe index; -1: none */
+    int tp_at;        /* the throughput probe's index (throughput.h); -1: none */
+    double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
+    int stopped_by_time;
+    int lock_fd;
+    int last_code; /* the last probe's (probe.h) */
+} search;
+
+/* The probes at one load, pooled (search_verdict.c). */
+typedef struct level {
+    double met_lo, met_hi, n; /* unfinished counted as missed / as met */
+    double deff;              /* design effect of the runs' spread (binomial.h), >= 1 */
+    int growing, runs;
+    int confirm_failed; /* a confirmation run here failed: the level fails (its point verdict) */
+    int certain;        /* runs stopped as certain to fail (saturation.h) */
+    int drifting;       /* a run's wait still grew in its second half (steady.h): no clear pass */
+} level;
+
+/* Probe i's load: its rate or users; NAN for the throughput probe, which is
+ * no load of the search. */
+static inline double value_of(const search *s, int i) {
+    const probe *p = &s->probes[i];
+    if (p->max_users)
+        return NAN;
+    return s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
+}
+
+/* Seconds since the search started. */
+static inline double elapsed(const search *s) {
+    return mono_us() / 1e6 - s->t0;
+}
+
+/* search_verdict.c */
+
+/* A level, its design effect the largest measured at it or at a load near
+ * it (see search_verdict.c). */
+level search_verdict_level(const search *s, double v);
+/* The point verdict: the share met of every request the runs planned. */
+int search_verdict_passed(const search *s, const level *l);
+/* The level fails clearly at 95% (or its queue grew without bound). */
+int search_verdict_clear_fail(const search *s, const level *l);
+/* Clear enough to be an end of the interval, from enough runs. */
+int search_verdict_end_pass(const search *s, const level *l);
+int search_verdict_end_fail(const search *s, const level *l);
+/* The throughput probe's bound on the loads that can pass: 1 with *bound,
+ * or 0. */
+int search_verdict_bound(const search *s, double *bound);
+/* s->lo and s->hi from every level probed so far. */
+void search_verdict_derive(search *s);
+/* x to 3 significant digits (4, 5 when that is not strictly between lo
+ * and hi). */
+double search_verdict_round(double x, double lo, double hi);
+/* The highest load the interval's low end may be. */
+double search_verdict_low_end_cap(const search *s);
+/* The interval's ends; how many of them are only point verdicts. */
+int search_verdict_interval(const search *s, double *ci_low, double *ci_high);
+/* The loads probed, each once, ascending; the caller frees. */
+double *search_verdict_loads(const search *s, int *k);
+
+/* search_answer.c */
+
+/* The answer as it stands, into r (its probes are s's). */
+void search_answer_fill(const search *s, capacity_result *r);
+/* OUT/capacity.json: the answer as it stands and each load's verdict (a
+ * warning when it cannot be written). */
+void search_answer_write(const search *s);
+/* The warnings about the answer a. */
+void search_answer_warn(const search *s, const capacity_answer *a);
+
+#endif
