@@ -24,7 +24,8 @@ LDLIBS  += $(PKG_LIBS) -lpthread -lm -ldl
 SRC      = $(wildcard src/*/*.c)
 OBJ      = $(SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
-TEST_SRC = $(wildcard tests/*.c)
+# tests/<room>/tNNNN-what.c (tests/lib/ the runner and what tests share)
+TEST_SRC = $(wildcard tests/lib/*.c tests/*/t[0-9]*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps test-deps test test-fast demo asan valgrind fuzz install clean format format-check \
@@ -49,7 +50,9 @@ $(BUILD)/src/sim/profile_files.o: $(wildcard profiles/*.yaml)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(TEST_OBJ): TEST_CFLAGS = -Itests/lib
 
 $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
@@ -57,7 +60,7 @@ $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
 test-deps:
 	@sh scripts/deps.sh test
 
-# Tests run in parallel (TEST_JOBS=N to choose how many; tests/test.h).
+# Tests run in parallel (TEST_JOBS=N to choose how many; tests/lib/test.h).
 test: deps test-deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
 

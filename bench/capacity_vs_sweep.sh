@@ -3,7 +3,7 @@
 # force, on the simulator. Three parts:
 #   1. the analytic knee (20 req/s: 8 slots, 20 tokens of 20 ms steps,
 #      evenly spaced arrivals, TTFT <= 100 ms at goal 0.95; see
-#      tests/test_capacity.c): SEARCHES seeded searches, each interval
+#      tests/capacity/t8010-search-against-known-knee.c): SEARCHES seeded searches, each interval
 #      checked for covering 20;
 #   2. false stops of the growth test: PROBES probes of 400 Poisson
 #      arrivals at 19 req/s (0.95 of the knee) with an SLO nobody misses,

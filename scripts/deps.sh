@@ -10,7 +10,7 @@
 #                          scripts/gguf_write.py's test)
 #   scripts/deps.sh docker plus Debian's Docker daemon and client (docker.io)
 #                          and debootstrap, for the image test
-#                          (tests/test_docker.c); `make test` does not ask
+#                          (tests/cli/t9030-docker-image.c); `make test` does not ask
 #                          for them, CI does (`deps.sh test docker`)
 # Libraries are looked up with pkg-config, tools on PATH; only what is
 # missing is installed, and only where apt-get exists. Elsewhere the script

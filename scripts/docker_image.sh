@@ -1,7 +1,7 @@
 #!/bin/sh
 # docker_image.sh [--base-only] [DIR [TAG]]: builds the Dockerfile's image
 # and shows that it works, with no container registry: the image test
-# (tests/test_docker.c) runs it, and so can anyone offline. --base-only
+# (tests/cli/t9030-docker-image.c) runs it, and so can anyone offline. --base-only
 # stops after step 1 (CI makes the base images before the test suite, so
 # that the download is not part of one test's time).
 #   1. The base images. The Dockerfile builds on debian:12 and runs on

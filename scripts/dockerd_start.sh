@@ -1,6 +1,6 @@
 #!/bin/sh
 # dockerd_start.sh [LOG]: makes sure a Docker daemon answers, for the image
-# test (tests/test_docker.c, scripts/docker_image.sh). When `docker info`
+# test (tests/cli/t9030-docker-image.c, scripts/docker_image.sh). When `docker info`
 # already answers it does nothing; otherwise it starts Debian's dockerd
 # (docker.io) detached, logging to LOG (default /var/log/dockerd.log), and
 # waits until it answers. The daemon gets no bridge and touches no

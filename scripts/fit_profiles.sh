@@ -3,7 +3,7 @@
 # `servelab fit`: profiles/NAME.yaml for each built-in profile that stands
 # for a measured server (src/sim/profile_files.c builds them in).
 #   scripts/fit_profiles.sh [OUTDIR]   # default: profiles/
-# tests/test_profiles.c runs it into a scratch folder and compares.
+# tests/fit/t7220-builtin-profiles-are-fits.c runs it into a scratch folder and compares.
 set -eu
 BIN=${SERVELAB:-./servelab}
 OUT=${1:-profiles}

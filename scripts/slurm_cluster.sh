@@ -1,6 +1,6 @@
 #!/bin/sh
 # slurm_cluster.sh start|stop DIR: a one-node Slurm cluster on this machine
-# for the sharding test (tests/test_slurm.c): munged (when none runs),
+# for the sharding test (tests/run/t6150-shards-under-slurm-and-mpi.c): munged (when none runs),
 # slurmctld and slurmd, with their configuration, state, spool, logs and
 # pids in DIR. `start` prints the SLURM_CONF to use and waits until the node
 # is idle; `stop` stops, by the pids it saved, only what `start` started.

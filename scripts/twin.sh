@@ -10,7 +10,7 @@
 # server fails a request whose text it cannot parse, which a made-up
 # vocabulary's output often is), and writes
 # results/twin/NAME/ from configs/twin/NAME.yaml; the machine should be
-# otherwise idle. `predict` needs only servelab: tests/test_twin.c runs it
+# otherwise idle. `predict` needs only servelab: tests/fit/t7230-twin-study.c runs it
 # into a scratch folder and compares with what is committed.
 set -eu
 BIN=${SERVELAB:-./servelab}

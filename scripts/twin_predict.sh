@@ -4,7 +4,7 @@
 # measured run with the same requests at the same instants (their
 # arrivals and lengths as a replay trace), and the comparison tables.
 #   scripts/twin_predict.sh [OUTDIR]   # default: results/twin
-# OUTDIR gets profiles/, predicted/ and comparison.md; tests/test_twin.c
+# OUTDIR gets profiles/, predicted/ and comparison.md; tests/fit/t7230-twin-study.c
 # runs it into a scratch folder and compares with what is committed.
 set -eu
 BIN=${SERVELAB:-./servelab}

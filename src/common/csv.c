@@ -331,7 +331,7 @@ int csv_number(const csv_row *row, int i, double *out) {
 /* number()'s steps for "W.FFF", taken on the digits themselves: the whole
  * part exact (it has at most 12 digits here), then each thousandth's digit
  * added at number()'s scale, then the sign. The two must change together
- * (tests/test_report_csv.c checks them against each other). */
+ * (tests/common/t1030-csv-reader.c checks them against each other). */
 double csv_thousandths(long long thousandths) {
     int neg = thousandths < 0;
     unsigned long long u =

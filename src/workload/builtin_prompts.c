@@ -3,7 +3,7 @@
  * test can run against any server with no dataset to download. The texts are
  * original and plain ASCII; each class states the prompt token range its texts
  * fall in (by the rule in common/tokens.h) and the output range it asks for.
- * tests/test_builtin_prompts.c checks every range, count and uniqueness claim. */
+ * tests/workload/t3120-builtin-prompts.c checks every range, count and uniqueness claim. */
 #include "workload/builtin_prompts.h"
 
 #include <stddef.h>

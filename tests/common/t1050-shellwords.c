@@ -2,7 +2,7 @@
  * its expansions (common/shellwords.h). Hostile text stays text: a $(...),
  * a backquote, a glob or a ; is a word's characters, and nothing runs
  * (these tests start nothing; the end-to-end ones are in
- * test_target_shell_free.c). */
+ * t5120-no-shell-anywhere.c). */
 #include "common/shellwords.h"
 #include "test.h"
 

@@ -7,7 +7,7 @@
  *
  * Every input goes through parse_both (chunk_both.h): the hand-written
  * scanner and the jansson reading it replaced must agree exactly. The
- * scanner's own edge cases against jansson are in test_chunk_fast.c. */
+ * scanner's own edge cases against jansson are in t3040-chunk-fast-scanner-agrees.c. */
 #include "chunk_both.h"
 #include "protocol/chunk.h"
 #include "protocol/sse.h"
@@ -598,7 +598,7 @@ TEST(chunk_numbers_out_of_range) {
     CHECK(!c.malformed && c.has_output);
 
     /* A count that cannot be true makes the chunk malformed (see also
-     * test_chunk_counts.c); a usage that is not an object, or a null count,
+     * t3050-chunk-impossible-counts.c); a usage that is not an object, or a null count,
      * is no usage. */
     const char *bad_usage[] = {
         "{\"usage\":{\"completion_tokens\":100000000000000000000}}",

@@ -1,4 +1,4 @@
-/* test_rundir: the run directory's tables (src/rundir/) drive what is
+/* t4030-file-tables-and-summary-keys: the run directory's tables (src/rundir/) drive what is
  * written and documented: the row writer writes requests.csv's fields in
  * the table's order (a row of distinct values read back by the table's
  * names), and docs/files.md's tables are what the tables print now. */

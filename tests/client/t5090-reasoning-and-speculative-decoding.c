@@ -1,4 +1,4 @@
-/* test_reasoning_spec: what a reasoning model and speculative decoding do
+/* t5090-reasoning-and-speculative-decoding: what a reasoning model and speculative decoding do
  * to the figures, against the simulator's ground truth. The simulator
  * thinks for a set number of tokens (streamed in delta.reasoning or
  * delta.reasoning_content) and drafts K tokens a decode, accepting each

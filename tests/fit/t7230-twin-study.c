@@ -1,4 +1,4 @@
-/* test_twin: the twin study of results/twin/ is what its committed rows
+/* t7230-twin-study: the twin study of results/twin/ is what its committed rows
  * give now. scripts/twin_predict.sh fits the simulator to the fitting runs,
  * predicts every other measured run (the same requests at the same
  * instants) and compares them; run into a scratch folder, its profile and

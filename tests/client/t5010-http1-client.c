@@ -547,7 +547,7 @@ static void replay(const transcript *t, void *arg) {
 }
 
 /* Every llama.cpp exchange in tests/data/transcripts, replayed as the server
- * sent it (tests/transcripts.h): the client reads each whole, with the
+ * sent it (tests/lib/transcripts.h): the client reads each whole, with the
  * recorded status and the body byte for byte. */
 TEST(h1_replays_every_llamacpp_transcript) {
     replay_count c = {0, 0};

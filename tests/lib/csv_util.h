@@ -1,5 +1,5 @@
 /* csv_util: a tiny CSV reader for tests (no quoting: the tests that use it
- * write no field that needs quotes; test_csv_quoting.c reads those with
+ * write no field that needs quotes; t1040-csv-quoting.c reads those with
  * common/csv.h). */
 #ifndef SERVELAB_TEST_CSV_UTIL_H
 #define SERVELAB_TEST_CSV_UTIL_H

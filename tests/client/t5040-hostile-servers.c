@@ -1,4 +1,4 @@
-/* test_hostile_client: servelab run against servers that misbehave.
+/* t5040-hostile-servers: servelab run against servers that misbehave.
  *
  * `servelab run` against the scripted server of hostile_server.c (endless
  * SSE lines, silence, headers and then nothing, a trickled stream,
@@ -8,7 +8,7 @@
  * client's peak memory must stay bounded, and requests on a well-behaved
  * path must be unaffected by their misbehaving neighbours.
  *
- * The misbehaving clients against servelab sim are in test_hostile_sim.c.
+ * The misbehaving clients against servelab sim are in t3295-hostile-clients.c.
  * Every loop here is bounded in count and in time. */
 #include "csv_util.h"
 #include "hostile_server.h"

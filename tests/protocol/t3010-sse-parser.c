@@ -156,7 +156,7 @@ TEST(sse_transcript_every_split_gives_same_events) {
     CHECK_MSG(body, "transcript 13_ missing");
     events want, got;
     parse_cut(body, n, NULL, 0, &want);
-    CHECK_INT(want.n, 20); /* see test_chunk.c */
+    CHECK_INT(want.n, 20); /* see t3030-chunk-recorded-streams.c */
     check_event(&want, 19, "message", "[DONE]");
     for (size_t a = 0; a <= n; a++) {
         size_t cut[1] = {a};

@@ -50,7 +50,7 @@ TEST(report_csv_rows_line_endings_and_widths) {
     CHECK_INT(c.line, 5);
     csv_close(&c);
 
-    /* a quoted field is unquoted, its comma kept (RFC 4180; more in test_csv_quoting.c) */
+    /* a quoted field is unquoted, its comma kept (RFC 4180; more in t1040-csv-quoting.c) */
     static const char quoted[] = "1,\"a,b\",2\n";
     CHECK_INT(csv_open(&c, write_temp("q.csv", quoted, sizeof quoted - 1)), 0);
     CHECK_INT(csv_next(&c, &row), 1);

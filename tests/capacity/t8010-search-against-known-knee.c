@@ -1,4 +1,4 @@
-/* test_capacity: `servelab capacity` against the simulator with a profile
+/* t8010-search-against-known-knee: `servelab capacity` against the simulator with a profile
  * whose knee is known on paper, and the pieces it is made of.
  *
  * The profile: every step 20 ms whatever it holds (no per-sequence or

@@ -1,4 +1,4 @@
-/* test_predict: `servelab predict`, the simulator's engine in virtual
+/* t6140-predict-in-virtual-time: `servelab predict`, the simulator's engine in virtual
  * time, against the engine run for real: a run against `servelab sim` and
  * a prediction of the same schedule and seeds give the same rows (the same
  * prompt and output tokens per request, TTFT and TPOT percentiles within a

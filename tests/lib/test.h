@@ -1,5 +1,5 @@
 /* test: servelab's tiny test framework. TEST(name) registers a function at
- * startup; the runner (tests/main.c, whose top comment says how it works)
+ * startup; the runner (tests/lib/main.c, whose top comment says how it works)
  * forks one child per test, so a crash or a hang fails that test alone,
  * runs several at a time, and ends with "N passed, N failed".
  *
@@ -27,7 +27,7 @@
  *   TEST_MARKED(name, marks)  any TEST_MARK_* bits.
  *
  * Folders: each test runs with SERVELAB_TEST_DIR (and TMPDIR) set to its
- * own folder, /tmp/servelab-test-NAME-XXXXXX; temp_dir() (tests/support.h)
+ * own folder, /tmp/servelab-test-NAME-XXXXXX; temp_dir() (tests/lib/support.h)
  * makes its folders inside it, and the test's stdout and stderr go to the
  * file "output" there. The runner removes the folder when the test passes
  * and keeps it when it fails: its path ends the FAIL line, and the test's

@@ -1,4 +1,4 @@
-/* test_hostile_sim: servelab sim against clients that misbehave.
+/* t3295-hostile-clients: servelab sim against clients that misbehave.
  *
  * Raw sockets against `servelab sim` with tight limits (slowloris floods,
  * silent and dripping connections, oversized heads and bodies, malformed
@@ -9,7 +9,7 @@
  * resident memory bounded.
  *
  * The misbehaving servers against servelab run are in
- * test_hostile_client.c. Every loop here is bounded in count and in time. */
+ * t5040-hostile-servers.c. Every loop here is bounded in count and in time. */
 #include "raw_conn.h"
 #include "support.h"
 #include "test.h"

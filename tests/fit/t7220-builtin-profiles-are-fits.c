@@ -1,4 +1,4 @@
-/* test_profiles: the built-in profiles that stand for measured servers are
+/* t7220-builtin-profiles-are-fits: the built-in profiles that stand for measured servers are
  * the files `servelab fit` writes from the committed rows: each reads, says
  * where every figure came from, and is what scripts/fit_profiles.sh fits
  * again from results/ now, byte for byte. The step model reads its table

@@ -1,4 +1,4 @@
-/* test_fit: `servelab fit` against a ground truth it cannot see. The
+/* t7210-fit-against-hidden-truth: `servelab fit` against a ground truth it cannot see. The
  * simulator's engine is given a hidden step table that is far from linear
  * in the batch, a prefill that grows with the context and 3% jitter; a
  * campaign of its runs (random arrivals, prompts of five lengths, loads

@@ -1,4 +1,4 @@
-/* test_answers: tool calls and JSON answers (--tools, --response-format)
+/* t5080-tool-calls-and-json-answers: tool calls and JSON answers (--tools, --response-format)
  * against the simulator's ground truth. The simulator answers from the
  * schema and makes a share of its answers wrong on purpose (a required
  * property left out, or the text cut), and max_tokens cuts others short;

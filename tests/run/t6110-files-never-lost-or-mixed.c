@@ -1,4 +1,4 @@
-/* test_defects_run: the second round of defects of `servelab run`, its
+/* t6110-files-never-lost-or-mixed: the second round of defects of `servelab run`, its
  * files and its report (each test was made to fail before its fix): what
  * could lose a file, mix runs, or state something untrue. */
 #include "csv_util.h"

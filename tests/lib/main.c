@@ -29,7 +29,7 @@
  * printed) is printed right below that line, so it never mixes with other
  * tests' lines. After a green run no /tmp/servelab-test-* folder is left.
  *
- * Marks (tests/test.h): a TEST_ALONE test measures time (latencies, lag, a
+ * Marks (tests/lib/test.h): a TEST_ALONE test measures time (latencies, lag, a
  * timeout's precision, a count raced against the clock), so it runs with no
  * other test running; the runner starts those first, one by one, then the
  * rest in parallel, the TEST_SLOW ones first among them so that the long

@@ -537,7 +537,7 @@ static void parse_transcript(const transcript *t, void *arg) {
     c->chunked += t->chunked;
 }
 
-/* Every llama.cpp exchange as the server sent it (tests/transcripts.h), whole
+/* Every llama.cpp exchange as the server sent it (tests/lib/transcripts.h), whole
  * and byte by byte. */
 TEST(h1parse_every_llamacpp_transcript_byte_by_byte) {
     parse_count c = {0, 0, malloc(sizeof(parsed)), malloc(sizeof(parsed))};

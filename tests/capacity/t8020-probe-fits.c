@@ -1,4 +1,4 @@
-/* test_capacity_fits: the two fits the capacity search makes of a probe's
+/* t8020-probe-fits: the two fits the capacity search makes of a probe's
  * rows, on rows made up so that the answer is known: the saturated
  * completion rate of the throughput probe (capacity/throughput.h) and the
  * drift of the wait (capacity/steady.h). */

@@ -1,4 +1,4 @@
-/* test_client_errors: failures the client must not blame on the server, and
+/* t5020-client-errors: failures the client must not blame on the server, and
  * what the client says about the failures it records.
  *
  * A client short of file descriptors (a child whose RLIMIT_NOFILE is
