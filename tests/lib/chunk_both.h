@@ -1,7 +1,8 @@
 /* chunk_both: every chunk a test parses goes through both readers, the
  * hand-written scanner chunk_parse and the jansson reading it replaced
  * (chunk_parse_reference), and the test fails unless the two agree on
- * every field. Shared by the chunk tests (t3030-chunk-recorded-streams.c, t3040-chunk-fast-scanner-agrees.c). */
+ * every field. Shared by the chunk tests (t3030-chunk-recorded-streams.c,
+ * t3040-chunk-fast-scanner-agrees.c). */
 #ifndef SERVELAB_TEST_CHUNK_BOTH_H
 #define SERVELAB_TEST_CHUNK_BOTH_H
 
