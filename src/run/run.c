@@ -2,11 +2,11 @@
  * ending the process (a sweep goes on to its next run):
  *   prepare  placement, workload and schedule, output directory, headers,
  *            the server probe, the GPUs: all bad input is found here,
- *            before any traffic (exit code 2)
+ *            before any traffic (OUTCOME_BAD_INPUT)
  *   warmup   requests sent first and not counted
  *   measure  the schedule through loadgen, on one or several threads
  *   finish   meta.json and summary.json, each through a temporary name
- *            (run_files.c), and the exit code. */
+ *            (run_files.c), and the outcome. */
 #include "run/run.h"
 #include "client/fdbudget.h"
 #include "client/h1.h"
@@ -504,7 +504,7 @@ static void prepare_watchers(run_ctx *x) {
     }
 }
 
-/* Everything before traffic; -1 means bad input (exit code 2). */
+/* Everything before traffic; -1 means bad input (OUTCOME_BAD_INPUT). */
 static int prepare(run_ctx *x, run_result *rr) {
     char err[512];
     if (run_opts_validate(&x->o, err, sizeof err)) /* a sweep's runs come here unchecked */
@@ -676,24 +676,24 @@ static void release(run_ctx *x) {
     dir_unlock(x->lock_fd);
 }
 
-int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_result *rr) {
+outcome run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_result *rr) {
     memset(rr, 0, sizeof *rr);
     run_ctx *x = xcalloc(1, sizeof *x);
     x->o = *opts;
     x->lock_fd = -1;
     if (prepare(x, rr)) {
-        rr->code = 2;
+        rr->done = OUTCOME_BAD_INPUT;
     } else {
         /* A stop during the warmup still measures: loadgen then sends
          * nothing, every scheduled request becomes a cancelled row, and
          * meta.json and summary.json are written, marked interrupted. */
         warmup(x);
         if (measure(x, rr)) {
-            rr->code = 1;
+            rr->done = OUTCOME_FAILED;
         } else {
             int meta_rc = run_write_meta(x, cmdline, extra_meta);
             cmdline = extra_meta = NULL; /* stolen */
-            rr->code = run_write_summary(x, meta_rc, rr);
+            rr->done = run_write_summary(x, meta_rc, rr);
             rr->watch_stopped = x->res.watch_stopped;
         }
     }
@@ -701,21 +701,21 @@ int run_execute(const run_opts *opts, json_t *cmdline, json_t *extra_meta, run_r
     json_decref(extra_meta);
     release(x);
     free(x);
-    return rr->code;
+    return rr->done;
 }
 
-int run_predict_rows(const run_opts *opts, run_rows *rows, char *err, int errlen) {
+outcome run_predict_rows(const run_opts *opts, run_rows *rows, char *err, int errlen) {
     memset(rows, 0, sizeof *rows);
     run_ctx *x = xcalloc(1, sizeof *x);
     run_result rr;
     memset(&rr, 0, sizeof rr);
     x->o = *opts;
     x->lock_fd = -1;
-    int code = 0;
+    outcome done = OUTCOME_OK;
     if (run_opts_validate(&x->o, rr.error, sizeof rr.error) || prepare_schedule(x, &rr) ||
         prepare_headers(x, &rr))
-        code = 2;
-    if (!code) {
+        done = OUTCOME_BAD_INPUT;
+    if (done == OUTCOME_OK) {
         prepare_target(x);
         prepare_words(x);
         x->lc.due_us = x->due;
@@ -726,18 +726,18 @@ int run_predict_rows(const run_opts *opts, run_rows *rows, char *err, int errlen
             x->lc.watch_arg = x->o.watch->arg;
         }
         if (virtual_client_run(&x->lc, x->o.predict, &x->res, rr.error, sizeof rr.error))
-            code = 1;
+            done = OUTCOME_FAILED;
         else {
             *rows = x->res.rows; /* the caller's now */
             memset(&x->res.rows, 0, sizeof x->res.rows);
             x->have_res = 1;
             if (x->res.interrupted)
-                code = 128 + stop_signal();
+                done = OUTCOME_STOPPED;
         }
     }
-    if (code)
+    if (done != OUTCOME_OK)
         snprintf(err, errlen, "%s", rr.error);
     release(x);
     free(x);
-    return code;
+    return done;
 }

@@ -68,9 +68,10 @@ typedef struct run_ctx {
  * (may be NULL) are stolen. */
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra);
 /* summary.json, the table on stdout and the client's warnings; returns the
- * exit code the figures give (0, or 1 for --fail-on-slo or a failed write)
- * and fills the counts of rr. */
-int run_write_summary(run_ctx *x, int meta_rc, run_result *rr);
+ * outcome the figures give (OUTCOME_OK; OUTCOME_FAILED for --fail-on-slo,
+ * too many failed requests or a failed write; OUTCOME_STOPPED when a stop
+ * signal ended the run) and fills the counts of rr. */
+outcome run_write_summary(run_ctx *x, int meta_rc, run_result *rr);
 /* The measured schedule over o.threads loops (run_threads.c). */
 int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, char *err,
                 int errlen);
