@@ -772,3 +772,9 @@ const opt_def run_options[] = {
      .def = "1000000",
      .help = "most chunks kept of one answer; past it the request is malformed"},
     {0}};
+
+void run_opts_defaults(run_opts *o) {
+    memset(o, 0, sizeof *o);
+    opt_defaults(run_options, o);
+    o->print_summary = 1;
+}
