@@ -1,7 +1,7 @@
 /* run_validate: the checks that need the whole set of a run's options
  * (e.g. --duration with a finite rate, what --replay cannot go with), made
  * once every option is read; each option's own value was checked as it
- * was given (run_options.c). A sweep's runs come here too, from run.c. */
+ * was given (run_check.c). A sweep's runs come here too, from run.c. */
 #include "client/h1.h"
 #include "run/run.h"
 #include "workload/rate_plan.h"
