@@ -52,7 +52,8 @@ static int watch_fn(void *arg, const struct loadgen_result *so_far, int in_fligh
     return 0;
 }
 
-/* One virtual run at `load`: its level. 0, or the run's code. */
+/* One virtual run at `load`: its level. 0 (OUTCOME_OK), or the run's
+ * outcome (OUTCOME_FAILED, _BAD_INPUT or _STOPPED). */
 static int run_level(const longrun_opts *o, const slo_spec *slo, double load, longrun_level *l,
                      char *err, int errlen) {
     run_opts ro = *o->run;
@@ -87,10 +88,10 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
     l->load = load;
     double t0 = mono_us() / 1e6;
     run_rows rows;
-    int code = run_predict_rows(&ro, &rows, err, errlen);
+    outcome done = run_predict_rows(&ro, &rows, err, errlen);
     l->wall_s = mono_us() / 1e6 - t0;
-    if (code)
-        return code;
+    if (done != OUTCOME_OK)
+        return (int)done;
     for (size_t i = 0; i < rows.n; i++) {
         const req_rec *r = &rows.r[i];
         if (!counted(&w, r))
@@ -153,11 +154,6 @@ static int narrow(const longrun_opts *o, double lo, double hi) {
     return (hi - lo) / lo < o->precision;
 }
 
-/* A run's code as an outcome. */
-static outcome outcome_of(int code) {
-    return code == 2 ? OUTCOME_BAD_INPUT : code > 2 ? OUTCOME_STOPPED : OUTCOME_FAILED;
-}
-
 outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen) {
     memset(r, 0, sizeof *r);
     capacity_answer *a = &r->ans;
@@ -204,7 +200,7 @@ outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, in
     }
     a->wall_s = mono_us() / 1e6 - t0;
     if (code > 0)
-        return outcome_of(code);
+        return (outcome)code; /* run_level's */
     if (code < 0) {
         snprintf(err, errlen, "--capacity: more than %d loads tried", LONGRUN_MAX_LEVELS);
         return OUTCOME_FAILED;

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/csv.h"
 #include "common/files.h"
+#include "common/stop.h"
 #include "common/util.h"
 #include "report/load.h"
 #include "target/sim_proc.h"
@@ -283,7 +284,8 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     json_t *extra = json_pack("{s:{s:i,s:f,s:b}}", "capacity_probe", "number", number, "value",
                               value, "by_concurrency", ps->by_concurrency);
     run_result rr;
-    int code = run_execute(&ro, json_deep_copy(ps->command_line), extra, &rr);
+    outcome done = run_execute(&ro, json_deep_copy(ps->command_line), extra, &rr);
+    int code = outcome_exit_code(done, stop_signal()); /* probe_run's codes (probe.h) */
     if (ps->sim_args && !ps->vt)
         server_proc_stop(&sim, 5);
     p->wall_s = mono_us() / 1e6 - t0;

@@ -4,8 +4,6 @@
 #include "common/stop.h"
 #include "common/util.h"
 
-#include <signal.h>
-
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -85,13 +83,7 @@ int cli_parse(const command *c, int argc, char **argv, void *base, int max_posit
 }
 
 int cli_exit_code(outcome o) {
-    switch (o) {
-    case OUTCOME_OK: return 0;
-    case OUTCOME_FAILED: return 1;
-    case OUTCOME_BAD_INPUT: return 2;
-    case OUTCOME_STOPPED: return 128 + (stop_signal() ? stop_signal() : SIGTERM);
-    }
-    return 1;
+    return outcome_exit_code(o, stop_signal());
 }
 
 const char *cli_self_path(const char *argv0) {

@@ -274,10 +274,10 @@ static int predict_parsed(predict_opts *o, int argc, char **argv) {
     if (o->capacity)
         return predict_capacity(o, &vt);
     run_result r;
-    int code = run_execute(&o->run, run_command_line_json(argc + 1, argv - 1), NULL, &r);
+    outcome done = run_execute(&o->run, run_command_line_json(argc + 1, argv - 1), NULL, &r);
     if (r.error[0])
         fprintf(stderr, "servelab: predict: %s\n", r.error);
-    return code;
+    return cli_exit_code(done);
 }
 
 static int predict_main(int argc, char **argv) {

@@ -75,10 +75,11 @@ static int run_main(int argc, char **argv) {
     if (run_opts_validate(&o, err, sizeof err) || vllm_json_check(&o, &v, err, sizeof err))
         return cli_fail(&cmd_run, "%s", err);
     run_result r;
-    int code = run_execute(&o, run_command_line_json(argc + 1, argv - 1), NULL, &r);
+    outcome done = run_execute(&o, run_command_line_json(argc + 1, argv - 1), NULL, &r);
+    int code = cli_exit_code(done);
     if (r.error[0])
         fprintf(stderr, "servelab: run: %s\n", r.error);
-    if (o.save_vllm_json && code != 2 && r.out[0]) {
+    if (o.save_vllm_json && done != OUTCOME_BAD_INPUT && r.out[0]) {
         if (vllm_export_file(r.out, o.save_vllm_json, &v, err, sizeof err)) {
             fprintf(stderr, "servelab: run: --save-vllm-json: %s\n", err);
             return code ? code : 1;

@@ -25,7 +25,3 @@ void stop_install(void) {
 int stop_signal(void) {
     return stop_sig;
 }
-
-int stop_exit_code(int sig) {
-    return 128 + sig;
-}

@@ -10,7 +10,5 @@
 void stop_install(void);
 /* The first of those signals that arrived, or 0. */
 int stop_signal(void);
-/* The exit code of a process stopped by `sig`: 128 + sig (130 for SIGINT). */
-int stop_exit_code(int sig);
 
 #endif

@@ -10,6 +10,7 @@
 #define SERVELAB_RUN_H
 
 #include "common/opt.h"
+#include "common/outcome.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -118,7 +119,7 @@ typedef struct run_result {
     int client_flagged; /* the client was not within 1 ms (summary.json's client says how) */
     double duration_s;
     double server_peak_rss_bytes; /* the server's tree at its largest (0: not sampled) */
-    int code;                     /* the exit code `servelab run` gives */
+    outcome done;                 /* how it ended (cli_exit_code gives `servelab run`'s code) */
     char error[512];              /* why, when the run failed or did not start; "" otherwise */
     char out[3072];               /* the run's directory (--out, or the one chosen); "" before */
 } run_result;
@@ -141,19 +142,21 @@ void run_opts_defaults(run_opts *o);
 /* Checks that need the whole set (e.g. --duration with a finite rate);
  * -1 with a message. */
 int run_opts_validate(const run_opts *o, char *err, int errlen);
-/* Runs it and returns the exit code: 0; 1 when the run failed (res->error
- * says why) or missed --fail-on-slo; 2 when the input was bad (res->error
- * says what), found before any traffic; 128 + the signal when a stop signal
- * ended it (common/stop.h), after every file was written. `command_line`
- * (stolen) goes into meta.json as is; `extra_meta` (stolen, may be NULL) is
- * merged into meta.json. */
-int run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run_result *res);
+/* Runs it and says how it ended: OUTCOME_OK; OUTCOME_FAILED when the run
+ * failed (res->error says why) or missed --fail-on-slo; OUTCOME_BAD_INPUT
+ * when the input was bad (res->error says what), found before any traffic;
+ * OUTCOME_STOPPED when a stop signal ended it (common/stop.h), after every
+ * file was written. res->done is the same. `command_line` (stolen) goes
+ * into meta.json as is; `extra_meta` (stolen, may be NULL) is merged into
+ * meta.json. */
+outcome run_execute(const run_opts *o, json_t *command_line, json_t *extra_meta, run_result *res);
 /* A prediction's rows in memory, and no files: the schedule of `opts`
- * (whose predict is set) sent to the engine in virtual time. 0; 2 when the
- * input was bad (err says what); 1 when it could not run; 128 + the
- * signal when a stop signal ended it. The caller rows_free()s *rows. */
+ * (whose predict is set) sent to the engine in virtual time. OUTCOME_OK;
+ * OUTCOME_BAD_INPUT when the input was bad (err says what); OUTCOME_FAILED
+ * when it could not run; OUTCOME_STOPPED when a stop signal ended it. The
+ * caller rows_free()s *rows. */
 struct run_rows;
-int run_predict_rows(const run_opts *opts, struct run_rows *rows, char *err, int errlen);
+outcome run_predict_rows(const run_opts *opts, struct run_rows *rows, char *err, int errlen);
 /* meta.json's command line with --header values and URL credentials
  * redacted. */
 json_t *run_command_line_json(int argc, char **argv);

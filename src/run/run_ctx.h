@@ -1,6 +1,9 @@
 /* run_ctx: what one run carries from phase to phase, shared by the run's own
- * files only (run.c: the phases; run_files.c: meta.json, summary.json and
- * the table; run_threads.c: the schedule split over client threads). */
+ * files only (run.c: the phases in order and the output directory;
+ * run_schedule.c: the workload and the schedule; run_target.c: the server,
+ * the headers and the tokenizer; run_measure.c: the warmup, the measured
+ * schedule and its watchers; run_files.c: meta.json, summary.json and the
+ * table; run_threads.c: the schedule split over client threads). */
 #ifndef SERVELAB_RUN_CTX_H
 #define SERVELAB_RUN_CTX_H
 
@@ -64,13 +67,42 @@ typedef struct run_ctx {
     answer_spec answers; /* --tools, --response-format */
 } run_ctx;
 
+/* rr->error from a format; returns -1 (run.c). */
+__attribute__((format(printf, 2, 3))) int run_fail(run_result *rr, const char *fmt, ...);
+
+/* The workload and the schedule, this shard's part of it (run_schedule.c):
+ * -1 with rr->error when the prompts, the plan or the trace are bad. */
+int run_schedule_prepare(run_ctx *x, run_result *rr);
+/* Multi-turn: the schedule starts conversations; their later turns follow
+ * in the client (run_schedule.c). */
+void run_schedule_turns(run_ctx *x);
+
+/* The API key, the user's headers and the bodies' extra fields
+ * (run_target.c): -1 with rr->error when one is bad. */
+int run_target_headers(run_ctx *x, run_result *rr);
+/* What the server says about itself, the endpoints, the GPUs and the HTTP
+ * client, or the simulator's engine for a prediction (run_target.c). */
+void run_target_prepare(run_ctx *x);
+/* --tokenize auto: the words the server counts one token each
+ * (run_target.c). */
+void run_target_words(run_ctx *x);
+
+/* The live counters, when something watches them (run_measure.c). */
+void run_measure_watchers(run_ctx *x);
+/* The warmup requests: not counted, no rows (run_measure.c). */
+void run_measure_warmup(run_ctx *x);
+/* The measured schedule; -1 with rr->error when it could not start
+ * (run_measure.c). */
+int run_measure(run_ctx *x, run_result *rr);
+
 /* meta.json (run_files.c). 0, or -1 with errno set. `cmdline` and `extra`
  * (may be NULL) are stolen. */
 int run_write_meta(run_ctx *x, json_t *cmdline, json_t *extra);
 /* summary.json, the table on stdout and the client's warnings; returns the
- * exit code the figures give (0, or 1 for --fail-on-slo or a failed write)
- * and fills the counts of rr. */
-int run_write_summary(run_ctx *x, int meta_rc, run_result *rr);
+ * outcome the figures give (OUTCOME_OK; OUTCOME_FAILED for --fail-on-slo,
+ * too many failed requests or a failed write; OUTCOME_STOPPED when a stop
+ * signal ended the run) and fills the counts of rr. */
+outcome run_write_summary(run_ctx *x, int meta_rc, run_result *rr);
 /* The measured schedule over o.threads loops (run_threads.c). */
 int run_threads(const loadgen_config *base, int n_threads, loadgen_result *res, char *err,
                 int errlen);

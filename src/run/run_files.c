@@ -15,7 +15,6 @@
 #include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/sha256.h"
-#include "common/stop.h"
 #include "common/util.h"
 #include "model/slo.h"
 #include "analysis/spec_decode.h"
@@ -469,7 +468,7 @@ static void warn_client(const run_summary *s, const client_verdict *v) {
                 s->lag.n && s->lag.p99 > 5.0 ? "; latencies include the client's own delay" : "");
 }
 
-int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
+outcome run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     const run_opts *o = &x->o;
     summary_params sp = {.offered_rps = x->w.replay ? replay_offered_rps(x->w.replay) : o->rate,
                          .cost_per_hour = o->cost_per_hour,
@@ -503,11 +502,11 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     if (!o->quiet_client)
         warn_client(&s, &v);
 
-    int code = 0;
+    outcome done = OUTCOME_OK;
     if (x->res.write_error || meta_rc || sum_rc) {
         snprintf(rr->error, sizeof rr->error, "writing results in %s failed: %s", o->out,
                  strerror(x->res.write_error ? x->res.write_error : errno));
-        code = 1;
+        done = OUTCOME_FAILED;
     }
     /* A run whose every request failed measured nothing: that is a failure
      * whatever the figures say, and so is one past --max-error-rate. */
@@ -518,20 +517,20 @@ int run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
                  s.failed == s.requests ? "" : " (more than --max-error-rate)");
         if (!rr->error[0]) /* said by servelab run, recorded by a sweep */
             snprintf(rr->error, sizeof rr->error, "%s", why);
-        code = 1;
+        done = OUTCOME_FAILED;
     }
     if (o->fail_on_slo && !(s.goodput_fraction >= o->fail_fraction)) {
         notice(notice_default(), NOTICE_INFO, "run: SLO missed: %.1f%% met, %.1f%% required",
                100 * s.goodput_fraction, 100 * o->fail_fraction); /* servelab: run: SLO ... */
-        code = 1;
+        done = OUTCOME_FAILED;
     }
     if (x->res.interrupted)
-        code = stop_exit_code(stop_signal());
+        done = OUTCOME_STOPPED;
     rr->requests = s.requests;
     rr->completed = s.completed;
     rr->failed = s.failed;
     rr->interrupted = x->res.interrupted;
     rr->duration_s = s.duration_s;
     rr->server_peak_rss_bytes = x->res.server_proc.peak_rss_bytes;
-    return code;
+    return done;
 }

@@ -3,238 +3,15 @@
  * campaign's run keys are read with it, so both take the same values; the
  * `key` column is the campaign key ("workload.max_tokens" is max_tokens in
  * a run's workload map), `meta` the name meta.json's config and
- * campaign.json record the value under. */
-#include "analysis/summary.h"
+ * campaign.json record the value under. A row's .check is run_check.c's;
+ * the checks that need the whole set are run_validate.c's. */
 #include "run/run.h"
-#include "workload/answer_spec.h"
-#include "workload/conversation.h"
+#include "run/run_check.h"
 #include "workload/arrivals.h"
 #include "workload/rate_plan.h"
-#include "workload/workload.h"
-#include "run/shard.h"
-#include "run/start_at.h"
-#include "common/clock.h"
-#include "common/util.h"
-#include "model/slo.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-/* The authority of a URL (after "scheme://", up to the path): an optional
- * user@, a host (a name or address, or [IPv6]) and an optional :port in
- * 1-65535. NULL, or what is wrong with it. */
-static const char *authority_problem(const char *a, size_t n) {
-    const char *at = memchr(a, '@', n);
-    if (at) {
-        n -= (size_t)(at + 1 - a);
-        a = at + 1;
-    }
-    const char *port = NULL;
-    if (n && a[0] == '[') {
-        const char *close = memchr(a, ']', n);
-        if (!close)
-            return "the host's '[' is not closed";
-        if (close == a + 1)
-            return "no host";
-        if (close + 1 < a + n && close[1] != ':')
-            return "something after the host's ']'";
-        port = close + 1 < a + n ? close + 2 : NULL;
-    } else {
-        const char *colon = memchr(a, ':', n);
-        if ((colon ? colon : a + n) == a)
-            return "no host";
-        port = colon ? colon + 1 : NULL;
-    }
-    if (!port)
-        return NULL;
-    size_t digits = (size_t)(a + n - port);
-    long v = 0;
-    for (size_t i = 0; i < digits; i++) {
-        if (port[i] < '0' || port[i] > '9')
-            return "the port is not a number";
-        v = v * 10 + (port[i] - '0');
-        if (v > 65535)
-            break;
-    }
-    return digits == 0 || v < 1 || v > 65535 ? "the port is not in 1-65535" : NULL;
-}
-
-static int url_check(const char *text, char *err, size_t errlen) {
-    size_t skip = !strncmp(text, "http://", 7) ? 7 : !strncmp(text, "https://", 8) ? 8 : 0;
-    if (!skip) {
-        snprintf(err, errlen, "expected a URL starting with http:// or https://, got '%.60s'",
-                 text);
-        return -1;
-    }
-    const char *why = NULL;
-    for (const char *c = text; *c && !why; c++)
-        if ((unsigned char)*c <= ' ' || *c == 0x7f)
-            why = "it holds a space or a control character";
-    if (!why) {
-        const char *a = text + skip;
-        why = authority_problem(a, strcspn(a, "/?#"));
-    }
-    if (!why)
-        return 0;
-    char *shown = redact_url(text); /* credentials never reach a message */
-    snprintf(err, errlen, "'%.60s' is not a usable URL: %s", shown, why);
-    free(shown);
-    return -1;
-}
-
-static int header_check(const char *text, char *err, size_t errlen) {
-    if (!strchr(text, ':') || text[0] == ':') {
-        snprintf(err, errlen, "expected 'Name: value', got '%.60s'", text);
-        return -1;
-    }
-    if (strpbrk(text, "\r\n")) {
-        snprintf(err, errlen, "a header may not hold CR or LF");
-        return -1;
-    }
-    size_t name = (size_t)(strchr(text, ':') - text);
-    if ((name == 14 && !strncasecmp(text, "Content-Length", 14)) ||
-        (name == 17 && !strncasecmp(text, "Transfer-Encoding", 17))) {
-        snprintf(err, errlen, "%.*s is servelab's to set (the body's own length)", (int)name, text);
-        return -1;
-    }
-    return 0;
-}
-
-/* --metadata KEY=VALUE: a key of letters, digits, '_', '-' and '.' (a
- * JSON key a reader of vLLM's file can use as it is), any value. */
-static int metadata_check(const char *text, char *err, size_t errlen) {
-    const char *eq = strchr(text, '=');
-    size_t k = eq ? (size_t)(eq - text) : 0;
-    int ok = k > 0 && k <= 64;
-    for (size_t i = 0; ok && i < k; i++)
-        ok = isalnum((unsigned char)text[i]) || strchr("_-.", text[i]);
-    if (!ok) {
-        snprintf(err, errlen, "expected KEY=VALUE (a key of letters, digits, _ - .), got '%.60s'",
-                 text);
-        return -1;
-    }
-    return 0;
-}
-
-/* --metrics-interval's seconds: the row an explicit value is read with,
- * so that it takes what any option in seconds takes, with the same words. */
-static const opt_def interval_seconds = {
-    .name = "metrics-interval", .type = OPT_SECONDS, .at = 0, .size = sizeof(double), .min = 0.01};
-
-static int metrics_interval_check(const char *text, char *err, size_t errlen) {
-    double v;
-    if (!strcmp(text, "auto") || !opt_set(&interval_seconds, text, &v, err, errlen))
-        return 0;
-    char what[160];
-    snprintf(err, errlen, "expected auto or %s, got '%.60s'",
-             opt_what(&interval_seconds, what, sizeof what), text);
-    return -1;
-}
-
-double run_metrics_interval_s(const run_opts *o, double schedule_s) {
-    double v;
-    char err[256];
-    if (strcmp(o->metrics_interval, "auto") &&
-        !opt_set(&interval_seconds, o->metrics_interval, &v, err, sizeof err))
-        return v;
-    double auto_s = schedule_s / METRICS_AUTO_SAMPLES;
-    return auto_s < METRICS_AUTO_MIN_S   ? METRICS_AUTO_MIN_S
-           : auto_s > METRICS_AUTO_MAX_S ? METRICS_AUTO_MAX_S
-                                         : auto_s;
-}
-
-/* auto, off, or a whole number of connections (0 is off). */
-static int preconnect_check(const char *text, char *err, size_t errlen) {
-    if (!strcmp(text, "auto") || !strcmp(text, "off"))
-        return 0;
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (*text < '0' || *text > '9' || *end || errno || v > 1000000) {
-        snprintf(err, errlen, "expected auto, off or a number of connections, got '%s'", text);
-        return -1;
-    }
-    return 0;
-}
-
-static int slo_check(const char *text, char *err, size_t errlen) {
-    slo_spec s;
-    char why[256];
-    if (!slo_parse(text, &s, why, sizeof why))
-        return 0;
-    /* slo_parse names the flag itself; the caller puts the name in front */
-    const char *msg = strncmp(why, "--slo: ", 7) ? why : why + 7;
-    snprintf(err, errlen, "%s", msg);
-    return -1;
-}
-
-/* --turns: a whole number of turns, or all. */
-static int turns_check(const char *v, char *why, size_t whylen) {
-    long n;
-    if (!strcmp(v, "all") || (!parse_int(v, &n) && n >= 1 && n <= CONV_MAX_TURNS))
-        return 0;
-    snprintf(why, whylen, "expected a number of turns from 1 to %d, or all, got '%s'",
-             CONV_MAX_TURNS, v);
-    return -1;
-}
-
-/* --cache-bust-salt: 1-16 hex digits. */
-static int salt_check(const char *v, char *why, size_t whylen) {
-    size_t n = strlen(v);
-    if (n < 1 || n > 16 || strspn(v, "0123456789abcdefABCDEF") != n) {
-        snprintf(why, whylen, "expected 1 to 16 hex digits, got '%s'", v);
-        return -1;
-    }
-    return 0;
-}
-
-/* --extra-body: a JSON object without servelab's own keys. */
-static int extra_body_check(const char *v, char *why, size_t whylen) {
-    json_t *o = workload_extra_body(v, why, whylen);
-    json_decref(o);
-    return o ? 0 : -1;
-}
-
-/* --tools FILE and --response-format FILE: read and checked now. */
-static int tools_check(const char *v, char *why, size_t whylen) {
-    answer_spec s;
-    int rc = answer_spec_load(v, NULL, &s, why, whylen);
-    answer_spec_free(&s);
-    return rc;
-}
-
-static int format_check(const char *v, char *why, size_t whylen) {
-    answer_spec s;
-    int rc = answer_spec_load(NULL, v, &s, why, whylen);
-    answer_spec_free(&s);
-    return rc;
-}
-
-/* --shard: I/N or auto (the scheduler's variables are read when the run
- * starts). */
-static int shard_check(const char *v, char *why, size_t whylen) {
-    if (!strcmp(v, "auto"))
-        return 0;
-    shard_spec s;
-    return shard_parse(v, 0, getenv, &s, why, whylen);
-}
-
-/* --start-at: EPOCH or +S, in the future (checked again when the run starts). */
-static int start_at_check(const char *v, char *why, size_t whylen) {
-    int64_t at;
-    return start_at_parse(v, wall_us(), &at, why, whylen);
-}
-
-/* --rate-plan: stages that parse (workload/rate_plan.h says what they are). */
-static int rate_plan_check(const char *v, char *why, size_t whylen) {
-    rate_plan p;
-    return rate_plan_parse(v, &p, why, whylen);
-}
 
 #define RUN(field) OPT_AT(run_opts, field)
 
@@ -243,7 +20,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(url),
      .arg = "BASE",
-     .check = url_check,
+     .check = run_check_url,
      .group = "target",
      .help = "server base URL, e.g. http://127.0.0.1:8000"},
     {.name = "api",
@@ -299,7 +76,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(extra_body),
      .arg = "JSON",
-     .check = extra_body_check,
+     .check = run_check_extra_body,
      .help = "fields added to every request's body, e.g. '{\"cache_prompt\":false}' (llama.cpp)"},
     {.name = "tools",
      .key = "workload.tools",
@@ -307,7 +84,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(tools),
      .arg = "FILE",
-     .check = tools_check,
+     .check = run_check_tools,
      .help = "ask for tool calls: OpenAI tools (a JSON array, or {\"tools\":[...],\"tool_choice\":"
              "...}) in every body; each call is checked against its tool (--api chat)"},
     {.name = "response-format",
@@ -316,7 +93,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(response_format),
      .arg = "FILE",
-     .check = format_check,
+     .check = run_check_format,
      .help = "ask for JSON: a response_format object (json_schema or json_object) in every body; "
              "each answer is checked against its schema"},
     {.name = "turns",
@@ -326,7 +103,7 @@ const opt_def run_options[] = {
      RUN(turns),
      .arg = "N|all",
      .def = "1",
-     .check = turns_check,
+     .check = run_check_turns,
      .help = "turns a conversation (all: ShareGPT's own); --requests and --rate count "
              "conversations"},
     {.name = "think-time",
@@ -360,7 +137,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(cache_bust_salt),
      .arg = "HEX",
-     .check = salt_check,
+     .check = run_check_salt,
      .help = "the nonces' salt (default: new each run; meta.json records it)"},
     {.name = "prefix-tokens",
      .key = "workload.prefix_tokens",
@@ -482,7 +259,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(rate_plan),
      .arg = "R@D,ramp:A-B@D,...",
-     .check = rate_plan_check,
+     .check = run_check_rate_plan,
      .help = "stages of constant or linearly ramping rates; replaces --rate and "
              "--requests/--duration"},
     {.name = "arrival",
@@ -548,7 +325,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(slo),
      .arg = "ttft=750ms,tpot=100ms[,e2e=30s]",
-     .check = slo_check,
+     .check = run_check_slo,
      .help = "goodput bounds"},
     {.name = "fail-on-slo",
      .type = OPT_NUMBER,
@@ -594,7 +371,7 @@ const opt_def run_options[] = {
      .type = OPT_LIST,
      RUN(metadata),
      .arg = "KEY=VALUE",
-     .check = metadata_check,
+     .check = run_check_metadata,
      .help = "recorded in meta.json and the vLLM file (vLLM's --metadata; repeatable)"},
     {.name = "save-vllm-json",
      .type = OPT_STRING,
@@ -617,7 +394,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(metrics_interval),
      .arg = "auto|S",
-     .check = metrics_interval_check,
+     .check = run_check_metrics_interval,
      .def = "auto",
      .help = "sample /metrics and GPUs every S seconds (auto: the schedule's length / 20, "
              "0.1-1 s)"},
@@ -649,7 +426,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(shard),
      .arg = "I/N|auto",
-     .check = shard_check,
+     .check = run_check_shard,
      .help = "send only requests I, I+N, I+2N, ... of the schedule (auto: from Slurm, a "
              "Kubernetes Indexed Job, MPI); merge the shards with servelab merge"},
     {.name = "shard-count",
@@ -666,7 +443,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(start_at),
      .arg = "EPOCH|+S",
-     .check = start_at_check,
+     .check = run_check_start_at,
      .help = "t=0 at this wall-clock time (seconds since the epoch, or +S from now): shards "
              "start together"},
     {.name = "http-client",
@@ -684,7 +461,7 @@ const opt_def run_options[] = {
      .type = OPT_STRING,
      RUN(preconnect),
      .arg = "auto|off|N",
-     .check = preconnect_check,
+     .check = run_check_preconnect,
      .def = "auto",
      .help = "connections opened before t=0 (auto: the --concurrency cap, or every "
              "request with --rate inf and no cap; built-in client only)"},
@@ -734,7 +511,7 @@ const opt_def run_options[] = {
      .type = OPT_LIST,
      RUN(headers),
      .arg = "'K: V'",
-     .check = header_check,
+     .check = run_check_header,
      .help = "extra request header (repeatable)"},
     {.name = "insecure",
      .key = "insecure",
@@ -772,3 +549,9 @@ const opt_def run_options[] = {
      .def = "1000000",
      .help = "most chunks kept of one answer; past it the request is malformed"},
     {0}};
+
+void run_opts_defaults(run_opts *o) {
+    memset(o, 0, sizeof *o);
+    opt_defaults(run_options, o);
+    o->print_summary = 1;
+}

@@ -175,7 +175,7 @@ static const char *run_status(sweep *s, const run_result *rr, json_t **death, ch
                  s->managed.log_path ? s->managed.log_path : "its log");
         return "server_died";
     }
-    if (rr->code != 0) {
+    if (rr->done != OUTCOME_OK) {
         if (!err[0])
             snprintf(err, errlen, "%s", rr->error[0] ? rr->error : "the run failed");
         return "failed";
@@ -187,10 +187,11 @@ static const char *run_status(sweep *s, const run_result *rr, json_t **death, ch
 static void record(sweep *s, const campaign_run *cr, int k, const char *dir, const char *status,
                    const char *args, int restarted, const run_result *rr, const char *err,
                    json_t *death) {
+    int exit_code = outcome_exit_code(rr->done, stop_signal()); /* as `servelab run` gives */
     json_t *e = json_pack("{s:s,s:i,s:s,s:s,s:s,s:b,s:i,s:I,s:I,s:I,s:f,s:s?}", "run", cr->name,
                           "repetition", k, "dir", dir + strlen(s->out) + 1, "status", status,
-                          "server_args", args, "server_restarted", restarted, "exit_code", rr->code,
-                          "requests", (json_int_t)rr->requests, "completed",
+                          "server_args", args, "server_restarted", restarted, "exit_code",
+                          exit_code, "requests", (json_int_t)rr->requests, "completed",
                           (json_int_t)rr->completed, "failed", (json_int_t)rr->failed, "duration_s",
                           rr->duration_s, "error", err[0] ? err : NULL);
     if (death)
@@ -222,7 +223,7 @@ static void server_failed(sweep *s, const campaign_run *cr, int k, const char *d
     free(tail);
     if (sp == &s->managed && sp->log_path)
         server_proc_copy_log(sp, dir);
-    run_result rr = {.code = 1};
+    run_result rr = {.done = OUTCOME_FAILED};
     /* a server that died while loading: how (killed, out of memory, its
      * exit code), as for one that dies during a run */
     char how[256], why[1400];
@@ -283,7 +284,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
     if (!at) {
         json_decref(cmdline);
         json_decref(extra);
-        rr->code = 1;
+        rr->done = OUTCOME_FAILED;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
         s->shards_lost = !stop_signal();
         return;
@@ -299,7 +300,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
     shards_mark_done(s->out, 0, cr->name, k);
     if (shards_wait_done(s->out, &s->shard, cr->name, k, ro->timeout_s + shards_wait_s(s), progress,
                          why, sizeof why)) {
-        rr->code = 1;
+        rr->done = OUTCOME_FAILED;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
         s->shards_lost = !stop_signal(); /* the next ones would wait for it in vain */
         return;
@@ -311,7 +312,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
     }
     merge_opts mo = {.out = dir, .force = 1};
     if (merge_shards(dirs, s->shard.count, &mo, why, sizeof why)) {
-        rr->code = 1;
+        rr->done = OUTCOME_FAILED;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
     } else { /* the repetition's counts are the merged run's */
         char p[4500];
@@ -368,7 +369,7 @@ static outcome follow_sharded(sweep *s, char *err, int errlen) {
                        s->shard.index, s->shard.count, cr->name, k);
             run_execute(&ro, json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-"),
                         extra, &rr);
-            failed |= rr.code != 0;
+            failed |= rr.done != OUTCOME_OK;
             shards_mark_done(s->out, s->shard.index, cr->name, k);
         }
     return stop_signal() ? OUTCOME_STOPPED : failed ? OUTCOME_FAILED : OUTCOME_OK;

@@ -233,9 +233,9 @@ TEST(capacity_watch_stops_a_run_and_loses_nothing) {
     run_watch w = {.fn = stop_after_five, .arg = &calls};
     o.watch = &w;
     run_result rr;
-    int code = run_execute(&o, json_array(), NULL, &rr);
+    outcome done = run_execute(&o, json_array(), NULL, &rr);
     sim_stop(&sim);
-    CHECK_MSG(code == 0 || code == 1, "exit %d: %s", code, rr.error);
+    CHECK_MSG(done == OUTCOME_OK || done == OUTCOME_FAILED, "outcome %d: %s", (int)done, rr.error);
     CHECK(rr.watch_stopped && !rr.interrupted && calls > 0);
     CHECK_INT(rr.requests, 200);                    /* every request is a row */
     CHECK(rr.completed >= 5 && rr.completed < 100); /* and most were cancelled */

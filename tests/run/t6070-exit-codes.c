@@ -1,10 +1,14 @@
 /* A run that measured nothing, or failed more than it may, says so in its
  * exit code: every request failed is exit 1, and so is a share of failures
- * above --max-error-rate; under it, 0. */
+ * above --max-error-rate; under it, 0. And the one mapping from an outcome
+ * to an exit code (common/outcome.h), which the commands and campaign.json
+ * both read. */
+#include "common/outcome.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,4 +44,13 @@ TEST(exit_1_when_every_request_failed) {
     CHECK_INT(faulty_run(p.port, dir, "a", "", &out), 1);
     CHECK_MSG(strstr(out, "100 of 100 requests failed"), "%s", out);
     sim_stop(&p);
+}
+
+TEST(outcome_exit_code_is_the_documented_one) {
+    CHECK_INT(outcome_exit_code(OUTCOME_OK, SIGINT), 0);
+    CHECK_INT(outcome_exit_code(OUTCOME_FAILED, 0), 1);
+    CHECK_INT(outcome_exit_code(OUTCOME_BAD_INPUT, 0), 2);
+    CHECK_INT(outcome_exit_code(OUTCOME_STOPPED, SIGINT), 130);
+    CHECK_INT(outcome_exit_code(OUTCOME_STOPPED, SIGHUP), 129);
+    CHECK_INT(outcome_exit_code(OUTCOME_STOPPED, 0), 128 + SIGTERM); /* no signal seen: SIGTERM's */
 }

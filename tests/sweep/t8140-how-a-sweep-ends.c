@@ -139,6 +139,8 @@ TEST(sweep_failed_run_is_recorded_and_the_campaign_goes_on) {
     char *cj = read_file(p, NULL);
     CHECK(cj != NULL);
     CHECK_MSG(strstr(cj, "\"status\": \"failed\"") && strstr(cj, "missing.jsonl"), "%s", cj);
+    /* each run's exit code as `servelab run` gives it: 2 for the missing file */
+    CHECK_MSG(strstr(cj, "\"exit_code\": 2") && strstr(cj, "\"exit_code\": 0"), "%s", cj);
     /* the first and third ran */
     snprintf(p, sizeof p, "%s/o/first/rep-1/requests.csv", dir);
     CHECK_INT(csv_read(p)->n_rows, 10);
