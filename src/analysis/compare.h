@@ -32,7 +32,7 @@
 #define SERVELAB_COMPARE_H
 
 #include "analysis/summary.h"
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 #include <stdint.h>

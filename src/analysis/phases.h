@@ -17,7 +17,7 @@
 #define SERVELAB_PHASES_H
 
 #include "analysis/stats.h"
-#include "common/record.h"
+#include "model/record.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -14,7 +14,7 @@
 #define SERVELAB_STAGES_H
 
 #include "analysis/summary.h"
-#include "common/record.h"
+#include "model/record.h"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -14,7 +14,7 @@
 
 #include "analysis/phases.h"
 #include "analysis/stats.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "model/slo.h"
 
 #include <jansson.h>

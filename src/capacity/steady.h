@@ -12,7 +12,7 @@
 #ifndef SERVELAB_STEADY_H
 #define SERVELAB_STEADY_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 

@@ -18,7 +18,7 @@
 #ifndef SERVELAB_THROUGHPUT_H
 #define SERVELAB_THROUGHPUT_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 

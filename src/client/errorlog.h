@@ -14,7 +14,7 @@
 #ifndef SERVELAB_ERRORLOG_H
 #define SERVELAB_ERRORLOG_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
 #ifndef SERVELAB_LIVE_H
 #define SERVELAB_LIVE_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 
 #include "client/answer.h"
 #include "client/errorlog.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "common/series.h"
 #include "monitor/gpu.h"
 #include "monitor/procstat.h"

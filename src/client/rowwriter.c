@@ -6,7 +6,7 @@
 #include "client/rowwriter.h"
 #include "workload/workload.h"
 #include "common/csv.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "common/util.h"
 #include "rundir/columns.h"
 

@@ -7,7 +7,7 @@
 #ifndef SERVELAB_ROWWRITER_H
 #define SERVELAB_ROWWRITER_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -23,7 +23,7 @@ typedef struct request_row {
     int prompt_tokens, output_tokens;                                        /* -1 unknown */
     const char *finish_reason;
     int http_status; /* 0: no response */
-    int error;       /* ERR_* from common/record.h */
+    int error;       /* ERR_* from model/record.h */
     int chunks;
     /* where the time to the first byte went (µs; -1 unknown): the handshake's
      * length (0 on a pooled connection), and when the request's last byte
@@ -86,7 +86,7 @@ struct workload;
 /* Request `index` of the schedule, due at due_us, as a row with every field
  * unknown (times and counts -1) but its class, turn and trace line. */
 void request_row_init(request_row *r, const struct workload *w, uint32_t index, int64_t due_us);
-/* The compact record of a finished request's row (common/record.h), as
+/* The compact record of a finished request's row (model/record.h), as
  * the summary reads it: its times in ms, unknowns as NAN and -1, and the
  * server's figures only where requests.csv writes them. */
 req_rec request_row_record(const request_row *r);

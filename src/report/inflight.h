@@ -9,7 +9,7 @@
 #ifndef SERVELAB_REPORT_INFLIGHT_H
 #define SERVELAB_REPORT_INFLIGHT_H
 
-#include "common/record.h"
+#include "model/record.h"
 
 #include <stddef.h>
 

@@ -32,7 +32,7 @@
 #include "analysis/summary.h"
 #include "common/csv.h"
 #include "common/files.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "common/util.h"
 #include "model/slo.h"
 #include "rundir/columns.h"

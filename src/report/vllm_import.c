@@ -11,7 +11,7 @@
  * the window's output tokens spread each request's tokens evenly over its
  * chunks. */
 #include "report/vllm_import.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "common/util.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
 #include "client/h1.h"
 #include "client/tokenizer.h"
 #include "common/notice.h"
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 #include "run/run_ctx.h"
 #include "run/virtual_client.h"
@@ -152,7 +152,7 @@ static int builds_words(const run_ctx *x) {
            (workload_multi_turn(&x->w) && !x->w.conv.all_turns);
 }
 
-/* The simulator's /tokenize, for a prediction: common/tokens.h's rule. */
+/* The simulator's /tokenize, for a prediction: model/tokens.h's rule. */
 static int count_by_rule(void *arg, const char *text, int *count) {
     (void)arg;
     size_t n = count_text_tokens(text, strlen(text));

@@ -1,13 +1,13 @@
 /* prompt_ids: a prompt's token ids and its block hashes (see prompt_ids.h).
  *
- * Text ids come from common/tokens.h (always in [100, 32100)), so the ids
+ * Text ids come from model/tokens.h (always in [100, 32100)), so the ids
  * below 100 are free for the tokens a tokenizer adds itself: BOS, the chat
  * template's four tokens a message (ids that depend on its role) and the
- * reply priming. The counts are the ones common/tokens.h documents: a
+ * reply priming. The counts are the ones model/tokens.h documents: a
  * message is CHAT_TOKENS_PER_MESSAGE plus its role's and content's tokens,
  * the reply priming CHAT_TOKENS_REPLY_PRIMING. */
 #include "sim/prompt_ids.h"
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  *
  * The simulator's prefix cache (kv_cache.c) matches prompts by their token
  * ids, block by block, so every prompt needs ids, and they must be as many
- * as the tokens the request is charged (common/tokens.h's rule):
+ * as the tokens the request is charged (model/tokens.h's rule):
  *   - a completions prompt given as text: tokenize_text's ids; an empty
  *     text is its BOS token alone;
  *   - a completions prompt given as token ids: those ids as they are;

@@ -3,7 +3,7 @@
  * so the first problem is the one reported, with vLLM's wording where it has
  * one. Each check is a step that returns 0 to go on or -1 once it has
  * written the refusal into the request_error. The prompt is read into its
- * token ids (prompt_ids.c, by common/tokens.h's rule, the same one
+ * token ids (prompt_ids.c, by model/tokens.h's rule, the same one
  * /tokenize uses); their count is what the request is charged. */
 #include "sim/request.h"
 #include "sim/structured.h"

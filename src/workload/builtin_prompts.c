@@ -2,7 +2,7 @@
  * (short, medium, long) of realistic chat and instruction prompts, so a load
  * test can run against any server with no dataset to download. The texts are
  * original and plain ASCII; each class states the prompt token range its texts
- * fall in (by the rule in common/tokens.h) and the output range it asks for.
+ * fall in (by the rule in model/tokens.h) and the output range it asks for.
  * tests/workload/t3120-builtin-prompts.c checks every range, count and uniqueness claim. */
 #include "workload/builtin_prompts.h"
 

@@ -5,7 +5,7 @@
  * histories in memory. */
 #include "workload/conversation.h"
 #include "common/rng.h"
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 #include "workload/workload.h"
 

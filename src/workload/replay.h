@@ -7,7 +7,7 @@
  *     earliest record) and a cap on the count choose which records;
  *   - output: max_tokens is the trace's output length;
  *   - input: a prompt of exactly the trace's input length by servelab's
- *     token rule (common/tokens.h): token ids for the completions API
+ *     token rule (model/tokens.h): token ids for the completions API
  *     (exact on any server whose vocabulary has 30,000 ids), words of one
  *     token each for chat; or the record's own prompt when it has one.
  * What the trace says is shared is shared token for token: a Mooncake

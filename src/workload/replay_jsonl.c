@@ -8,7 +8,7 @@
  * prefix_id keeps one length through the file, and a record's own prompt
  * is kept as written. */
 #include "workload/replay_read_internal.h"
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 #include "workload/workload.h"
 

@@ -2,7 +2,7 @@
  * a prefix cache sees exactly what the experiment means it to see:
  *   - a shared prefix (--prefix-tokens N --prefix-groups G): each request
  *     starts with one of G prefixes of exactly N tokens by servelab's
- *     token rule (common/tokens.h), its group a seeded draw per request;
+ *     token rule (model/tokens.h), its group a seeded draw per request;
  *     for chat either a system message of its own or the start of the
  *     first message;
  *   - a cache-busting nonce (--cache-bust, on by default): 3 tokens unique

@@ -1,7 +1,7 @@
 /* words: where the words of servelab's synthetic text come from (random
  * chat prompts, shared prefixes, the replies in a multi-turn history).
  * By default a word is 1-4 random letters: exactly one token by servelab's
- * rule (common/tokens.h), which the simulator follows, but a real
+ * rule (model/tokens.h), which the simulator follows, but a real
  * tokenizer splits "qzx" into pieces. When the server can tokenize, the run
  * keeps, from a list of common short English words, those that are one
  * token on that server with a space before them (client/tokenizer.h), and

@@ -1,7 +1,7 @@
 /* workload: prompt sources, the seeded assignment and request bodies. */
 #include "workload/workload.h"
 #include "common/rng.h"
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 #include "workload/builtin_prompts.h"
 

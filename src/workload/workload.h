@@ -22,7 +22,7 @@ typedef struct prompt_item {
     char *text;          /* completions prompt */
     char *messages_json; /* chat messages array, JSON */
     int max_tokens;      /* 0: the class or run default */
-    int prompt_tokens;   /* by servelab's token rule (see common/tokens.h) */
+    int prompt_tokens;   /* by servelab's token rule (see model/tokens.h) */
     char *turns_json;    /* ShareGPT: every turn, user and assistant alternating; else NULL */
     int n_turns;         /* ShareGPT: user turns followed by a reply */
     int *reply_tokens;   /* ShareGPT: each reply's tokens by the rule, at least 4 */

@@ -7,7 +7,7 @@
  * report --check. */
 #include "client/rowwriter.h"
 #include "common/csv.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "report/load.h"
 #include "support.h"
 #include "test.h"

@@ -23,7 +23,7 @@
  * A file that does not load must say why in one line. */
 #include "client/rowwriter.h"
 #include "common/csv.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "fuzz_common.h"
 #include "report/load.h"
 #include "workload/workload.h"

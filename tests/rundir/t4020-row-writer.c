@@ -3,7 +3,7 @@
  * and the files it writes read back through the report's loader with the
  * values that went in. */
 #include "client/rowwriter.h"
-#include "common/record.h"
+#include "model/record.h"
 #include "report/load.h"
 #include "support.h"
 #include "test.h"

@@ -2,7 +2,7 @@
  * refusal's status and message, the order the checks run in (the first
  * problem is the one reported), what a valid body asks for, and the output
  * length the engine is then given. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "sim/request.h"
 #include "test.h"
 

@@ -1,8 +1,8 @@
 /* Built-in prompt set: the three classes come in order with enough prompts,
- * every prompt's token count (common/tokens.h rule, system + user) lies in
+ * every prompt's token count (model/tokens.h rule, system + user) lies in
  * its class's stated range, no prompt repeats anywhere, output ranges are
  * sane, and all text is plain ASCII, so the workload's size claims hold. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "test.h"
 #include "workload/builtin_prompts.h"
 

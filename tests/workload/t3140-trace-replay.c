@@ -6,7 +6,7 @@
  * within 1 ms of its scaled timestamp and charged exactly the trace's
  * input length, and its prefix-cache hits exactly the blocks the trace
  * shares. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"

@@ -4,7 +4,7 @@
  * and the same for every request of its group; with both off a body is what
  * it was before either existed. And the run records its salt, so the same
  * salt gives the same bodies, and a new run a new one. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"

@@ -5,7 +5,7 @@
  * history, exactly (the simulator's own count of token ids); a failed turn
  * ends its conversation, whose later turns are cancelled rows. And the
  * history's text adds up to the count servelab records for it. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "csv_util.h"
 #include "support.h"
 #include "test.h"

@@ -1,6 +1,6 @@
 /* tokens: the fixed text-to-token rule shared by the simulator's request
  * accounting, its /tokenize endpoint and the client's prompt estimates. */
-#include "common/tokens.h"
+#include "model/tokens.h"
 #include "common/util.h"
 
 /* ASCII letters and digits, by table (isalnum asks the locale a byte) */

@@ -1,5 +1,5 @@
 /* record: error class names and the growable row arrays (see record.h). */
-#include "common/record.h"
+#include "model/record.h"
 #include "common/util.h"
 
 #include <math.h>
