@@ -5,6 +5,7 @@
 #include "common/rng.h"
 #include "common/util.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -23,6 +24,7 @@ static double at_float(const void *x, size_t i) {
 /* Percentile p of n sorted values read through `at` (numpy's linear rule). */
 __attribute__((always_inline)) static inline double
 percentile_at(const void *x, size_t n, double p, double (*at)(const void *, size_t)) {
+    assert(n > 0);
     if (p <= 0)
         return at(x, 0);
     if (p >= 100)
@@ -59,6 +61,9 @@ dist_of_sorted(const void *x, size_t n, double (*at)(const void *, size_t)) {
     d.p95 = percentile_at(x, n, 95, at);
     d.p99 = percentile_at(x, n, 99, at);
     d.p999 = percentile_at(x, n, 99.9, at);
+    /* the values were sorted: the order statistics are in order (NaN
+     * compares false either way, and rows never hold one) */
+    assert(!(d.min > d.p50) && !(d.p50 > d.p99) && !(d.p99 > d.max));
     return d;
 }
 

@@ -7,6 +7,7 @@
 #include "sim/kv_cache.h"
 #include "common/util.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 typedef struct kv_block {
@@ -30,8 +31,13 @@ struct kv_cache {
     int n_named;
 };
 
+/* Invariants (asserted where they are cheap, as SQLite's rowset.c does): a
+ * block is in the free queue exactly when nobody holds it (refs == 0);
+ * 0 <= n_free <= n; head and tail are -1 together. A hold, take or drop
+ * that would break them is a bug of the engine, not of its input. */
 static void queue_remove(kv_cache *c, int i) {
     kv_block *k = &c->b[i];
+    assert(c->n_free > 0 && (k->prev >= 0 || c->head == i)); /* it is in the queue */
     if (k->prev >= 0)
         c->b[k->prev].next = k->next;
     else
@@ -54,6 +60,7 @@ static void queue_append(kv_cache *c, int i) {
         c->head = i;
     c->tail = i;
     c->n_free++;
+    assert(c->n_free <= c->n);
 }
 
 kv_cache *kv_cache_new(int blocks) {
@@ -131,6 +138,7 @@ int kv_cache_is_free(const kv_cache *c, int block) {
 }
 
 void kv_cache_hold(kv_cache *c, int block) {
+    assert(block >= 0 && block < c->n);
     if (c->b[block].refs++ == 0)
         queue_remove(c, block);
 }
@@ -146,6 +154,7 @@ int kv_cache_take(kv_cache *c) {
 }
 
 void kv_cache_drop(kv_cache *c, int block) {
+    assert(block >= 0 && block < c->n && c->b[block].refs > 0); /* no drop of a free block */
     if (--c->b[block].refs == 0)
         queue_append(c, block);
 }
