@@ -263,7 +263,7 @@ const char *campaign_keep(campaign *c, const char *text) {
 /* ---- runs and the campaign ---- */
 
 /* The names of what a sweep writes in OUT beside the run directories
- * (sweep/outdir.h, sweep/sweep_shards.h): a run of one of these names would
+ * (rundir/outdir.h, sweep/sweep_shards.h): a run of one of these names would
  * share its directory with them, and lose its rows to the next --resume. */
 static const char *const sweep_own_names[] = {"report", "servers", "shards", "campaign.json", NULL};
 
