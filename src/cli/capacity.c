@@ -202,17 +202,6 @@ static int virtual_target_of(const char *args, char ***words, sim_opts *so, virt
     return 0;
 }
 
-/* A probe's line on stderr as it is; a warning as every command's. */
-static void capacity_notice(void *ctx, notice_kind kind, const char *text) {
-    (void)ctx;
-    if (kind == NOTICE_PROGRESS || kind == NOTICE_INFO)
-        fprintf(stderr, "%s\n", text);
-    else
-        cli_notices()->fn(cli_notices()->ctx, kind, text);
-}
-
-static const notice_sink capacity_notices = {capacity_notice, NULL, NULL};
-
 /* The answer's sentence on stdout (once a probe ran), then what went wrong. */
 static int say_outcome(outcome got, const capacity_answer *said, const char *err) {
     if (said->tries > 0) {
@@ -264,7 +253,7 @@ static int capacity_main(int argc, char **argv) {
     if (o.virtual_time)
         o.vt = &vt;
     o.self = cli_self_path(argv[0]);
-    o.notices = &capacity_notices;
+    o.notices = cli_notices(); /* a probe's line as it is, warnings as every command's */
     capacity_answer said;
     outcome got =
         capacity_execute(&o, run_command_line_json(argc + 1, argv - 1), &said, err, sizeof err);

@@ -212,22 +212,14 @@ static int init_profile(predict_opts *o, const opt_def *table, int argc, char **
     return rc < 0 ? -1 : 0;
 }
 
-/* Each load tried, on stderr as it is. */
-static void progress_line(void *ctx, notice_kind kind, const char *text) {
-    (void)ctx;
-    (void)kind;
-    fprintf(stderr, "%s\n", text);
-}
-
 static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
-    const notice_sink progress = {progress_line, NULL, NULL};
     longrun_opts lo = {.run = &o->run,
                        .target = vt,
                        .by_concurrency = !strcmp(o->by, "concurrency"),
                        .goal = o->goal,
                        .precision = o->precision,
                        .requests = (long)o->capacity_requests,
-                       .progress = o->run.quiet ? NULL : &progress};
+                       .progress = o->run.quiet ? NULL : cli_notices()}; /* each load tried */
     char err[1024];
     longrun_result r;
     outcome got = longrun_capacity(&lo, &r, err, sizeof err);

@@ -94,7 +94,10 @@ TEST(target_capacity_sim_out_paths_run_nothing) {
                  "--quiet --out '%s'",
                  *o);
         int code = servelab_in(dir, args, &out);
-        CHECK_MSG(code == 0, "--out '%s': exit %d: %s", *o, code, out);
+        /* the answer is not what this checks: on a busy machine the first
+         * probe may already miss (exit 1); a probe whose simulator could not
+         * start leaves no trace, which the checks below catch */
+        CHECK_MSG(code == 0 || code == 1, "--out '%s': exit %d: %s", *o, code, out);
         CHECK_MSG(exists_in(dir, *o, "capacity.json"), "--out '%s': no capacity.json", *o);
         CHECK_MSG(exists_in(dir, *o, "probe-01-20rps/trace.csv"),
                   "--out '%s': the simulator's trace is not in its probe", *o);
