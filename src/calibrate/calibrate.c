@@ -5,6 +5,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/verdict.h"
 #include "analysis/stats.h"
+#include "rundir/summary_file.h"
 #include "common/notice.h"
 #include "common/clock.h"
 #include "common/csv.h"
@@ -262,9 +263,7 @@ static int run_client(const calib_opts *o, const calib_level *lv, int n_tok, con
 
 /* Lag and failures from the run's own summary. */
 static void read_run_summary(const char *out, calib_result *res) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/summary.json", out);
-    json_t *sum = json_load_file(path, 0, NULL);
+    json_t *sum = rundir_summary_read(out);
     json_t *lag = json_object_get(json_object_get(sum, "client"), "schedule_lag_ms");
     res->lag_p50_ms = json_number_value(json_object_get(lag, "p50"));
     res->lag_p99_ms = json_number_value(json_object_get(lag, "p99"));

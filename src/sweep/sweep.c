@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "report/report.h"
 #include "rundir/outdir.h"
+#include "rundir/summary_file.h"
 #include "sweep/merge.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_shards.h"
@@ -315,9 +316,7 @@ static void lead_sharded(sweep *s, const campaign_run *cr, int k, const char *di
         rr->done = OUTCOME_FAILED;
         snprintf(rr->error, sizeof rr->error, "%.500s", why);
     } else { /* the repetition's counts are the merged run's */
-        char p[4500];
-        snprintf(p, sizeof p, "%s/summary.json", dir);
-        json_t *sum = json_load_file(p, 0, NULL);
+        json_t *sum = rundir_summary_read(dir);
         rr->requests = (size_t)json_integer_value(json_object_get(sum, "requests"));
         rr->completed = (size_t)json_integer_value(json_object_get(sum, "completed"));
         rr->failed = (size_t)json_integer_value(json_object_get(sum, "failed"));
