@@ -103,7 +103,8 @@ static void take_page(sampler *s, long status, CURLcode rc, double t_ms, int las
         fputs("t_ms,name,labels,value\n", s->metrics_csv);
     }
     int every = last || *s->metrics_samples == 0;
-    int buckets = every || t_ms - s->buckets_t_ms >= SAMPLER_BUCKETS_EVERY_S * 1000;
+    double every_s = s->buckets_every_s > 0 ? s->buckets_every_s : SAMPLER_BUCKETS_EVERY_S;
+    int buckets = every || t_ms - s->buckets_t_ms >= every_s * 1000;
     if (buckets)
         s->buckets_t_ms = t_ms;
     row_ctx ctx = {s, t_ms, every, buckets, 0, NULL};

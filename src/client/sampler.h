@@ -15,7 +15,8 @@
  * function): report/load.c reads it back so, and gets every sample of the
  * series it keeps. Histograms' buckets (`_bucket` rows; their `_sum` and
  * `_count` are ordinary series) move with every request under load, so
- * they are written on one page in SAMPLER_BUCKETS_EVERY_S seconds, the
+ * they are written on one page in SAMPLER_BUCKETS_EVERY_S seconds (or
+ * buckets_every_s), the
  * first and last included: read as steps they are the histogram as of
  * their last page, and exact at the run's ends (deltas over the run).
  * The series kept in memory (`metrics`) get every sample of every page. */
@@ -43,8 +44,9 @@ typedef struct sampler {
     size_t len, cap;
     int disabled;
     FILE *metrics_csv;
-    metric_memo written; /* each series' last value written */
-    double buckets_t_ms; /* the last page whose buckets were written */
+    metric_memo written;    /* each series' last value written */
+    double buckets_t_ms;    /* the last page whose buckets were written */
+    double buckets_every_s; /* 0: SAMPLER_BUCKETS_EVERY_S */
     series_set *metrics;
     int *metrics_samples;
     /* gpu */
