@@ -553,7 +553,7 @@ static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     lg *g = arg;
     struct timeval tv = sample_wait(g);
-    evtimer_add(g->sample_timer, &tv); /* first: the next sample's time does not drift */
+    evtimer_add(g->sample_timer, &tv); /* before this sample: its own time is not added */
     CURL *e = sampler_metrics_start(&g->smp);
     if (e) {
         curl_multi_add_handle(g->multi, e);
