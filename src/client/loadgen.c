@@ -537,10 +537,23 @@ static void cancel_everything(lg *g) {
     }
 }
 
+/* The time to the next sample (loadgen.h: sample_per_elapsed). */
+static struct timeval sample_wait(const lg *g) {
+    const loadgen_config *c = g->cfg;
+    double iv = c->sample_interval_s > 0 ? c->sample_interval_s : 1.0;
+    if (c->sample_per_elapsed > 0) {
+        double grown = (double)lg_now(g) / 1e6 / c->sample_per_elapsed;
+        iv = fmax(iv, fmin(grown, fmax(iv, c->sample_interval_max_s)));
+    }
+    return (struct timeval){(time_t)iv, (suseconds_t)((iv - (time_t)iv) * 1e6)};
+}
+
 static void on_sample_timer(evutil_socket_t fd, short what, void *arg) {
     (void)fd;
     (void)what;
     lg *g = arg;
+    struct timeval tv = sample_wait(g);
+    evtimer_add(g->sample_timer, &tv); /* before this sample: its own time is not added */
     CURL *e = sampler_metrics_start(&g->smp);
     if (e) {
         curl_multi_add_handle(g->multi, e);
@@ -643,10 +656,7 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
                           .gpu_samples = &res->gpu_samples,
                           .server_pid = cfg->server_pid,
                           .proc = &res->server_proc};
-        g.sample_timer = event_new(g.base, -1, EV_PERSIST, on_sample_timer, &g);
-        double iv = cfg->sample_interval_s > 0 ? cfg->sample_interval_s : 1.0;
-        struct timeval tv = {(time_t)iv, (suseconds_t)((iv - (time_t)iv) * 1e6)};
-        evtimer_add(g.sample_timer, &tv);
+        g.sample_timer = evtimer_new(g.base, on_sample_timer, &g); /* armed by the t=0 sample */
     }
     double cpu0 = cpu_seconds();
     if (g.h1 && cfg->preconnect > 0)

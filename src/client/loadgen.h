@@ -54,10 +54,16 @@ typedef struct loadgen_config {
     const char *out_dir;     /* NULL: write no rows (warmup) */
     struct live_stats *live; /* what watchers read while it runs (client/live.h); NULL: none */
     /* Sampling while the run goes (both optional): the server's /metrics
-     * into server_metrics.csv, the GPUs into gpu.csv, every interval. */
+     * into server_metrics.csv, the GPUs into gpu.csv, every interval: the
+     * interval is sample_interval_s, or, when sample_per_elapsed > 0, the
+     * time since t=0 / sample_per_elapsed within [sample_interval_s,
+     * sample_interval_max_s] (a run longer than foreseen is sampled less
+     * often as it goes, about sample_per_elapsed times per elapsed span). */
     const char *metrics_url;
     struct curl_slist *metrics_headers;
     double sample_interval_s;
+    double sample_interval_max_s;
+    int sample_per_elapsed;
     gpu_monitor *gpu;
     /* and the server's process tree into server_proc.csv (0: none) */
     int server_pid;

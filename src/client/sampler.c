@@ -45,29 +45,46 @@ CURL *sampler_metrics_start(sampler *s) {
 typedef struct row_ctx {
     sampler *s;
     double t_ms;
+    int every;   /* write every sample, changed or not (the first and last pages) */
+    int buckets; /* write the histograms' buckets that changed (else none) */
+    int written; /* rows written for this page */
+    char *first; /* the page's first row, written when no other is */
 } row_ctx;
+
+static int is_bucket(const prom_sample *ps) {
+    size_t n = strlen(ps->name);
+    return !strcmp(ps->type, "histogram") && n > 7 && !strcmp(ps->name + n - 7, "_bucket");
+}
 
 static void on_sample(void *ud, const prom_sample *ps) {
     row_ctx *rc = ud;
     sampler *s = rc->s;
-    char labels[4096], quoted[8200];
+    char labels[4096], series[8400], row[8500];
     prom_labels_format(ps, labels, sizeof labels);
-    size_t q = 0;
-    quoted[q++] = '"';
-    for (const char *p = labels; *p && q < sizeof quoted - 3; p++) {
-        if (*p == '"')
-            quoted[q++] = '"';
-        quoted[q++] = *p;
+    size_t q = (size_t)snprintf(series, sizeof series, "%s,", ps->name);
+    if (ps->n_labels) {
+        series[q++] = '"';
+        for (const char *p = labels; *p && q < sizeof series - 3; p++) {
+            if (*p == '"')
+                series[q++] = '"';
+            series[q++] = *p;
+        }
+        series[q++] = '"';
     }
-    quoted[q++] = '"';
-    quoted[q] = 0;
-    fprintf(s->metrics_csv, "%.3f,%s,%s,%.17g\n", rc->t_ms, ps->name, ps->n_labels ? quoted : "",
-            ps->value);
+    series[q] = 0;
+    snprintf(row, sizeof row, "%.3f,%s,%.17g\n", rc->t_ms, series, ps->value);
+    if (!rc->buckets && is_bucket(ps))
+        ; /* not this page: the bucket keeps its last row */
+    else if (metric_memo_changed(&s->written, series, q, ps->value) || rc->every) {
+        fputs(row, s->metrics_csv);
+        rc->written++;
+    } else if (!rc->first)
+        rc->first = xstrdup(row);
     if (server_metric_wanted(ps->name))
         series_add(s->metrics, ps->name, rc->t_ms, ps->value);
 }
 
-static void take_page(sampler *s, long status, CURLcode rc, double t_ms) {
+static void take_page(sampler *s, long status, CURLcode rc, double t_ms, int last) {
     if (rc != CURLE_OK || status != 200) {
         /* no /metrics here (or not now): the first failure turns sampling
          * off, later ones just lose that sample */
@@ -85,9 +102,17 @@ static void take_page(sampler *s, long status, CURLcode rc, double t_ms) {
         }
         fputs("t_ms,name,labels,value\n", s->metrics_csv);
     }
-    row_ctx ctx = {s, t_ms};
+    int every = last || *s->metrics_samples == 0;
+    double every_s = s->buckets_every_s > 0 ? s->buckets_every_s : SAMPLER_BUCKETS_EVERY_S;
+    int buckets = every || t_ms - s->buckets_t_ms >= every_s * 1000;
+    if (buckets)
+        s->buckets_t_ms = t_ms;
+    row_ctx ctx = {s, t_ms, every, buckets, 0, NULL};
     int bad = 0;
     prom_parse(s->body ? s->body : "", s->len, on_sample, &ctx, &bad, NULL);
+    if (!ctx.written && ctx.first) /* nothing changed: the page's time is still kept */
+        fputs(ctx.first, s->metrics_csv);
+    free(ctx.first);
     fflush(s->metrics_csv);
     (*s->metrics_samples)++;
 }
@@ -95,7 +120,7 @@ static void take_page(sampler *s, long status, CURLcode rc, double t_ms) {
 void sampler_metrics_done(sampler *s, CURLcode rc, double t_ms) {
     long status = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
-    take_page(s, status, rc, t_ms);
+    take_page(s, status, rc, t_ms, 0);
     curl_easy_cleanup(s->easy);
     s->easy = NULL;
 }
@@ -107,7 +132,7 @@ void sampler_metrics_now(sampler *s, double t_ms) {
     CURLcode rc = curl_easy_perform(e);
     long status = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    take_page(s, status, rc, t_ms);
+    take_page(s, status, rc, t_ms, 1);
     curl_easy_cleanup(e);
 }
 
@@ -182,4 +207,5 @@ void sampler_close(sampler *s) {
     s->metrics_csv = s->gpu_csv = s->proc_csv = NULL;
     free(s->body);
     s->body = NULL;
+    metric_memo_free(&s->written);
 }

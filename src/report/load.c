@@ -356,11 +356,59 @@ void feed_free(rows_feed *f) {
 }
 
 /* server_metrics.csv: t_ms,name,labels,value. Only the gauges and counters
- * the report draws are kept (labels ignored: one model per server). */
+ * the report draws are kept (labels ignored: one model per server). The
+ * file may hold a series' sample only when it changed (client/sampler.h):
+ * a series kept, missing at a page's time (a time some row has), had its
+ * last value then, so each page's rows are gathered and every series kept
+ * gets a sample at every page's time from its first one on. A file of
+ * every sample reads the same. */
+typedef struct kept_series {
+    char name[64];
+    char *key; /* name and labels */
+    double v;  /* its last value */
+} kept_series;
+
+typedef struct kept_set {
+    kept_series *k;
+    int n;
+} kept_set;
+
+/* The kept series `key` (n bytes), added when new. */
+static kept_series *kept_of(kept_set *ks, const char *name, const char *key, size_t n) {
+    for (int i = 0; i < ks->n; i++)
+        if (!strncmp(ks->k[i].key, key, n) && !ks->k[i].key[n])
+            return &ks->k[i];
+    ks->k = xrealloc(ks->k, (size_t)(ks->n + 1) * sizeof *ks->k);
+    kept_series *k = &ks->k[ks->n++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->key = xmalloc(n + 1);
+    memcpy(k->key, key, n);
+    k->key[n] = 0;
+    return k;
+}
+
+/* The page at t_ms ended: every kept series' value then. */
+static void page_end(const kept_set *ks, double t_ms, run_files *rf) {
+    for (int i = 0; i < ks->n; i++)
+        series_add(&rf->metrics, ks->k[i].name, t_ms, ks->k[i].v);
+}
+
+/* A row of a kept series: its name and labels (the fields between the time
+ * and the value) into key. */
+static size_t row_key(const csv_row *row, char *key, size_t cap) {
+    size_t n = 0;
+    for (int i = 1; i < row->n - 1; i++)
+        n += (size_t)snprintf(key + n, n < cap ? cap - n : 0, "%s%.*s", i > 1 ? "\x1f" : "",
+                              (int)row->len[i], row->f[i]);
+    return n;
+}
+
 static void load_metrics(const char *path, run_files *rf) {
     csv_file c;
     if (csv_open(&c, path))
         return;
+    kept_set ks = {0};
+    double page_t = NAN;
     csv_row row;
     while (csv_next(&c, &row)) {
         /* The value is the last field (the labels may hold commas); a line
@@ -369,16 +417,25 @@ static void load_metrics(const char *path, run_files *rf) {
         if (c.line == 1 || row.error || n < 4 || n > CSV_MAX_FIELDS)
             continue;
         double t, v;
-        if (csv_number(&row, 0, &t) || csv_number(&row, n - 1, &v) || isnan(t))
+        if (csv_number(&row, 0, &t) || isnan(t))
             continue;
-        char name[64];
-        if (row.len[1] >= sizeof name)
+        if (t != page_t && !isnan(page_t))
+            page_end(&ks, page_t, rf);
+        page_t = t;
+        char name[64], key[8400];
+        if (csv_number(&row, n - 1, &v) || row.len[1] >= sizeof name)
             continue;
         memcpy(name, row.f[1], row.len[1]);
         name[row.len[1]] = 0;
-        if (server_metric_wanted(name))
-            series_add(&rf->metrics, name, t, v);
+        size_t kn = row_key(&row, key, sizeof key);
+        if (server_metric_wanted(name) && kn < sizeof key)
+            kept_of(&ks, name, key, kn)->v = v;
     }
+    if (!isnan(page_t))
+        page_end(&ks, page_t, rf);
+    for (int i = 0; i < ks.n; i++)
+        free(ks.k[i].key);
+    free(ks.k);
     csv_close(&c);
 }
 

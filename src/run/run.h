@@ -124,11 +124,14 @@ typedef struct run_result {
     char out[3072];               /* the run's directory (--out, or the one chosen); "" before */
 } run_result;
 
-/* --metrics-interval auto: about this many samples of /metrics over the
- * schedule, one every schedule / METRICS_AUTO_SAMPLES seconds, within
- * [METRICS_AUTO_MIN_S, METRICS_AUTO_MAX_S]: a run of a few seconds is then
- * sampled often enough to show its queue, and a long one no more than once a
- * second. */
+/* --metrics-interval auto: about METRICS_AUTO_SAMPLES samples of /metrics
+ * over the run's length as it goes: one every max(schedule, elapsed) /
+ * METRICS_AUTO_SAMPLES seconds, within [METRICS_AUTO_MIN_S,
+ * METRICS_AUTO_MAX_S]. A run of a few seconds is then sampled often enough
+ * to show its queue, a long one no more than once a second, and one that
+ * lasts longer than its schedule (a burst, --rate inf, has a schedule of
+ * length 0) less often as it goes: the interval starts at the schedule's
+ * and grows with the time since t=0 (client/loadgen.h). */
 #define METRICS_AUTO_SAMPLES 20
 #define METRICS_AUTO_MIN_S 0.1
 #define METRICS_AUTO_MAX_S 1.0

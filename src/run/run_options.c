@@ -396,8 +396,8 @@ const opt_def run_options[] = {
      .arg = "auto|S",
      .check = run_check_metrics_interval,
      .def = "auto",
-     .help = "sample /metrics and GPUs every S seconds (auto: the schedule's length / 20, "
-             "0.1-1 s)"},
+     .help = "sample /metrics and GPUs every S seconds (auto: the longer of the schedule and "
+             "the time since t=0, / 20, within 0.1-1 s)"},
     {.name = "no-sampling",
      .key = "no_sampling",
      .meta = "no_sampling",

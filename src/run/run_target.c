@@ -141,6 +141,10 @@ void run_target_prepare(run_ctx *x) {
     x->lc.metrics_url = o->no_sampling ? NULL : x->metrics_url;
     x->lc.metrics_headers = x->headers;
     x->lc.sample_interval_s = o->metrics_interval_s;
+    if (!o->metrics_interval || !strcmp(o->metrics_interval, "auto")) { /* run.h: METRICS_AUTO_* */
+        x->lc.sample_interval_max_s = METRICS_AUTO_MAX_S;
+        x->lc.sample_per_elapsed = METRICS_AUTO_SAMPLES;
+    }
     x->lc.gpu = x->gpu;
     x->lc.server_pid = o->no_sampling ? 0 : o->server_pid;
 }

@@ -156,7 +156,7 @@ TEST(report_server_figure_draws_the_clients_queue) {
     free(root);
 }
 
-/* --metrics-interval auto: the schedule's length / 20 within [0.1, 1] s;
+/* --metrics-interval auto: its first interval is the schedule's length / 20 within [0.1, 1] s;
  * an explicit value is kept whatever the schedule. */
 TEST(metrics_interval_auto_follows_the_schedule) {
     run_opts o;
