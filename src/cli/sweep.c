@@ -90,9 +90,10 @@ static int sweep_main(int argc, char **argv) {
         fprintf(stderr, "servelab: %s\n", err);
         return 2;
     }
-    if (!strcmp(so.target, "server") && cp.target != TARGET_SERVER) {
+    if (!strcmp(so.target, "server") && cp.target != TARGET_SERVER && cp.target != TARGET_VLLM) {
         campaign_free(&cp);
-        return cli_fail(&cmd_sweep, "--target server: the campaign's target has no server: key");
+        return cli_fail(&cmd_sweep,
+                        "--target server: the campaign's target has no server: or vllm: key");
     }
     so.self = cli_self_path(argv[0]);
     so.notices = cli_notices();

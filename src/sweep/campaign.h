@@ -11,8 +11,9 @@
 
 #include "model/slo.h"
 #include "run/run.h"
+#include "target/vllm_server.h"
 
-typedef enum { TARGET_URL, TARGET_SIM, TARGET_SERVER } target_kind;
+typedef enum { TARGET_URL, TARGET_SIM, TARGET_SERVER, TARGET_VLLM } target_kind;
 
 /* Every string below points into the campaign's own copies (NULL when
  * unset); campaign_free releases them all. */
@@ -48,6 +49,9 @@ typedef struct campaign {
     const char **env_names;     /* target.server.env: set in the server's environment, */
     const char **env_values;    /* the values expanded by its shell as the command is */
     int n_env;
+    /* TARGET_VLLM: target.vllm's keys (target/vllm_server.h); it shares
+     * ready_timeout_s, stop_grace_s and health_path ("/health") above */
+    vllm_spec vllm;
     const char *restart;   /* on_change (default) | always */
     int restart_always;    /* restart is always */
     const char *shards;    /* shards: auto | N: run by N sweep processes at once

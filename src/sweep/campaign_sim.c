@@ -12,7 +12,7 @@
 static int run_on_sim(campaign *c, campaign_run *r, double k, char *err, int errlen) {
     if (r->sim_args)
         r->server_args = r->sim_args;
-    else if (c->target == TARGET_SERVER)
+    else if (c->target == TARGET_SERVER || c->target == TARGET_VLLM)
         r->server_args = "";
     if (k == 1)
         return 0;

@@ -3,7 +3,8 @@
  * `servelab sim` options, kept as the simulator's command-line words) or
  * server (a managed server's command line, health path, timeouts, restart
  * policy and the environment it starts with), or server with a sim that
- * stands in for it (sweep --target sim). Its own file because the target
+ * stands in for it (sweep --target sim), or vllm (vLLM's OpenAI server
+ * from a python and a model folder, target/vllm_server.h). Its own file because the target
  * is the server under test, not a run: its keys, tables and checks are
  * none of the runs'. Errors are campaign.c's: "PATH:LINE: KEY: what is
  * wrong", KEY a dotted path (target.server.command). */
@@ -63,6 +64,64 @@ static const opt_def server_rows[] = {{.name = "command",
                                        .choices = "on_change|always",
                                        .def = "on_change"},
                                       {0}};
+
+/* target.vllm: what vLLM is started with; ready_timeout_s and
+ * stop_grace_s are target.server's. */
+static const opt_def vllm_rows[] = {
+    {.name = "model", .key = "model", .type = OPT_STRING, CAMPAIGN(vllm.model)},
+    {.name = "python", .key = "python", .type = OPT_STRING, CAMPAIGN(vllm.python)},
+    {.name = "max_num_seqs",
+     .key = "max_num_seqs",
+     .type = OPT_INT,
+     CAMPAIGN(vllm.max_num_seqs),
+     .min = 1},
+    {.name = "max_model_len",
+     .key = "max_model_len",
+     .type = OPT_INT,
+     CAMPAIGN(vllm.max_model_len),
+     .min = 1},
+    {.name = "prefix_caching",
+     .key = "prefix_caching",
+     .type = OPT_CHOICE,
+     CAMPAIGN(vllm.prefix_caching),
+     .choices = "on|off"},
+    {.name = "chunked_prefill",
+     .key = "chunked_prefill",
+     .type = OPT_CHOICE,
+     CAMPAIGN(vllm.chunked_prefill),
+     .choices = "on|off"},
+    {.name = "max_num_batched_tokens",
+     .key = "max_num_batched_tokens",
+     .type = OPT_INT,
+     CAMPAIGN(vllm.max_num_batched_tokens),
+     .min = 1},
+    {.name = "kv_cache_gib",
+     .key = "kv_cache_gib",
+     .type = OPT_INT,
+     CAMPAIGN(vllm.kv_cache_gib),
+     .min = 1},
+    {.name = "gpu_blocks",
+     .key = "gpu_blocks",
+     .type = OPT_INT,
+     CAMPAIGN(vllm.gpu_blocks),
+     .min = 1},
+    {.name = "dtype",
+     .key = "dtype",
+     .type = OPT_CHOICE,
+     CAMPAIGN(vllm.dtype),
+     .choices = "bfloat16|float32|float16"},
+    {.name = "ready_timeout_s",
+     .key = "ready_timeout_s",
+     .type = OPT_NUMBER,
+     CAMPAIGN(ready_timeout_s),
+     .above = 1,
+     .def = "600"},
+    {.name = "stop_grace_s",
+     .key = "stop_grace_s",
+     .type = OPT_NUMBER,
+     CAMPAIGN(stop_grace_s),
+     .def = "10"},
+    {0}};
 
 void campaign_target_keys(loader *l) {
     campaign_keys_of(&l->y, l->server_keys, server_rows, NULL);
@@ -192,21 +251,51 @@ static int read_server(loader *l, const yaml_node_t *sk, const yaml_node_t *s) {
     return 0;
 }
 
-/* target: one of url, sim, server; or server with a sim that stands in for
- * it (sweep --target sim). */
+static int read_vllm(loader *l, const yaml_node_t *vk, const yaml_node_t *v) {
+    yread *y = &l->y;
+    campaign *c = l->c;
+    const char *prefix = "target.vllm";
+    const char *known[CAMPAIGN_MAX_KEYS] = {0};
+    campaign_keys_of(y, known, vllm_rows, NULL);
+    c->target = TARGET_VLLM;
+    opt_defaults(vllm_rows, c);
+    c->health_path = "/health";
+    c->restart = "on_change";
+    if (yread_want_map(y, vk, v, prefix) || yread_check_keys(y, v, prefix, known))
+        return -1;
+    for (yaml_node_pair_t *pr = v->data.mapping.pairs.start; pr < v->data.mapping.pairs.top; pr++) {
+        yaml_node_t *k = yread_node(y, pr->key), *val = yread_node(y, pr->value);
+        char path[KEY_PATH_LEN];
+        yread_join(path, prefix, yread_text(k));
+        if (yread_set(y, k, val, path, opt_find_key(vllm_rows, yread_text(k)), c))
+            return -1;
+    }
+    if (!c->vllm.model)
+        return yread_fail(y, v, prefix, "missing required key 'model' (a model folder)");
+    if (!c->vllm.python) {
+        char py[4200];
+        vllm_server_default_python(py, sizeof py);
+        c->vllm.python = yread_keep(y, py);
+    }
+    return 0;
+}
+
+/* target: one of url, sim, server, vllm; or server or vllm with a sim that
+ * stands in for it (sweep --target sim). */
 int campaign_target_read(loader *l, const yaml_node_t *tk, const yaml_node_t *t) {
-    static const char *const target_keys[] = {"url", "sim", "server", NULL};
+    static const char *const target_keys[] = {"url", "sim", "server", "vllm", NULL};
     yread *y = &l->y;
     campaign *c = l->c;
     if (yread_want_map(y, tk, t, "target") || yread_check_keys(y, t, "target", target_keys))
         return -1;
-    const yaml_node_t *kind = NULL, *url = NULL, *server = NULL;
+    const yaml_node_t *kind = NULL, *url = NULL, *server = NULL, *vllm = NULL;
     for (yaml_node_pair_t *pr = t->data.mapping.pairs.start; pr < t->data.mapping.pairs.top; pr++) {
         yaml_node_t *k = yread_node(y, pr->key), *v = yread_node(y, pr->value);
         const char *key = yread_text(k);
-        if (kind && (url || !strcmp(key, "url")))
+        if (kind && (url || !strcmp(key, "url") || ((server || vllm) && strcmp(key, "sim"))))
             return yread_fail(y, k, "target",
-                              "give one of url, sim, server, or server with sim (got %s and %s)",
+                              "give one of url, sim, server, vllm, or server or vllm with sim "
+                              "(got %s and %s)",
                               yread_text(kind), key);
         kind = k;
         int rc;
@@ -219,6 +308,9 @@ int campaign_target_read(loader *l, const yaml_node_t *tk, const yaml_node_t *t)
         } else if (!strcmp(key, "sim")) {
             rc = read_sim(l, k, v);
             c->has_sim = 1;
+        } else if (!strcmp(key, "vllm")) {
+            vllm = k;
+            rc = read_vllm(l, k, v);
         } else {
             server = k;
             rc = read_server(l, k, v);
@@ -227,7 +319,7 @@ int campaign_target_read(loader *l, const yaml_node_t *tk, const yaml_node_t *t)
             return -1;
     }
     if (!kind)
-        return yread_fail(y, t, "target", "missing required key: one of url, sim, server");
-    c->target = url ? TARGET_URL : server ? TARGET_SERVER : TARGET_SIM;
+        return yread_fail(y, t, "target", "missing required key: one of url, sim, server, vllm");
+    c->target = url ? TARGET_URL : server ? TARGET_SERVER : vllm ? TARGET_VLLM : TARGET_SIM;
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "target/server_death.h"
 #include "target/server_proc.h"
 #include "target/sim_proc.h"
+#include "target/vllm_server.h"
 #include "workload/workload.h"
 
 #include <errno.h>
@@ -33,10 +34,12 @@ typedef struct sweep {
     const campaign *c;
     const sweep_opts *o;
     const char *out;
-    json_t *doc, *status; /* campaign.json and its status array */
-    server_proc managed;  /* TARGET_SERVER: the server now running */
-    json_t *kept;         /* repetitions kept from an earlier campaign (--resume) */
-    int lock_fd;          /* the lock on out, held for the sweep */
+    json_t *doc, *status;     /* campaign.json and its status array */
+    server_proc managed;      /* TARGET_SERVER, TARGET_VLLM: the server now running */
+    json_t *vllm_launched;    /* TARGET_VLLM: what it was started with (vllm_server.h) */
+    const char *vllm_version; /* its package's version, asked once; NULL: unknown */
+    json_t *kept;             /* repetitions kept from an earlier campaign (--resume) */
+    int lock_fd;              /* the lock on out, held for the sweep */
     int n_servers;
     int total, done, failures;
     shard_spec shard;     /* sweep --shard: count > 1 when sharded */
@@ -44,6 +47,11 @@ typedef struct sweep {
     int prev_k;
     int shards_lost; /* a shard did not come: the campaign stops (sweep_shards.h) */
 } sweep;
+
+/* The target is a server servelab starts and keeps across runs. */
+static int is_managed(const campaign *c) {
+    return c->target == TARGET_SERVER || c->target == TARGET_VLLM;
+}
 
 /* How long a shard waits for the others, beyond a run's own timeout. */
 static double shards_wait_s(const sweep *s) {
@@ -105,6 +113,24 @@ static json_t *target_json(const campaign *c) {
                                       "health", c->health_path, "ready_timeout_s",
                                       c->ready_timeout_s, "stop_grace_s", c->stop_grace_s,
                                       "restart", c->restart));
+    if (c->target == TARGET_VLLM) {
+        const vllm_spec *v = &c->vllm;
+        json_t *j = json_pack("{s:s,s:s,s:s?,s:f,s:f}", "python", v->python, "model", v->model,
+                              "dtype", v->dtype, "ready_timeout_s", c->ready_timeout_s,
+                              "stop_grace_s", c->stop_grace_s);
+        const char *names[] = {"max_num_seqs", "max_model_len", "max_num_batched_tokens",
+                               "kv_cache_gib", "gpu_blocks"};
+        const int64_t values[] = {v->max_num_seqs, v->max_model_len, v->max_num_batched_tokens,
+                                  v->kv_cache_gib, v->gpu_blocks};
+        for (int i = 0; i < 5; i++)
+            if (values[i] > 0)
+                json_object_set_new(j, names[i], json_integer((json_int_t)values[i]));
+        if (v->prefix_caching)
+            json_object_set_new(j, "prefix_caching", json_string(v->prefix_caching));
+        if (v->chunked_prefill)
+            json_object_set_new(j, "chunked_prefill", json_string(v->chunked_prefill));
+        json_object_set_new(target, "vllm", j);
+    }
     if (c->n_env) {
         json_t *env = json_object();
         for (int i = 0; i < c->n_env; i++)
@@ -144,6 +170,21 @@ static int managed_server(sweep *s, const char *args, int *restarted, char *err,
     mkdir_p(dir);
     snprintf(log, sizeof log, "%s/server-%d.log", dir, ++s->n_servers);
     *restarted = 1;
+    if (c->target == TARGET_VLLM) {
+        if (!s->o->quiet)
+            notice(s->o->notices, NOTICE_PROGRESS,
+                   "sweep: starting vLLM (%s%s%s); it takes minutes to load: waiting up to %.0f "
+                   "s for /health",
+                   c->vllm.model, args[0] ? ", " : "", args, c->ready_timeout_s);
+        json_t *launched;
+        int rc = vllm_server_start(&s->managed, &c->vllm, args, log, c->ready_timeout_s, &launched,
+                                   err, errlen);
+        if (launched) {
+            json_decref(s->vllm_launched);
+            s->vllm_launched = launched;
+        }
+        return rc;
+    }
     managed_server_spec m = {.command = c->server_command,
                              .env_names = c->env_names,
                              .env_values = c->env_values,
@@ -169,7 +210,7 @@ static const char *run_status(sweep *s, const run_result *rr, json_t **death, ch
     *death = NULL;
     if (rr->interrupted || stop_signal())
         return "interrupted";
-    if (s->c->target == TARGET_SERVER && !server_proc_alive(&s->managed)) {
+    if (is_managed(s->c) && !server_proc_alive(&s->managed)) {
         char how[700];
         *death = server_death_of(&s->managed, rr->server_peak_rss_bytes, how, sizeof how);
         snprintf(err, errlen, "the server exited during the run (%s): see %s", how,
@@ -394,14 +435,14 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
         server_ok = start_sim(s, &sim, dir, args, err, sizeof err) == 0;
         url = sim.url;
         restarted = 1;
-    } else if (c->target == TARGET_SERVER) {
+    } else if (is_managed(c)) {
         server_ok = managed_server(s, args, &restarted, err, sizeof err) == 0;
         url = s->managed.url;
     }
     if (!s->o->quiet)
         notice(s->o->notices, NOTICE_PROGRESS, "sweep: [%d/%d] %s rep-%d%s ...", s->done + 1,
                s->total, cr->name, k,
-               restarted && server_ok && c->target == TARGET_SERVER ? " (server started)" : "");
+               restarted && server_ok && is_managed(c) ? " (server started)" : "");
     if (!server_ok) { /* no schedule is sent to a server that is not there */
         server_failed(s, cr, k, dir, args, c->target == TARGET_SIM ? &sim : &s->managed, err);
         return;
@@ -414,12 +455,15 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
     ro.progress_label = label;
     if (s->o->quiet)
         ro.progress = "off";
-    ro.server_pid = c->target == TARGET_SIM      ? (int)sim.pid
-                    : c->target == TARGET_SERVER ? (int)s->managed.pid
-                                                 : 0; /* its processes into server_proc.csv */
+    ro.server_pid = c->target == TARGET_SIM ? (int)sim.pid
+                    : is_managed(c)         ? (int)s->managed.pid
+                                            : 0; /* its processes into server_proc.csv */
     json_t *extra =
         json_pack("{s:{s:s,s:s,s:i,s:s,s:b}}", "campaign", "name", c->name, "run", cr->name,
                   "repetition", k, "server_args", args, "server_restarted", restarted);
+    if (c->target == TARGET_VLLM) /* what vLLM runs with, and where each side runs */
+        json_object_set_new(extra, "vllm",
+                            vllm_server_meta(s->vllm_launched, s->vllm_version, s->managed.pid));
     json_t *cmdline = json_pack("[s,s,s]", "servelab", "sweep", c->path ? c->path : "-");
     if (s->shard.count > 1)
         lead_sharded(s, cr, k, dir, &ro, cmdline, extra, &rr);
@@ -427,7 +471,7 @@ static void run_repetition(sweep *s, const campaign_run *cr, int k) {
         run_execute(&ro, cmdline, extra, &rr);
     json_t *death;
     const char *status = run_status(s, &rr, &death, err, sizeof err);
-    if (c->target == TARGET_SERVER && s->managed.log_path)
+    if (is_managed(c) && s->managed.log_path)
         server_proc_copy_log(&s->managed, dir);
     if (c->target == TARGET_SIM)
         server_proc_stop(&sim, 5);
@@ -566,6 +610,8 @@ outcome sweep_execute(const campaign *c, const sweep_opts *o, char *err, int err
     }
     int no_program =
         c->target == TARGET_SERVER && managed_server_check_program(c->server_command, err, errlen);
+    if (c->target == TARGET_VLLM && !no_program)
+        no_program = vllm_server_check(&c->vllm, err, errlen) != 0;
     if (no_program && !o->dry_run)
         return OUTCOME_BAD_INPUT;
     int bad_workloads = check_workloads(c, o->notices);
@@ -604,6 +650,13 @@ outcome sweep_execute(const campaign *c, const sweep_opts *o, char *err, int err
     }
     for (int i = 0; i < c->n_runs; i++)
         s.total += c->runs[i].repetitions;
+    char version[64], why[512];
+    if (c->target == TARGET_VLLM) {
+        if (vllm_server_package_version(c->vllm.python, version, sizeof version, why, sizeof why))
+            notice(o->notices, NOTICE_WARNING, "sweep: %s", why);
+        else
+            s.vllm_version = version;
+    }
     for (int i = 0; i < c->n_runs && !stop_signal() && !s.shards_lost; i++)
         for (int k = 1; k <= c->runs[i].repetitions && !stop_signal() && !s.shards_lost; k++)
             run_repetition(&s, &c->runs[i], k);
@@ -618,6 +671,7 @@ outcome sweep_execute(const campaign *c, const sweep_opts *o, char *err, int err
     write_campaign_json(&s);
     json_decref(s.doc);
     json_decref(s.kept);
+    json_decref(s.vllm_launched);
     int report_rc = write_report(&s);
     dir_unlock(s.lock_fd);
     if (stop_signal())

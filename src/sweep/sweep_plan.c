@@ -3,13 +3,16 @@
  * rate plan's duration and expected count, a duration x rate, or a number
  * of requests at a rate; the warmup's arrivals come first. */
 #include "sweep/sweep_plan.h"
+#include "common/files.h"
+#include "common/shellwords.h"
 #include "workload/rate_plan.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 const char *sweep_plan_target_name(target_kind k) {
-    return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : "server";
+    return k == TARGET_URL ? "url" : k == TARGET_SIM ? "sim" : k == TARGET_VLLM ? "vllm" : "server";
 }
 
 static void print_run_plan(FILE *f, const campaign_run *r, int k) {
@@ -71,6 +74,25 @@ static double planned_requests(const run_opts *p) {
     return p->duration_s > 0 ? p->duration_s * p->rate : (double)p->requests;
 }
 
+/* The vLLM command as it will start, {port} for the port servelab picks;
+ * then, on a line of its own, the dtype and why. */
+static void print_vllm(FILE *f, const campaign *c) {
+    size_t len;
+    char *cpuinfo = read_whole_file("/proc/cpuinfo", &len), why[512];
+    vllm_command cmd;
+    if (vllm_server_command(&c->vllm, "{port}", "", cpuinfo, &cmd, why, sizeof why) == 0) {
+        char *line = shellwords_join(cmd.argv);
+        fprintf(f, " (");
+        for (int i = 0; i < cmd.n_env; i++)
+            fprintf(f, "%s ", cmd.env[i]);
+        fprintf(f, "%s [+ each run's server_args]; --dtype %s: %s)", line, cmd.dtype,
+                cmd.dtype_why);
+        free(line);
+    }
+    vllm_command_free(&cmd);
+    free(cpuinfo);
+}
+
 void sweep_plan_print(FILE *f, const campaign *c, const char *out) {
     int total = 0, unknown = 0;
     double requests = 0, seconds = 0;
@@ -80,6 +102,8 @@ void sweep_plan_print(FILE *f, const campaign *c, const char *out) {
         fprintf(f, " %s", c->url);
     else if (c->target == TARGET_SIM)
         fprintf(f, " (profile %s%s%s)", c->sim_profile, c->sim_args[0] ? " " : "", c->sim_args);
+    else if (c->target == TARGET_VLLM)
+        print_vllm(f, c);
     else
         fprintf(f, " (%s)", c->server_command);
     fprintf(f, ", output %s\n", out);

@@ -425,8 +425,8 @@ TEST(campaign_err_bad_run_name) {
 
 TEST(campaign_err_two_target_kinds) {
     expect_file_error(DATA "bad-two-targets.yaml",
-                      DATA "bad-two-targets.yaml:4: target: give one of url, sim, server, or "
-                           "server with sim (got url and sim)");
+                      DATA "bad-two-targets.yaml:4: target: give one of url, sim, server, vllm, "
+                           "or server or vllm with sim (got url and sim)");
 }
 
 /* A server with a sim beside it: the server is the target, the sim its
@@ -460,7 +460,8 @@ TEST(campaign_server_with_a_sim_stand_in) {
               err);
     campaign_free(&c);
     expect_error("name: t\ntarget: {url: 'http://127.0.0.1:1', sim: {}}\nruns: [{name: a}]\n",
-                 "t.yaml:2: target: give one of url, sim, server, or server with sim (got url and "
+                 "t.yaml:2: target: give one of url, sim, server, vllm, or server or vllm with sim "
+                 "(got url and "
                  "sim)");
 }
 
