@@ -35,6 +35,19 @@ static int health_check(const char *text, char *err, size_t errlen) {
 }
 
 #define CAMPAIGN(field) OPT_AT(campaign, field)
+/* How long a server servelab starts may take to be ready and to stop: the
+ * same two rows in target.server and target.vllm. */
+#define SERVER_PROCESS_ROWS                                                                        \
+    {.name = "ready_timeout_s",                                                                    \
+     .key = "ready_timeout_s",                                                                     \
+     .type = OPT_NUMBER,                                                                           \
+     CAMPAIGN(ready_timeout_s),                                                                    \
+     .above = 1,                                                                                   \
+     .def = "600"},                                                                                \
+    {                                                                                              \
+        .name = "stop_grace_s", .key = "stop_grace_s", .type = OPT_NUMBER, CAMPAIGN(stop_grace_s), \
+        .def = "10"                                                                                \
+    }
 static const opt_def server_rows[] = {{.name = "command",
                                        .key = "command",
                                        .type = OPT_STRING,
@@ -46,17 +59,7 @@ static const opt_def server_rows[] = {{.name = "command",
                                        CAMPAIGN(health_path),
                                        .check = health_check,
                                        .def = "/health"},
-                                      {.name = "ready_timeout_s",
-                                       .key = "ready_timeout_s",
-                                       .type = OPT_NUMBER,
-                                       CAMPAIGN(ready_timeout_s),
-                                       .above = 1,
-                                       .def = "600"},
-                                      {.name = "stop_grace_s",
-                                       .key = "stop_grace_s",
-                                       .type = OPT_NUMBER,
-                                       CAMPAIGN(stop_grace_s),
-                                       .def = "10"},
+                                      SERVER_PROCESS_ROWS,
                                       {.name = "restart",
                                        .key = "restart",
                                        .type = OPT_CHOICE,
@@ -65,8 +68,8 @@ static const opt_def server_rows[] = {{.name = "command",
                                        .def = "on_change"},
                                       {0}};
 
-/* target.vllm: what vLLM is started with; ready_timeout_s and
- * stop_grace_s are target.server's. */
+/* target.vllm: what vLLM is started with, and target.server's
+ * ready_timeout_s and stop_grace_s. */
 static const opt_def vllm_rows[] = {
     {.name = "model", .key = "model", .type = OPT_STRING, CAMPAIGN(vllm.model)},
     {.name = "python", .key = "python", .type = OPT_STRING, CAMPAIGN(vllm.python)},
@@ -110,17 +113,7 @@ static const opt_def vllm_rows[] = {
      .type = OPT_CHOICE,
      CAMPAIGN(vllm.dtype),
      .choices = "bfloat16|float32|float16"},
-    {.name = "ready_timeout_s",
-     .key = "ready_timeout_s",
-     .type = OPT_NUMBER,
-     CAMPAIGN(ready_timeout_s),
-     .above = 1,
-     .def = "600"},
-    {.name = "stop_grace_s",
-     .key = "stop_grace_s",
-     .type = OPT_NUMBER,
-     CAMPAIGN(stop_grace_s),
-     .def = "10"},
+    SERVER_PROCESS_ROWS,
     {0}};
 
 void campaign_target_keys(loader *l) {
