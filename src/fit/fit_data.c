@@ -2,6 +2,7 @@
  * meta.json for the fit (see fit_data.h). Chunks are joined to their
  * request by request_id through a small open-addressing table. */
 #include "fit/fit_data.h"
+#include "rundir/summary_file.h"
 #include "common/csv.h"
 #include "common/util.h"
 #include "rundir/columns.h"
@@ -273,9 +274,7 @@ static void set_from(char *dst, const char *what) {
 }
 
 static void read_meta(fit_run *run) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/meta.json", run->dir);
-    json_t *m = json_load_file(path, 0, NULL);
+    json_t *m = rundir_meta_read(run->dir);
     if (!m)
         return;
     json_t *srv = json_object_get(m, "server"), *pred = json_object_get(m, "server");

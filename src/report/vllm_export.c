@@ -26,6 +26,7 @@
  *   them: ttft and latency 0, no itls, output length 0. start_times are
  *   seconds from the run's t=0 (vLLM's are its process's perf_counter). */
 #include "report/vllm_export.h"
+#include "rundir/summary_file.h"
 #include "analysis/spec_decode.h"
 #include "report/vllm_import.h"
 #include "analysis/stats.h"
@@ -590,9 +591,7 @@ json_t *vllm_export(const char *dir, const vllm_export_opts *opt, char *err, int
         return NULL;
     }
     qsort(v.r, v.n, sizeof *v.r, sched_cmp);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    json_t *meta = json_load_file(path, 0, NULL);
+    json_t *meta = rundir_meta_read(dir);
     json_t *o = json_object();
     double span = v.n > 1 ? (v.r[v.n - 1].sched - v.r[0].sched) / 1000.0 : 0;
     put_setup(o, meta, dir, opt, v.n, span > 0 ? (double)(v.n - 1) / span : INFINITY);
