@@ -427,8 +427,10 @@ static void load_metrics(const char *path, run_files *rf) {
             continue;
         memcpy(name, row.f[1], row.len[1]);
         name[row.len[1]] = 0;
+        if (!server_metric_wanted(name))
+            continue;
         size_t kn = row_key(&row, key, sizeof key);
-        if (server_metric_wanted(name) && kn < sizeof key)
+        if (kn < sizeof key)
             kept_of(&ks, name, key, kn)->v = v;
     }
     if (!isnan(page_t))
