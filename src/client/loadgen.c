@@ -656,11 +656,18 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
                           .gpu_samples = &res->gpu_samples,
                           .server_pid = cfg->server_pid,
                           .proc = &res->server_proc};
-        g.sample_timer = evtimer_new(g.base, on_sample_timer, &g); /* armed by the t=0 sample */
+        g.sample_timer = evtimer_new(g.base, on_sample_timer, &g); /* armed at t=0 */
     }
     double cpu0 = cpu_seconds();
     if (g.h1 && cfg->preconnect > 0)
         preconnect(&g);
+    /* The first /metrics page is read before t=0, waiting for it: the
+     * run's counter deltas (prompt and generation tokens, successes,
+     * preemptions) then start before its first request, whatever the
+     * server's answer time. Fetched at t=0 beside the first requests, it
+     * could land after a prefill had been counted. */
+    if (sampling)
+        sampler_metrics_now(&g.smp, 0.0);
     g.t0 = cfg->t0_when_ready ? cfg->t0_when_ready(cfg->t0_arg)
            : cfg->t0_us       ? cfg->t0_us
                               : mono_us();
@@ -669,8 +676,13 @@ int loadgen_run(const loadgen_config *cfg, loadgen_result *res, char *err, int e
     res->t0_unix_us = wall_at_mono(g.t0);
     if (cfg->live)
         live_start(cfg->live, g.t0);
-    if (sampling)
-        on_sample_timer(-1, 0, &g); /* the sample at t=0 */
+    if (sampling) { /* the GPU and process samples at t=0; the timer's first /metrics page after one
+                       interval */
+        sampler_gpu_now(&g.smp, 0.0);
+        sampler_proc_now(&g.smp, 0.0);
+        struct timeval tv = sample_wait(&g);
+        evtimer_add(g.sample_timer, &tv);
+    }
     if (stop_signal()) { /* stopped before it began (in the warmup, say): nothing is sent */
         g.stopping = 1;
         res->interrupted = 1;

@@ -6,8 +6,9 @@
  * (given its pid) through /proc into server_proc.csv. A server without
  * /metrics, a machine without a GPU, or no pid, simply gives no file.
  *
- * server_metrics.csv keeps what changed: the first page and the last one
- * (the blocking fetch at the run's end) are written whole; a page between
+ * server_metrics.csv keeps what changed: the first page (a blocking fetch
+ * just before t=0, written at t=0) and the last one (the blocking fetch at
+ * the run's end) are written whole; a page between
  * them writes a series (a name with its labels) only when its value
  * differs from the last one written for that series, and when none does,
  * its first sample anyway, so that every page's time is in the file. A

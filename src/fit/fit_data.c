@@ -257,16 +257,36 @@ static int read_chunks(fit_run *run, const id_table *ids, char *err, size_t errl
 }
 
 /* The value after `flag` among the words of `args`, as an int; 0: none. */
+/* A flag's value in a server's arguments: the last one given, as the
+ * servers' own parsers keep it (0: none). */
 static int arg_int(const char *args, const char *flag) {
     size_t fl = strlen(flag);
+    int found = 0;
     for (const char *p = args; p && (p = strstr(p, flag)); p += fl) {
         if ((p != args && p[-1] != ' ') || (p[fl] != ' ' && p[fl] != '='))
             continue;
         long v = strtol(p + fl + 1, NULL, 10);
         if (v > 0 && v < 1000000000)
-            return (int)v;
+            found = (int)v;
     }
-    return 0;
+    return found;
+}
+
+/* A vLLM started by a campaign (meta.json's vllm.argv): its whole command,
+ * the flags servelab built from target.vllm and the run's server_args, as
+ * one line; NULL for any other server. */
+static const char *vllm_args(json_t *meta, char *buf, size_t len) {
+    json_t *argv = json_object_get(json_object_get(meta, "vllm"), "argv"), *w;
+    size_t i, used = 0;
+    if (!json_is_array(argv))
+        return NULL;
+    buf[0] = 0;
+    json_array_foreach(argv, i, w) {
+        const char *s = json_string_value(w);
+        if (s && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", s);
+    }
+    return buf;
 }
 
 static void set_from(char *dst, const char *what) {
@@ -302,8 +322,10 @@ static void read_meta(fit_run *run) {
     if (!model)
         model = json_string_value(json_object_get(srv, "model"));
     snprintf(run->model, sizeof run->model, "%s", model ? model : "unknown model");
-    const char *args =
-        json_string_value(json_object_get(json_object_get(m, "campaign"), "server_args"));
+    char vargs[4096];
+    const char *args = vllm_args(m, vargs, sizeof vargs);
+    if (!args)
+        args = json_string_value(json_object_get(json_object_get(m, "campaign"), "server_args"));
     json_t *eng = json_object_get(srv, "engine"); /* a prediction's engine */
     json_t *cc = json_object_get(srv, "vllm_cache_config");
     /* slots */

@@ -18,11 +18,14 @@
 
 EMBED(servelab_profile_cpu_1b_2c, "profiles/cpu-1b-2c.yaml");
 extern const char servelab_profile_cpu_1b_2c[];
+EMBED(servelab_profile_vllm_cpu, "profiles/vllm-cpu.yaml");
+extern const char servelab_profile_vllm_cpu[];
 
 static const struct {
     const char *name, *file, *text;
 } files[] = {
     {"cpu-1b-2c", "profiles/cpu-1b-2c.yaml", servelab_profile_cpu_1b_2c},
+    {"vllm-cpu", "profiles/vllm-cpu.yaml", servelab_profile_vllm_cpu},
 };
 
 const char *profile_files_text(const char *name, const char **file) {

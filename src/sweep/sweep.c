@@ -107,7 +107,11 @@ static json_t *target_json(const campaign *c) {
                             json_pack("{s:s,s:s}", "profile", c->sim_profile, "args", c->sim_args));
     if (c->target == TARGET_SIM && c->server_command) /* sweep --target sim */
         json_object_set_new(target, "stands_in_for", json_string(c->server_command));
-    else
+    else if (c->target == TARGET_SIM && c->vllm.model) { /* a target.vllm campaign's rehearsal */
+        char what[4200];
+        snprintf(what, sizeof what, "vLLM (target.vllm) serving %s", c->vllm.model);
+        json_object_set_new(target, "stands_in_for", json_string(what));
+    } else
         json_object_set_new(target, "server",
                             json_pack("{s:s,s:s,s:f,s:f,s:s}", "command", c->server_command,
                                       "health", c->health_path, "ready_timeout_s",

@@ -109,8 +109,8 @@ TEST(opt_sim_profiles_match_the_profile_table) {
     int n = 0;
     for (char *t = strtok(names, "|"); t; t = strtok(NULL, "|"), n++)
         CHECK_MSG(sim_profile_find(t) != NULL, "no profile '%s'", t);
-    CHECK_INT(n, 4);
-    CHECK_STR(sim_profile_names(), "tiny, gpu-7b, cpu-1b, cpu-1b-2c");
+    CHECK_INT(n, 5);
+    CHECK_STR(sim_profile_names(), "tiny, gpu-7b, cpu-1b, cpu-1b-2c, vllm-cpu");
 }
 
 /* --speedup divides every step-cost term, the profile's and the flags'. */

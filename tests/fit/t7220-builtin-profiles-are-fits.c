@@ -49,13 +49,19 @@ TEST_SLOW(profiles_refit_from_the_committed_rows_is_the_same_file) {
     char *out = run_capture(cmd, &code);
     CHECK_MSG(code == 0, "%s", out);
     char path[1200];
-    snprintf(path, sizeof path, "%s/cpu-1b-2c.yaml", dir);
-    char *fresh = read_file(path, NULL), *kept = read_file("profiles/cpu-1b-2c.yaml", NULL);
-    CHECK(fresh && kept);
-    CHECK_MSG(!strcmp(fresh, kept), "profiles/cpu-1b-2c.yaml is not what the rows give now:\n%s",
-              fresh);
-    free(fresh);
-    free(kept);
+    const char *const names[] = {"cpu-1b-2c", "vllm-cpu"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char kept_path[256];
+        snprintf(path, sizeof path, "%s/%s.yaml", dir, names[i]);
+        snprintf(kept_path, sizeof kept_path, "profiles/%s.yaml", names[i]);
+        char *fresh = read_file(path, NULL), *kept = read_file(kept_path, NULL);
+        CHECK(fresh && kept);
+        CHECK_MSG(!strcmp(fresh, kept), "%s is not what the rows give now:\n%s", kept_path, fresh);
+        CHECK(profile_files_text(names[i], NULL) &&
+              !strcmp(profile_files_text(names[i], NULL), kept));
+        free(fresh);
+        free(kept);
+    }
     free(out);
 }
 

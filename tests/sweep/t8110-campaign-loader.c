@@ -172,7 +172,7 @@ TEST(campaign_sim_keys_checked_like_sim_flags) {
                  "t.yaml:3: target.sim.realtime: expected true or false, got 'yes'");
     expect_error("name: t\ntarget:\n  sim: {profile: gpu-70b}\nruns: [{name: a}]\n",
                  "t.yaml:3: target.sim.profile: expected one of tiny, gpu-7b, cpu-1b, cpu-1b-2c, "
-                 "got 'gpu-70b'");
+                 "vllm-cpu, got 'gpu-70b'");
     expect_error("name: t\ntarget:\n  sim: {port: 9000}\nruns: [{name: a}]\n",
                  "t.yaml:3: target.sim.port: unknown key");
     expect_error("name: t\ntarget:\n  sim: {fault: http404=1}\nruns: [{name: a}]\n",
