@@ -275,6 +275,15 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
                        * request's latency: the first quarter of the arrivals is its fill */
                       .min_ramp_ms = ps->by_concurrency ? 0 : (double)(n - 1) / value * 250};
     saturation_init(&sat);
+    if (!ps->sim_args && !ps->vt && url) { /* a server the search did not start: idle first */
+        char metrics[4200];
+        run_metrics_url(url, metrics, sizeof metrics);
+        struct curl_slist *h = NULL;
+        for (int i = 0; i < ps->base->headers.n; i++)
+            h = curl_slist_append(h, ps->base->headers.v[i]);
+        drain_wait(metrics, h, ps->base->insecure, ps->drain_max_s, &p->drain);
+        curl_slist_free_all(h);
+    }
     run_opts ro;
     probe_options(ps, sp, url, dir, &ro);
     ro.watch = sp->max_users ? NULL : &sat.watch; /* the throughput probe is meant to fall behind */

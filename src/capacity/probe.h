@@ -8,6 +8,7 @@
 #define SERVELAB_PROBE_CAP_H
 
 #include "analysis/summary.h"
+#include "capacity/drain.h"
 #include "capacity/steady.h"
 #include "capacity/throughput.h"
 #include "run/run.h"
@@ -31,6 +32,7 @@ typedef struct probe_setup {
     double wait_budget_ms, horizon_s;
     int keep_up_fails;    /* the SLO bounds no wait (TPOT alone): a growing wait fails the probe */
     json_t *command_line; /* copied into each probe's meta.json */
+    double drain_max_s;   /* against a URL: wait at most this long for an idle server (drain.h) */
 } probe_setup;
 
 typedef struct probe {
@@ -62,6 +64,7 @@ typedef struct probe {
     double ci_low, ci_high; /* Wilson 95% of the share met (unfinished as missed / as met) */
     int passed;             /* met/requests >= goal, not stopped, and steady */
     int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
+    drain_result drain;     /* the wait for an idle server before it (drain.h) */
 } probe;
 
 /* One probe to run: its number, its load (a rate, or users) with n

@@ -367,7 +367,8 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
                          .out = s.out,
                          .by_concurrency = !strcmp(o->by, "concurrency"),
                          .goal = o->goal,
-                         .command_line = command_line};
+                         .command_line = command_line,
+                         .drain_max_s = o->drain_max_s};
     slo_parse(o->run.slo, &s.ps.slo, err, errlen); /* checked by capacity_opts_validate */
     s.fixed_n = o->run.have_requests;
     s.goal_n = requests_for_goal(o->goal);

@@ -28,6 +28,7 @@ typedef struct capacity_opts {
     double start_rate;
     int64_t start_concurrency;
     double max_time_s;
+    double drain_max_s;       /* --drain-timeout: the longest wait for an idle server (drain.h) */
     int confirm;              /* run the answer once more, longer, before saying it */
     const char *confirm_text; /* --confirm on|off */
     int virtual_time;         /* --virtual */

@@ -81,6 +81,15 @@ static const opt_def capacity_options[] = {
      .above = 1,
      .def = "120m",
      .help = "start no probe after this long (probes are planned to fit in it)"},
+    {.name = "drain-timeout",
+     .type = OPT_SECONDS,
+     CAP(drain_max_s),
+     .arg = "S",
+     .min = 0,
+     .def = "120s",
+     .help =
+         "against --url: before each probe, wait at most this long for the server's /metrics to "
+         "show nothing running or waiting"},
     {.name = "requests",
      .type = OPT_INT,
      CAP(run.requests),

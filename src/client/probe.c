@@ -284,6 +284,19 @@ json_t *probe_spec_counters(const char *metrics_url, struct curl_slist *headers,
     return out;
 }
 
+int probe_busy(const char *metrics_url, struct curl_slist *headers, int insecure, busy_gauges *b) {
+    buf *page = xmalloc(sizeof *page);
+    server_probe scratch;
+    memset(&scratch, 0, sizeof scratch);
+    int rc = -1;
+    if (get(metrics_url, headers, insecure, page, &scratch, NULL, 0, NULL) == 200) {
+        busy_read(page->data, page->n, b);
+        rc = 0;
+    }
+    free(page);
+    return rc;
+}
+
 void probe_free(server_probe *p) {
     json_decref(p->version);
     json_decref(p->models);

@@ -9,6 +9,8 @@
 #ifndef SERVELAB_PROBE_H
 #define SERVELAB_PROBE_H
 
+#include "monitor/busy.h"
+
 #include <curl/curl.h>
 #include <jansson.h>
 
@@ -43,6 +45,10 @@ json_t *probe_json(const server_probe *p);
  * `metrics_url` (monitor/spec_counters.h's object), or NULL when it has
  * none or does not answer: a run reads them before and after its traffic. */
 json_t *probe_spec_counters(const char *metrics_url, struct curl_slist *headers, int insecure);
+/* How busy the server is now, from its /metrics at `metrics_url`
+ * (monitor/busy.h): 0 with *b filled (b->found 0 when the page has none
+ * of the gauges), or -1 when it does not answer 200. */
+int probe_busy(const char *metrics_url, struct curl_slist *headers, int insecure, busy_gauges *b);
 void probe_free(server_probe *p);
 
 #endif

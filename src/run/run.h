@@ -139,6 +139,9 @@ typedef struct run_result {
  * else auto's for a schedule of `schedule_s` seconds (its last arrival, or
  * --duration; 0 for a burst, which gets the shortest). */
 double run_metrics_interval_s(const run_opts *o, double schedule_s);
+/* The server's /metrics URL for a run's --url (its base: no trailing
+ * slash, no /v1). */
+void run_metrics_url(const char *url, char *out, size_t n);
 
 /* Every option at its default, and print_summary on. */
 void run_opts_defaults(run_opts *o);

@@ -28,6 +28,12 @@ static char *base_url(const char *url) {
     return b;
 }
 
+void run_metrics_url(const char *url, char *out, size_t n) {
+    char *b = base_url(url);
+    snprintf(out, n, "%s/metrics", b);
+    free(b);
+}
+
 /* The API key from the environment, and the user's headers. */
 int run_target_headers(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;

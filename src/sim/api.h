@@ -33,6 +33,9 @@ typedef struct sim_config {
     const char *token_trace_path; /* per-token write times; NULL: none */
     fault_spec faults;
     int stall_ms;
+    /* a request whose client went away goes on to its last token (its
+     * output dropped), as some servers do, instead of being aborted */
+    int keep_abandoned;
     httpd_limits limits;
     int threads; /* I/O threads behind the one engine; <= 1: all on the caller's loop.
                     More than 1 needs evthread_use_pthreads() before any loop exists. */

@@ -58,6 +58,14 @@ static void on_conn_gone(void *arg) {
     sim_request *r = arg;
     sim_server *s = r->srv;
     eng_lock(s);
+    if (s->cfg.keep_abandoned && (r->s.state == SEQ_WAITING || r->s.state == SEQ_RUNNING)) {
+        /* the engine goes on; output.c drops what it makes and ends the
+         * request at its last token */
+        r->abandoned = 1;
+        r->conn = NULL;
+        eng_unlock(s);
+        return;
+    }
     engine_abort(s->eng, &r->s, now_rel(s));
     if (r->s.state != SEQ_ABORTED) { /* never reached the engine (stall), or its last
                                         token has not been written yet */

@@ -70,7 +70,8 @@ static void act_on(const emit_rec *rec) {
         break;
     case REC_DROP:
         if (!r->dropped) {
-            http_conn_drop(r->conn);
+            if (r->conn) /* NULL: abandoned (--keep-abandoned) */
+                http_conn_drop(r->conn);
             request_end(r);
         }
         break;

@@ -316,6 +316,11 @@ void deliver_token(sim_request *r, const seq *sq) {
     int index = sq->generated - 1, n = sq->step_tokens > 0 ? sq->step_tokens : 1;
     int from = index + 1 - n;
     int finished = sq->state == SEQ_FINISHED;
+    if (r->abandoned) { /* --keep-abandoned: no one to send it to */
+        if (finished)
+            request_end(r);
+        return;
+    }
     if (!r->stream) {
         int think = reasoning_of(r);
         add_text_as(r->text, r, from > think ? from : think, index + 1 > think ? index + 1 : think,
@@ -347,7 +352,8 @@ void output_on_emit(seq *sq, int64_t now_us, void *ud) {
             outbox_post_drop(r->front, r, sq);
             return;
         }
-        http_conn_drop(r->conn);
+        if (r->conn) /* NULL: abandoned already */
+            http_conn_drop(r->conn);
         request_end(r);
         return;
     }

@@ -70,7 +70,8 @@ struct sim_request {
     sim_server *srv;
     sim_front *front; /* the thread that owns conn */
     http_conn *conn;
-    int dropped; /* threaded: the connection died; only GONE ends it */
+    int dropped;   /* threaded: the connection died; only GONE ends it */
+    int abandoned; /* --keep-abandoned: the connection died (conn is NULL), the engine goes on */
     seq s;
     uint64_t *block_hashes; /* the prompt's full blocks, for the prefix cache (s points here) */
     int chat, stream, include_usage, continuous_usage;
