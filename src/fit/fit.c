@@ -93,9 +93,16 @@ static void set_limits(const fit_run *runs, int n, const acc *ac, engine_params 
     if (e->max_model_len > 0)
         fit_prov(pv, "max_model_len", "%s, in %d of %d runs", len_from, len_agree, n);
     else {
-        e->max_model_len = longest > 2 ? longest : 2048;
-        fit_prov(pv, "max_model_len", "no run reported it: the longest request seen (%d tokens)",
-                 longest);
+        /* a limit is never taken from what the runs did not meet: the
+         * longest request seen says nothing of the longest the server
+         * takes, and a twin that refused the next longer prompt would be
+         * wrong where the server is not */
+        e->max_model_len =
+            longest > FIT_UNREPORTED_MAX_MODEL_LEN ? longest : FIT_UNREPORTED_MAX_MODEL_LEN;
+        fit_prov(pv, "max_model_len",
+                 "not reported by any run: %d, so that the twin refuses nothing the server was "
+                 "not seen to refuse (the longest request seen: %d tokens)",
+                 e->max_model_len, longest);
     }
     (void)len_given;
     if (e->kv_blocks <= 0) {

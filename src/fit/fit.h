@@ -29,7 +29,10 @@
  *   gave it, m is mixed_step_per_seq_ms (engine.h).
  * - Limits: what the servers reported (fit_data.h), the most common value
  *   over the runs; slots, when no run reported them, the most streams seen
- *   decoding at once (a lower bound, and the provenance says so).
+ *   decoding at once (a lower bound, and the provenance says so); the
+ *   context, when none did, FIT_UNREPORTED_MAX_MODEL_LEN (or the longest
+ *   request seen, if longer): never the longest seen, which says nothing of
+ *   what the server refuses.
  * - Output length: without --ignore-eos, the simulator draws it uniformly
  *   from [p x max_tokens, max_tokens]; p = 2 x mean(output / max_tokens) - 1.
  * Runs of different servers or models are refused. */
@@ -53,6 +56,8 @@ typedef struct fit_point {
 } fit_point;
 
 #define FIT_LEN_BINS 12
+/* max_model_len when no run reported one (fit.h, Limits) */
+#define FIT_UNREPORTED_MAX_MODEL_LEN 131072
 
 typedef struct fit_result {
     profile_doc doc; /* the profile, with provenance and the fit's record */
