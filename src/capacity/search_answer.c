@@ -26,6 +26,8 @@ void search_answer_fill(const search *s, capacity_result *r) {
     r->n_probes = s->n;
     a->wall_s = elapsed(s);
     a->out_of_time = s->stopped_by_time;
+    for (int i = 0; i < s->n; i++)
+        a->busy_probes += s->probes[i].drain.state == DRAIN_BUSY;
     r->best = -1;
     a->lowest = s->n ? value_of(s, 0) : NAN;
     if (isnan(s->lo))
@@ -119,11 +121,10 @@ void search_answer_warn(const search *s, const capacity_answer *a) {
         busy += s->probes[i].drain.state == DRAIN_BUSY;
         waited += s->probes[i].drain.waited_s;
     }
-    if (busy)
+    if (busy) /* the sentence says it too */
         notice(s->o->notices, NOTICE_WARNING,
                "capacity: before %d of %d probes the server was still working after "
-               "--drain-timeout %.0f s (its /metrics: requests running or waiting): those probes "
-               "met its backlog",
+               "--drain-timeout %.0f s (its /metrics: requests running or waiting)",
                busy, s->n, s->o->drain_max_s);
     else if (waited >= 1 && !s->o->run.quiet)
         notice(s->o->notices, NOTICE_INFO,

@@ -199,9 +199,15 @@ void answer_sentence(const capacity_answer *a, char *buf, size_t n) {
     assert(a->source <= ANSWER_INTERPOLATED && a->status <= ANSWER_NO_LOAD);
     if (a->said[0])
         snprintf(buf, n, "%s", a->said);
-    else if (a->source == ANSWER_SEARCHED)
+    else if (a->source == ANSWER_SEARCHED) {
         searched(a, buf, n);
-    else if (a->source == ANSWER_PREDICTED)
+        size_t len = strlen(buf);
+        if (a->busy_probes > 0 && len < n)
+            snprintf(buf + len, n - len,
+                     "; %d of %d probes began on a server still working after --drain-timeout: "
+                     "their verdicts met its backlog",
+                     a->busy_probes, a->tries);
+    } else if (a->source == ANSWER_PREDICTED)
         predicted(a, buf, n);
     else
         interpolated(a, buf, n);

@@ -68,6 +68,9 @@ typedef struct capacity_answer {
     double precision, need_s, full_s; /* the overload to show; a probe's arrivals: needed, had */
     double at_in_flight, at_goodput_rps, at_tokens_per_s; /* the best probe at the answer */
     int tries; /* probes (searched) or virtual runs (predicted) */
+    /* searched: probes that began while the server was still working after
+     * --drain-timeout (capacity/drain.h), so their verdicts met a backlog */
+    int busy_probes;
     double wall_s;
     /* predicted */
     double fail_load;    /* the lowest load that failed above the answer (NAN: none) */

@@ -187,3 +187,19 @@ TEST(capacity_answer_predict_prints_what_its_file_says) {
     free(printed);
     free(dir);
 }
+
+/* Probes that began on a server still working after --drain-timeout are
+ * named in the sentence, whatever the answer, and survive capacity.json. */
+TEST(capacity_answer_says_probes_met_a_backlog) {
+    capacity_answer a = searched();
+    const char *plain = round_trip(&a);
+    CHECK(strstr(plain, "drain") == NULL);
+    a.busy_probes = 2;
+    CHECK_STR(round_trip(&a),
+              "users start waiting at 23.4 req/s (95% CI 22.1-24.6): above it more than 1% of "
+              "requests miss TTFT <= 750 ms; 2 of 9 probes began on a server still working after "
+              "--drain-timeout: their verdicts met its backlog");
+    a.status = ANSWER_NOT_REACHED;
+    a.reached = 40;
+    CHECK(strstr(round_trip(&a), "; 2 of 9 probes began on a server still working") != NULL);
+}
