@@ -32,7 +32,6 @@
 
 #define MAX_RUNS_A_LEVEL 5 /* a boundary load is run at most this often */
 #define LEN_FACTOR 2.0     /* a full probe: 2 x wait budget / precision of arrivals, + the ramp */
-#define CONFIRM_FACTOR 3   /* the confirmation run: this many full probes' requests */
 #define MAX_CONFIRMS 3     /* confirmation runs at most (each failure sends the search below) */
 #define PLANNED_FULL 8     /* full probes a search is planned to need, for --max-time */
 #define IMPLICIT_BUDGET 10 /* no TTFT or E2E bound: a wait 10 x the first probe's TTFT */
@@ -69,7 +68,7 @@ enum { PROBE_FULL, PROBE_BRACKET, PROBE_CONFIRM };
 
 /* The requests of a probe at v: a full probe's arrivals last full_s (at
  * least goal_n requests), a bracketing one about BRACKET_S, the
- * confirmation CONFIRM_FACTOR full probes. */
+ * confirmation CAPACITY_CONFIRM_PROBES full probes. */
 static long probe_requests(const search *s, double v, int kind) {
     long full = s->goal_n;
     if (s->fixed_n)
@@ -77,7 +76,7 @@ static long probe_requests(const search *s, double v, int kind) {
     else if (!s->ps.by_concurrency && s->full_s > 0 && ceil(v * s->full_s) > (double)full)
         full = (long)fmin(ceil(v * s->full_s), 1e8);
     if (kind == PROBE_CONFIRM)
-        return CONFIRM_FACTOR * full;
+        return CAPACITY_CONFIRM_PROBES * full;
     if (kind == PROBE_BRACKET && !s->fixed_n) {
         long short_n = (long)ceil(BRACKET_S * v);
         return short_n < 10 ? 10 : short_n < full ? short_n : full;
@@ -101,12 +100,12 @@ static void plan_lengths(search *s) {
     s->need_s = LEN_FACTOR * b / 1000 / s->o->precision + ramp;
     double left = s->o->max_time_s - elapsed(s);
     s->full_s = s->need_s;
-    if (s->need_s * (PLANNED_FULL + CONFIRM_FACTOR) > left) {
-        s->full_s = fmax(left, 0) / (PLANNED_FULL + CONFIRM_FACTOR);
+    if (s->need_s * (PLANNED_FULL + CAPACITY_CONFIRM_PROBES) > left) {
+        s->full_s = fmax(left, 0) / (PLANNED_FULL + CAPACITY_CONFIRM_PROBES);
         s->upper_bound = !s->ps.by_concurrency && !s->fixed_n;
     }
     s->ps.wait_budget_ms = b;
-    s->ps.horizon_s = CONFIRM_FACTOR * s->need_s;
+    s->ps.horizon_s = CAPACITY_CONFIRM_PROBES * s->need_s;
     s->ps.keep_up_fails = !(slo->ttft_ms > 0 || slo->e2e_ms > 0);
 }
 
@@ -193,7 +192,7 @@ static int throughput_probe(search *s, char *err, int errlen) {
     return 1;
 }
 
-/* The search has found its answer: run it once more for CONFIRM_FACTOR
+/* The search has found its answer: run it once more for CAPACITY_CONFIRM_PROBES
  * full probes' worth of requests, unless the last confirmation was of this
  * answer already. 1 after a run (the next step judges what it changed),
  * 0 when there is nothing to confirm, or a probe's code. */

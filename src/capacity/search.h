@@ -20,6 +20,12 @@
 #include "run/run.h"
 #include "run/virtual_client.h"
 
+/* the confirmation run (--confirm on): this many full probes' requests
+ * (the help says it through CAPACITY_TEXT: one source for both) */
+#define CAPACITY_CONFIRM_PROBES 3
+#define CAPACITY_TEXT_(x) #x
+#define CAPACITY_TEXT(x) CAPACITY_TEXT_(x)
+
 typedef struct capacity_opts {
     run_opts run;   /* first: run's option rows apply to a capacity_opts as they are */
     const char *by; /* rate|concurrency */

@@ -117,7 +117,8 @@ static const opt_def capacity_options[] = {
      CAP(confirm_text),
      .choices = "on|off",
      .def = "on",
-     .help = "run the answer once more, 4 full probes long, before saying it"},
+     .help = "run the answer once more, " CAPACITY_TEXT(
+         CAPACITY_CONFIRM_PROBES) " full probes long, before saying it"},
     {.name = "virtual",
      .type = OPT_FLAG,
      CAP(virtual_time),
