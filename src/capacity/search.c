@@ -351,6 +351,17 @@ int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
         snprintf(err, errlen, "give --url URL or --sim \"ARGS\" (the simulator), one of them");
         return -1;
     }
+    /* a probe too short to hold one miss the goal allows passes at any
+     * load: the search would double to its ceiling and call it "not
+     * reached" */
+    long need = (long)ceil(1 / (1 - o->goal) - 1e-9);
+    if (o->run.have_requests && o->run.requests < need) {
+        snprintf(err, errlen,
+                 "--requests %lld: a probe needs at least %ld at --goal %g (1 / (1 - goal)), else "
+                 "one miss is more than the goal allows and none is all it can show",
+                 (long long)o->run.requests, need, o->goal);
+        return -1;
+    }
     run_opts r = o->run;
     if (!r.url)
         r.url = "http://127.0.0.1:1"; /* each probe's simulator has its own */

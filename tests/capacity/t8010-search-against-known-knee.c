@@ -197,6 +197,14 @@ TEST(capacity_bad_input_exits_2) {
     CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --url http://127.0.0.1:1", NULL), 2);
     CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --rate 3", NULL), 2); /* set by it */
     CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --goal 1.5", NULL), 2);
+    /* probes too short to hold one miss the goal allows */
+    char *out = NULL;
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --requests 1", &out), 2);
+    CHECK_MSG(strstr(out, "--requests 1: a probe needs at least 100 at --goal 0.99") &&
+                  count_of(out, "\n") == 1,
+              "%s", out);
+    free(out);
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --goal 0.9999 --requests 10", NULL), 2);
     snprintf(cmd, sizeof cmd, "capacity --slo ttft=1s --sim \"--no-such-flag\" --out %s/c", dir);
     CHECK_INT(servelab_cmd(cmd, NULL), 2); /* the simulator refuses its arguments */
     free(dir);
@@ -340,7 +348,7 @@ TEST(capacity_says_when_no_request_succeeds) {
     char *dir = temp_dir(), cmd[2048], *out = NULL;
     int port = server_proc_free_port();
     snprintf(cmd, sizeof cmd,
-             "capacity --url http://127.0.0.1:%d --slo ttft=1s --requests 10 --max-time 1s "
+             "capacity --url http://127.0.0.1:%d --slo ttft=1s --requests 100 --max-time 1s "
              "--no-sampling --quiet --out %s/c",
              port, dir);
     int code = servelab_cmd(cmd, &out);
