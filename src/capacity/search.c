@@ -362,6 +362,14 @@ int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
                  (long long)o->run.requests, need, o->goal);
         return -1;
     }
+    int by_users = o->by && !strcmp(o->by, "concurrency");
+    if (by_users ? o->start_concurrency > MAX_USERS : o->start_rate > MAX_RATE) {
+        snprintf(err, errlen, "--start-%s %g: above the most the search probes (%g)",
+                 by_users ? "concurrency" : "rate",
+                 by_users ? (double)o->start_concurrency : o->start_rate,
+                 by_users ? (double)MAX_USERS : MAX_RATE);
+        return -1;
+    }
     run_opts r = o->run;
     if (!r.url)
         r.url = "http://127.0.0.1:1"; /* each probe's simulator has its own */

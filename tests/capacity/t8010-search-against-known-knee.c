@@ -205,6 +205,12 @@ TEST(capacity_bad_input_exits_2) {
               "%s", out);
     free(out);
     CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --goal 0.9999 --requests 10", NULL), 2);
+    /* a start above the search's ceiling ran nothing and exited 0 */
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --start-rate 2000000", NULL), 2);
+    CHECK_INT(servelab_cmd("capacity --slo ttft=1s --sim x --by concurrency "
+                           "--start-concurrency 200000",
+                           NULL),
+              2);
     snprintf(cmd, sizeof cmd, "capacity --slo ttft=1s --sim \"--no-such-flag\" --out %s/c", dir);
     CHECK_INT(servelab_cmd(cmd, NULL), 2); /* the simulator refuses its arguments */
     free(dir);
