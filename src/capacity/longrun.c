@@ -100,8 +100,11 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
         int m = request_slo_misses(r, slo);
         if (!m)
             l->met++;
-        if (r->error != ERR_NONE && r->error != ERR_CANCELLED)
-            l->failed++;
+        if (r->error != ERR_NONE && r->error != ERR_CANCELLED) {
+            if (!l->failed++)
+                l->first_error = r->error;
+            continue; /* a failure is not a latency bound's miss */
+        }
         for (int b = 0; b < SLO_BOUNDS; b++)
             l->missed[b] += (m >> b) & 1;
     }
@@ -121,16 +124,28 @@ static void say(const longrun_opts *o, const longrun_level *l, int passed) {
            l->stopped ? ", stopped once it could not pass" : "", l->wall_s);
 }
 
-static int binding_of(const longrun_result *r) {
-    long by[SLO_BOUNDS] = {0};
+/* The bound most missed at the failing load, or ANSWER_FAILURES when more
+ * requests failed there than missed any bound (its error class into
+ * failure). */
+static int binding_of(longrun_result *r) {
+    long by[SLO_BOUNDS] = {0}, failed = 0;
+    int first_error = ERR_NONE;
     for (int i = 0; i < r->n_levels; i++)
-        if (r->levels[i].load == r->ans.fail_load)
+        if (r->levels[i].load == r->ans.fail_load) {
             for (int b = 0; b < SLO_BOUNDS; b++)
                 by[b] += r->levels[i].missed[b];
+            failed += r->levels[i].failed;
+            if (first_error == ERR_NONE)
+                first_error = r->levels[i].first_error;
+        }
     int best = -1;
     for (int b = 0; b < SLO_BOUNDS; b++)
         if (slo_bound_ms(&r->ans.slo, b) > 0 && (best < 0 || by[b] > by[best]))
             best = b;
+    if (failed > 0 && (best < 0 || failed >= by[best])) {
+        snprintf(r->ans.failure, sizeof r->ans.failure, "%s", err_class_name(first_error));
+        return ANSWER_FAILURES;
+    }
     return best < 0 ? 0 : best;
 }
 
@@ -207,7 +222,10 @@ outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, in
     }
     a->max = a->reached = lo;
     a->fail_load = hi;
-    a->lowest = r->n_levels ? r->levels[0].load : NAN;
+    a->lowest = NAN; /* the lowest load tried (the search may have halved below its start) */
+    for (int i = 0; i < r->n_levels; i++)
+        if (isnan(a->lowest) || r->levels[i].load < a->lowest)
+            a->lowest = r->levels[i].load;
     a->tries = r->n_levels;
     a->status = isnan(lo) ? ANSWER_MISSED_AT_LOWEST : isnan(hi) ? ANSWER_NOT_REACHED : ANSWER_FOUND;
     a->binding = binding_of(r);

@@ -35,7 +35,8 @@ typedef struct longrun_level {
     double load;
     long counted, met; /* the requests counted (after the warm-up) and those that met */
     long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (request_slo_misses) */
-    long failed;       /* of them, failed (never a latency) */
+    long failed;       /* of them, failed (never a latency; not in missed) */
+    int first_error;   /* the first failed one's error class (ERR_NONE: none) */
     int stopped;       /* the run was stopped once it could no longer pass */
     double wall_s;
 } longrun_level;

@@ -124,14 +124,14 @@ static void searched(const capacity_answer *a, char *buf, size_t n) {
 /* predict --capacity's sentence: loads in four digits, as the engine is
  * exact and not a measurement. */
 static void predicted(const capacity_answer *a, char *buf, size_t n) {
-    char bound[64];
+    char bound[256];
     const char *unit = a->by_concurrency ? "users" : "req/s";
-    slo_bound_human(&a->slo, a->binding, bound, sizeof bound);
+    binding_text(a, bound, sizeof bound); /* "miss TTFT <= ...", or "fail (http)" */
     double miss = 100 * (1 - a->goal);
     if (a->status == ANSWER_FOUND)
         snprintf(buf, n,
                  "long-run capacity: %.4g %s (it fails at %.4g): above it more than %.3g%% of "
-                 "requests miss %s (%d virtual runs of %ld requests, %.1f s)",
+                 "requests %s (%d virtual runs of %ld requests, %.1f s)",
                  a->max, unit, a->fail_load, miss, bound, a->tries, a->requests_a_run, a->wall_s);
     else if (a->status == ANSWER_NOT_REACHED)
         snprintf(buf, n,
@@ -141,7 +141,7 @@ static void predicted(const capacity_answer *a, char *buf, size_t n) {
     else
         snprintf(buf, n,
                  "already missed at the lowest load: at %.4g %s more than %.3g%% of requests "
-                 "miss %s",
+                 "%s",
                  a->lowest, unit, miss, bound);
 }
 

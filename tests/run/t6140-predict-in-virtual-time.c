@@ -184,3 +184,39 @@ TEST(predict_capacity_of_the_md8_queue) {
     CHECK_MSG(one >= 13.6 && one <= 14.3, "TTFT <= 1 s: %.3f req/s", one);
     free(dir);
 }
+
+/* When no load passes because requests fail (prompts longer than the
+ * context: HTTP 400 at every load), predict --capacity says they fail, not
+ * that they miss a latency bound, and names the lowest load it tried (it
+ * halves below its start), not its start. */
+TEST(predict_capacity_names_failures_and_the_lowest_load_tried) {
+    char *dir = temp_dir(), cmd[1024], *out;
+    snprintf(cmd, sizeof cmd,
+             "predict --max-model-len 1024 --capacity --slo ttft=500ms --capacity-requests 2000 "
+             "--quiet --out %s/c",
+             dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "exit %d: %s", code, out);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/c/capacity.json", dir);
+    json_error_t je;
+    json_t *j = json_load_file(p, 0, &je);
+    CHECK(j != NULL);
+    CHECK_STR(json_string_value(json_object_get(j, "binding")), "failures");
+    double lowest = json_number_value(json_object_get(j, "lowest_load")), least = INFINITY;
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(j, "levels"), i, l) {
+        double load = json_number_value(json_object_get(l, "load"));
+        least = load < least ? load : least;
+        CHECK(json_integer_value(json_object_get(l, "failed")) > 0);
+    }
+    CHECK_MSG(lowest == least && lowest < 1, "lowest_load %g, least tried %g", lowest, least);
+    const char *said = json_string_value(json_object_get(j, "sentence"));
+    CHECK_MSG(said && strstr(said, "requests fail (http)") && !strstr(said, "miss TTFT") &&
+                  !strstr(said, "at 1 req/s"),
+              "%s", said ? said : "(none)");
+    CHECK_MSG(strstr(out, said) != NULL, "stdout does not say it: %s", out);
+    json_decref(j);
+    free(out);
+}
