@@ -86,6 +86,7 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
     ro.watch = &rw;
     memset(l, 0, sizeof *l);
     l->load = load;
+    l->scheduled = n;
     double t0 = mono_us() / 1e6;
     run_rows rows;
     outcome done = run_predict_rows(&ro, &rows, err, errlen);
@@ -227,6 +228,12 @@ outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, in
         if (isnan(a->lowest) || r->levels[i].load < a->lowest)
             a->lowest = r->levels[i].load;
     a->tries = r->n_levels;
+    /* the runs the answer rests on (those at lo and hi) say how many
+     * requests a run had: a low rate's run is cut to a week of arrivals */
+    for (int i = 0; i < r->n_levels; i++)
+        if ((r->levels[i].load == lo || r->levels[i].load == hi) &&
+            r->levels[i].scheduled < a->requests_a_run)
+            a->requests_a_run = r->levels[i].scheduled;
     a->status = isnan(lo) ? ANSWER_MISSED_AT_LOWEST : isnan(hi) ? ANSWER_NOT_REACHED : ANSWER_FOUND;
     a->binding = binding_of(r);
     return OUTCOME_OK;
@@ -249,8 +256,9 @@ int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *
     for (int i = 0; i < r->n_levels; i++) {
         const longrun_level *l = &r->levels[i];
         json_array_append_new(
-            levels, json_pack("{s:f,s:I,s:I,s:f,s:I,s:b,s:b,s:f}", "load", l->load, "counted",
-                              (json_int_t)l->counted, "met", (json_int_t)l->met, "met_share",
+            levels, json_pack("{s:f,s:I,s:I,s:I,s:f,s:I,s:b,s:b,s:f}", "load", l->load, "scheduled",
+                              (json_int_t)l->scheduled, "counted", (json_int_t)l->counted, "met",
+                              (json_int_t)l->met, "met_share",
                               l->counted ? (double)l->met / (double)l->counted : 0.0, "failed",
                               (json_int_t)l->failed, "stopped", l->stopped, "passed",
                               level_passed(o, l), "wall_s", l->wall_s));

@@ -33,6 +33,7 @@ typedef struct longrun_opts {
 
 typedef struct longrun_level {
     double load;
+    long scheduled;    /* its requests (fewer than asked at a low rate: a week at most) */
     long counted, met; /* the requests counted (after the warm-up) and those that met */
     long missed[4];    /* of them, missed ttft, tpot, e2e, ttfa (request_slo_misses) */
     long failed;       /* of them, failed (never a latency; not in missed) */

@@ -220,3 +220,39 @@ TEST(predict_capacity_names_failures_and_the_lowest_load_tried) {
     json_decref(j);
     free(out);
 }
+
+/* A low rate's virtual run is cut to a week of arrivals: the sentence
+ * gives the requests of the runs the answer rests on, not
+ * --capacity-requests. */
+TEST(predict_capacity_says_how_many_requests_its_answer_rests_on) {
+    char *dir = temp_dir(), cmd[1024], *out;
+    snprintf(cmd, sizeof cmd,
+             "predict --max-num-seqs 8 --decode-base-ms 1000 --capacity --slo ttft=60s --quiet "
+             "--out %s/c",
+             dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 0);
+    char p[1200];
+    snprintf(p, sizeof p, "%s/c/capacity.json", dir);
+    json_error_t je;
+    json_t *j = json_load_file(p, 0, &je);
+    CHECK(j != NULL);
+    double lo = json_number_value(json_object_get(j, "max_rate_rps"));
+    double hi = json_number_value(json_object_get(j, "fail_rate_rps"));
+    long fewest = -1;
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(j, "levels"), i, l) {
+        double load = json_number_value(json_object_get(l, "load"));
+        long n = (long)json_integer_value(json_object_get(l, "scheduled"));
+        if ((load == lo || load == hi) && (fewest < 0 || n < fewest))
+            fewest = n;
+    }
+    CHECK_MSG(fewest > 0 && fewest < 200000, "fewest %ld", fewest);
+    CHECK_INT(json_integer_value(json_object_get(j, "requests_a_run")), fewest);
+    char want[64];
+    snprintf(want, sizeof want, "virtual runs of %ld requests", fewest);
+    const char *said = json_string_value(json_object_get(j, "sentence"));
+    CHECK_MSG(said && strstr(said, want), "%s", said ? said : "(none)");
+    json_decref(j);
+    free(out);
+}
