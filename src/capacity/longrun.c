@@ -9,6 +9,7 @@
 #include "common/files.h"
 #include "common/stop.h"
 #include "common/util.h"
+#include "rundir/rundir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -237,6 +238,29 @@ outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, in
     a->status = isnan(lo) ? ANSWER_MISSED_AT_LOWEST : isnan(hi) ? ANSWER_NOT_REACHED : ANSWER_FOUND;
     a->binding = binding_of(r);
     return OUTCOME_OK;
+}
+
+int longrun_out_check(const char *dir, int force, char *err, int errlen) {
+    char names[256] = "", path[4200];
+    if (rundir_holds(dir, names, sizeof names) & RUNDIR_MARKS) {
+        snprintf(err, errlen,
+                 "--out %s holds a run (%s): a predicted capacity there would be read as the "
+                 "run's; give another --out",
+                 dir, names[0] ? names : "a sweep's files");
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/campaign.json", dir);
+    if (access(path, F_OK) == 0) {
+        snprintf(err, errlen, "--out %s holds a campaign (campaign.json); give another --out", dir);
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/capacity.json", dir);
+    if (!force && access(path, F_OK) == 0) {
+        snprintf(err, errlen, "--out %s already holds capacity.json: add --force to replace it",
+                 dir);
+        return -1;
+    }
+    return 0;
 }
 
 int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,

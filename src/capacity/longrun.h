@@ -54,6 +54,10 @@ typedef struct longrun_result {
  * says what), OUTCOME_FAILED when a run could not be made, OUTCOME_STOPPED
  * by a signal. */
 outcome longrun_capacity(const longrun_opts *o, longrun_result *r, char *err, int errlen);
+/* Before the search: --out DIR may not hold a run or a campaign (a
+ * report of it would open with the engine's answer as theirs), nor
+ * capacity.json unless force. 0, or -1 with err. */
+int longrun_out_check(const char *dir, int force, char *err, int errlen);
 /* DIR/capacity.json (capacity.json's keys, with "predicted": true and every
  * level); an existing one only with force. 0, or -1 with err. */
 int longrun_write(const char *dir, const longrun_opts *o, const longrun_result *r, int force,

@@ -221,6 +221,8 @@ static int predict_capacity(const predict_opts *o, const virtual_target *vt) {
                        .requests = (long)o->capacity_requests,
                        .progress = o->run.quiet ? NULL : cli_notices()}; /* each load tried */
     char err[1024];
+    if (o->run.out && longrun_out_check(o->run.out, o->run.force, err, sizeof err))
+        return cli_fail(&cmd_predict, "%s", err); /* before the search, not after it */
     longrun_result r;
     outcome got = longrun_capacity(&lo, &r, err, sizeof err);
     if (got == OUTCOME_BAD_INPUT)

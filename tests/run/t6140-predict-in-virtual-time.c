@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* 8 slots x 50 tokens x 10 ms: at most 16 requests/s */
 #define MD8_ENGINE                                                                                 \
@@ -255,4 +256,30 @@ TEST(predict_capacity_says_how_many_requests_its_answer_rests_on) {
     CHECK_MSG(said && strstr(said, want), "%s", said ? said : "(none)");
     json_decref(j);
     free(out);
+}
+
+/* predict --capacity --out refuses, before its search, a folder that holds
+ * a run (a report of it would open with the engine's answer as the run's)
+ * and, without --force, one that holds an earlier capacity.json. */
+TEST(predict_capacity_out_refused_before_the_search) {
+    char *dir = temp_dir(), cmd[1024], *out, p[1200];
+    snprintf(cmd, sizeof cmd, "predict --requests 20 --quiet --out %s/run", dir);
+    servelab_ok(cmd);
+    snprintf(cmd, sizeof cmd,
+             "predict --capacity --slo ttft=1s --capacity-requests 2000 --quiet --out %s/run", dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(strstr(out, "holds a run (requests.csv") && count_of(out, "\n") == 1, "%s", out);
+    free(out);
+    snprintf(p, sizeof p, "%s/run/capacity.json", dir);
+    CHECK(access(p, F_OK) != 0);
+    snprintf(cmd, sizeof cmd,
+             "predict --capacity --slo ttft=1s --capacity-requests 2000 --quiet --out %s/c", dir);
+    CHECK_INT(servelab_cmd(cmd, NULL), 0);
+    CHECK_INT(servelab_cmd(cmd, &out), 2); /* not exit 1 after a whole search */
+    CHECK_MSG(strstr(out, "already holds capacity.json: add --force") && !strstr(out, "long-run"),
+              "%s", out);
+    free(out);
+    char force[1100];
+    snprintf(force, sizeof force, "%s --force", cmd);
+    CHECK_INT(servelab_cmd(force, NULL), 0);
 }
