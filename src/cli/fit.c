@@ -4,9 +4,11 @@
  * `predict --profile-file` read. */
 #include "cli/commands.h"
 #include "fit/fit.h"
+#include "rundir/rundir.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct fit_cli {
@@ -57,6 +59,22 @@ static int fit_main(int argc, char **argv) {
     if (!o.force && access(o.out, F_OK) == 0) {
         opt_args_free(&args);
         return cli_fail(&cmd_fit, "--out %s exists (give --force to replace it)", o.out);
+    }
+    /* a file in a run's directory is the run's (its rows, maybe this fit's
+     * own input): not with --force either */
+    char where[4096], names[256] = "";
+    snprintf(where, sizeof where, "%s", o.out);
+    char *slash = strrchr(where, '/');
+    if (!slash)
+        snprintf(where, sizeof where, ".");
+    else
+        slash[slash == where] = 0; /* "/x" keeps "/" */
+    if (rundir_holds(where, names, sizeof names) &
+        (RUNDIR_REQUESTS | RUNDIR_CHUNKS | RUNDIR_META)) {
+        opt_args_free(&args);
+        return cli_fail(&cmd_fit,
+                        "--out %s is in a run's directory (%s holds %s): give a file elsewhere",
+                        o.out, where, names);
     }
     char err[2048];
     fit_run *runs;

@@ -389,6 +389,27 @@ static void read_meta(fit_run *run) {
     json_decref(m);
 }
 
+/* One run reached twice (named twice, or through a link) would count its
+ * rows twice: -1 with both names. */
+static int same_run_twice(char *const *dirs, int n, char *err, size_t errlen) {
+    struct stat *st = xcalloc((size_t)n, sizeof *st);
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (stat(dirs[i], &st[i]))
+            continue;
+        for (int k = 0; k < i && !rc; k++)
+            if (st[k].st_dev == st[i].st_dev && st[k].st_ino == st[i].st_ino) {
+                snprintf(err, errlen,
+                         "%s and %s are the same run (given twice, or reached through a link): "
+                         "its rows would count twice",
+                         dirs[k], dirs[i]);
+                rc = -1;
+            }
+    }
+    free(st);
+    return rc;
+}
+
 int fit_load(char *const *paths, int n_paths, fit_run **out, int *n_out, char *err, size_t errlen) {
     char **dirs = NULL;
     int n = 0, cap = 0;
@@ -409,6 +430,12 @@ int fit_load(char *const *paths, int n_paths, fit_run **out, int *n_out, char *e
             free(dirs);
             return -1;
         }
+    }
+    if (same_run_twice(dirs, n, err, errlen)) {
+        for (int k = 0; k < n; k++)
+            free(dirs[k]);
+        free(dirs);
+        return -1;
     }
     fit_run *runs = xcalloc((size_t)n, sizeof *runs);
     int rc = 0;

@@ -329,6 +329,49 @@ static void put_yaml(strbuf *b, json_t *v, int indent) {
     }
 }
 
+/* The file written whole or not at all: to PATH.tmp-PID first, every byte
+ * checked, then renamed over PATH, so a full disk or a signal leaves the
+ * earlier profile as it was. 0, or -1 with why. */
+static int write_whole(const char *path, const char *text, size_t n, int force, char *err,
+                       int errlen) {
+    if (!force && access(path, F_OK) == 0) {
+        snprintf(err, errlen, "%s: %s (give --force to replace it)", path, strerror(EEXIST));
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t done = 0;
+    int why = 0;
+    while (done < n) {
+        ssize_t w = write(fd, text + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            why = w < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (!why && fsync(fd))
+        why = errno;
+    if (close(fd) && !why)
+        why = errno;
+    if (!why && rename(tmp, path))
+        why = errno;
+    if (why) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: cannot write: %s (an earlier file there is kept)", path,
+                 strerror(why));
+        return -1;
+    }
+    return 0;
+}
+
 int profile_file_write(const char *path, const profile_doc *d, int force, char *err,
                        size_t errlen) {
     const engine_params *e = &d->engine;
@@ -387,20 +430,7 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
         sb_printf(&b, "fit:");
         put_yaml(&b, d->fit, 2);
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | (force ? 0 : O_EXCL), 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
-                 errno == EEXIST ? " (give --force to replace it)" : "");
-        sb_free(&b);
-        return -1;
-    }
-    int ok = b.n == 0 || write(fd, b.s, b.n) == (ssize_t)b.n;
-    if (close(fd))
-        ok = 0;
+    int rc = write_whole(path, b.s, b.n, force, err, errlen);
     sb_free(&b);
-    if (!ok) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return rc;
 }
