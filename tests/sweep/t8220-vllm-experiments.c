@@ -46,7 +46,7 @@ static int rehearse(const char *name, int *ok) {
         CHECK_MSG(code == exit_code, name ": sweep exit %d", code);                                \
         CHECK_INT(ok, runs);                                                                       \
     }
-REHEARSAL(load, "load", 5, 0)
+REHEARSAL(load, "load", 10, 0) /* 5 runs x 2 repetitions */
 REHEARSAL(kv_pressure, "kv-pressure", 4, 0)
 REHEARSAL(prefix, "prefix", 2, 0)
 REHEARSAL(slots, "slots", 5, 0)
