@@ -40,6 +40,38 @@ int write_json_atomic(const char *dir, const char *name, json_t *obj) {
     return rename(tmp, path);
 }
 
+int write_bytes_atomic(const char *path, const char *data, size_t n) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    size_t done = 0;
+    int why = 0;
+    while (done < n) {
+        ssize_t w = write(fd, data + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            why = w < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (!why && fsync(fd))
+        why = errno;
+    if (close(fd) && !why)
+        why = errno;
+    if (!why && rename(tmp, path))
+        why = errno;
+    if (why) {
+        unlink(tmp);
+        errno = why;
+        return -1;
+    }
+    return 0;
+}
+
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st;
     (void)flag;

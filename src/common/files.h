@@ -17,6 +17,11 @@ int mkdir_p(const char *path);
  * significant digits (241.812, not 241.81200000000172: no figure servelab
  * measures means more); 0 or -1 with errno. */
 int write_json_atomic(const char *dir, const char *name, json_t *obj);
+/* The n bytes of data as the file at path, whole or not at all: written to
+ * PATH.tmp-PID, every byte checked (a full disk is ENOSPC, not a short
+ * file), synced, and renamed over path, so an earlier file there is kept
+ * when it fails. 0, or -1 with errno. */
+int write_bytes_atomic(const char *path, const char *data, size_t n);
 
 /* The longest output directory servelab takes: file names are added to it
  * in buffers of PATH_MAX (4096) bytes, so a longer one would be cut short

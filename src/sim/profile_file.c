@@ -329,49 +329,6 @@ static void put_yaml(strbuf *b, json_t *v, int indent) {
     }
 }
 
-/* The file written whole or not at all: to PATH.tmp-PID first, every byte
- * checked, then renamed over PATH, so a full disk or a signal leaves the
- * earlier profile as it was. 0, or -1 with why. */
-static int write_whole(const char *path, const char *text, size_t n, int force, char *err,
-                       int errlen) {
-    if (!force && access(path, F_OK) == 0) {
-        snprintf(err, errlen, "%s: %s (give --force to replace it)", path, strerror(EEXIST));
-        return -1;
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t done = 0;
-    int why = 0;
-    while (done < n) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            why = w < 0 ? errno : ENOSPC;
-            break;
-        }
-        done += (size_t)w;
-    }
-    if (!why && fsync(fd))
-        why = errno;
-    if (close(fd) && !why)
-        why = errno;
-    if (!why && rename(tmp, path))
-        why = errno;
-    if (why) {
-        unlink(tmp);
-        snprintf(err, errlen, "%s: cannot write: %s (an earlier file there is kept)", path,
-                 strerror(why));
-        return -1;
-    }
-    return 0;
-}
-
 int profile_file_write(const char *path, const profile_doc *d, int force, char *err,
                        size_t errlen) {
     const engine_params *e = &d->engine;
@@ -430,7 +387,16 @@ int profile_file_write(const char *path, const profile_doc *d, int force, char *
         sb_printf(&b, "fit:");
         put_yaml(&b, d->fit, 2);
     }
-    int rc = write_whole(path, b.s, b.n, force, err, errlen);
+    /* whole or not at all: a full disk keeps the earlier profile */
+    int rc = 0;
+    if (!force && access(path, F_OK) == 0) {
+        snprintf(err, errlen, "%s: %s (give --force to replace it)", path, strerror(EEXIST));
+        rc = -1;
+    } else if (write_bytes_atomic(path, b.s, b.n)) {
+        snprintf(err, errlen, "%s: cannot write: %s (an earlier file there is kept)", path,
+                 strerror(errno));
+        rc = -1;
+    }
     sb_free(&b);
     return rc;
 }
