@@ -115,17 +115,14 @@ void search_answer_warn(const search *s, const capacity_answer *a) {
                "capacity: in %d of %d probes the client was not within 1 ms (each probe's "
                "summary.json says how; servelab calibrate tells this machine's limits)",
                flagged, s->n);
-    int busy = 0;
     double waited = 0;
-    for (int i = 0; i < s->n; i++) {
-        busy += s->probes[i].drain.state == DRAIN_BUSY;
+    for (int i = 0; i < s->n; i++)
         waited += s->probes[i].drain.waited_s;
-    }
-    if (busy) /* the sentence says it too */
+    if (a->busy_probes) /* the sentence says it too */
         notice(s->o->notices, NOTICE_WARNING,
                "capacity: before %d of %d probes the server was still working after "
                "--drain-timeout %.0f s (its /metrics: requests running or waiting)",
-               busy, s->n, s->o->drain_max_s);
+               a->busy_probes, s->n, s->o->drain_max_s);
     else if (waited >= 1 && !s->o->run.quiet)
         notice(s->o->notices, NOTICE_INFO,
                "capacity: the probes waited %.1f s in all for the server to be idle first", waited);
