@@ -67,6 +67,7 @@ static json_t *keep_up_json(const probe *p) {
 static json_t *probe_json(const probe *p) {
     json_t *j = probe_core_json(p);
     json_object_set_new(j, "confirmation", json_boolean(p->confirm));
+    json_object_set_new(j, "lagged", json_boolean(p->lagged));
     json_object_set_new(j, "duration_s", num_or_null(p->duration_s));
     json_object_set_new(j, "keep_up", keep_up_json(p));
     json_object_set_new(j, "failed", failed_json(p));

@@ -81,17 +81,15 @@ static double misses_in_one_slice(const req_rec *r, size_t n, double last_due,
 
 /* The probe's batches for its level (search.c): a run that went the whole
  * way in MISS_BATCHES slices of its arrival time, each its requests and
- * misses; a run stopped as lost as one batch of every request it planned,
- * the unfinished ones counted as met (the least it missed: it was stopped
- * just after a burst of misses, and its finished requests alone would
- * overstate them). */
+ * misses; a run stopped as lost as one batch of the requests whose verdict
+ * it shows (those cut short with no verdict yet are left out). */
 static void batch_counts(const req_rec *r, size_t n, double last_due, const slo_spec *slo,
                          probe *p) {
     memset(p->batch_n, 0, sizeof p->batch_n);
     memset(p->batch_missed, 0, sizeof p->batch_missed);
     if (p->stopped) {
         p->n_batches = 1;
-        p->batch_n[0] = p->requests;
+        p->batch_n[0] = p->requests - p->unfinished;
         p->batch_missed[0] = p->requests - p->met - p->unfinished;
         return;
     }
@@ -131,8 +129,22 @@ static long peak_in_flight(const run_rows *rows) {
     return most;
 }
 
-/* The rows judged: met, missed by bound, cancelled; and the figures at
- * this load. */
+/* A request the stop cut short: 1 when what it shows already misses the
+ * SLO (it waited past the TTFT, TTFA or E2E bound, or its first token came
+ * late), 0 when its verdict is unknown. */
+static int cut_short_missed(const req_rec *r, const slo_spec *slo) {
+    if (isnan(r->sent_ms) || isnan(r->end_ms))
+        return 0; /* never sent: it shows nothing */
+    double waited = r->end_ms - r->sent_ms;
+    if (slo->e2e_ms > 0 && waited > slo->e2e_ms)
+        return 1;
+    if (slo->ttft_ms > 0 && (isnan(r->first_ms) ? waited : r->first_ms - r->sent_ms) > slo->ttft_ms)
+        return 1;
+    return slo->ttfa_ms > 0 && isnan(request_answer_ms(r)) && waited > slo->ttfa_ms;
+}
+
+/* The rows judged: met, missed by bound, cut short with no verdict; and
+ * the figures at this load. */
 static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms, probe *p,
                  char *err, int errlen) {
     run_rows rows = {0};
@@ -150,7 +162,7 @@ static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms
         int m = request_slo_misses(r, &ps->slo);
         if (!m)
             p->met++;
-        else if (r->error == ERR_CANCELLED && p->stopped)
+        else if (r->error == ERR_CANCELLED && p->stopped && !cut_short_missed(r, &ps->slo))
             p->unfinished++;
         if (r->error != ERR_NONE)
             p->failed[r->error]++;
@@ -228,15 +240,15 @@ static void name_dir(const probe_setup *ps, int number, double value, long users
         snprintf(p->dir, sizeof p->dir, "probe-%02d-%.4grps", number, value);
 }
 
-/* The verdict from the counts: the share, its interval, passed. */
+/* The verdict from the counts: the share of the requests whose verdict
+ * it shows, its interval, passed. */
 static void verdict(const probe_setup *ps, probe *p) {
-    double n = p->requests > 0 ? (double)p->requests : 1;
-    double lo, hi, lo2, hi2;
-    wilson_interval((double)p->met, n, BINOMIAL_Z95, &lo, &hi);
-    wilson_interval((double)(p->met + p->unfinished), n, BINOMIAL_Z95, &lo2, &hi2);
-    p->ci_low = lo;
-    p->ci_high = hi2;
-    p->passed = !p->stopped && !p->not_steady && p->requests > 0 && (double)p->met >= ps->goal * n;
+    double shown = (double)(p->requests - p->unfinished);
+    wilson_interval((double)p->met, shown > 0 ? shown : 1, BINOMIAL_Z95, &p->ci_low, &p->ci_high);
+    if (!(shown > 0))
+        p->ci_low = 0, p->ci_high = 1; /* it shows nothing */
+    p->passed = !p->stopped && !p->not_steady && p->requests > 0 &&
+                (double)p->met >= ps->goal * (double)p->requests;
 }
 
 int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, int errlen) {
@@ -258,8 +270,12 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     double t0 = mono_us() / 1e6;
     server_proc sim = {0};
     const char *url = ps->base->url;
+    /* the simulator's seed is the probe's, so that repeats at one load are
+     * fresh evidence and not the same run counted again */
+    char seed_arg[48];
+    snprintf(seed_arg, sizeof seed_arg, "--seed %lld", (long long)sp->seed);
     if (ps->sim_args && !ps->vt) {
-        if (sim_proc_start(&sim, ps->self, NULL, ps->sim_args, dir, "", err, errlen)) {
+        if (sim_proc_start(&sim, ps->self, NULL, ps->sim_args, dir, seed_arg, err, errlen)) {
             server_proc_stop(&sim, 0);
             return 1;
         }
@@ -287,7 +303,12 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     run_opts ro;
     probe_options(ps, sp, url, dir, &ro);
     ro.watch = sp->max_users ? NULL : &sat.watch; /* the throughput probe is meant to fall behind */
-    ro.predict = ps->vt;
+    virtual_target vt;
+    if (ps->vt) {
+        vt = *ps->vt;
+        vt.seed = vt.engine.seed = (uint64_t)sp->seed;
+        ro.predict = &vt;
+    }
     if (ps->sim_args && !ps->vt)
         ro.server_pid = (int)sim.pid; /* its process tree into server_proc.csv */
     json_t *extra = json_pack("{s:{s:i,s:f,s:b}}", "capacity_probe", "number", number, "value",

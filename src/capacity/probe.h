@@ -42,7 +42,7 @@ typedef struct probe {
     int64_t seed;
     long requests;          /* scheduled */
     long met;               /* met the SLO */
-    long unfinished;        /* cancelled when the probe was stopped early */
+    long unfinished;        /* cut short by an early stop with no verdict yet (not counted) */
     long missed[4];         /* requests that missed ttft, tpot, e2e, ttfa (request_slo_misses) */
     long failed[ERR_COUNT]; /* requests that failed, by error class (cancelled: cut short) */
     int stopped;            /* saturation.h: SAT_NONE, SAT_CERTAIN, SAT_GROWING */
@@ -61,9 +61,10 @@ typedef struct probe {
     double wall_s;
     double goodput_rps, output_tokens_per_s, in_flight; /* in flight: the time average */
     long peak_in_flight;                                /* and the most at once */
-    double ci_low, ci_high; /* Wilson 95% of the share met (unfinished as missed / as met) */
+    double ci_low, ci_high; /* Wilson 95% of the share met of those with a verdict */
     int passed;             /* met/requests >= goal, not stopped, and steady */
     int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
+    int lagged;             /* failed while flagged: run again, and not counted (search.c) */
     drain_result drain;     /* the wait for an idle server before it (drain.h) */
 } probe;
 

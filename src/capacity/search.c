@@ -40,6 +40,7 @@
 #define BRACKET_S 5.0 /* a bracketing probe: about 5 s of arrivals (or rounds of users) */
 #define MAX_RATE 1e6
 #define MAX_USERS 100000
+#define MAX_LAG_REPEATS 3 /* probes run again because the client lagged, at most */
 
 static int narrow(const search *s) {
     if (s->ps.by_concurrency && s->hi - s->lo <= 1)
@@ -126,6 +127,23 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
     s->last_code = code;
     if (code)
         return code;
+    s->virtual_s += isfinite(p->duration_s) ? p->duration_s : 0;
+    if (p->client_flagged && !p->passed && s->lag_repeats < MAX_LAG_REPEATS) {
+        /* a client (or host) that fell behind measured itself: the load
+         * is run again rather than failed */
+        p->lagged = 1;
+        s->lag_repeats++;
+        s->n++;
+        if (!s->o->run.quiet)
+            notice(s->o->notices, NOTICE_PROGRESS,
+                   "capacity: probe %d at %g %s failed while the client lagged (its summary.json's "
+                   "client): not counted, run again (%.1f s)",
+                   s->n, v, s->ps.by_concurrency ? "users" : "req/s", p->wall_s);
+        search_answer_write(s);
+        if (s->n == 1)
+            plan_lengths(s);
+        return stop_signal() ? 0 : probe_at(s, v, kind, err, errlen);
+    }
     if (kind == PROBE_CONFIRM) {
         /* with a stable queue: misses near the allowance that came mostly in
          * one burst are a queue that builds now and then, and the long run
@@ -180,6 +198,7 @@ static int throughput_probe(search *s, char *err, int errlen) {
     s->last_code = code;
     if (code)
         return -1;
+    s->virtual_s += isfinite(p->duration_s) ? p->duration_s : 0;
     s->tp_at = s->n++;
     if (!s->o->run.quiet)
         notice(s->o->notices, NOTICE_PROGRESS,
@@ -211,8 +230,9 @@ static int confirm_answer(search *s, char *err, int errlen) {
 static int confirm_end(const search *s, int upper, double *v) {
     int k, found = 0;
     double bound;
-    if (upper && search_verdict_bound(s, &bound) && bound == s->hi)
-        return 0; /* the upper end is the server's throughput: clear */
+    tp_says t;
+    if (upper && search_verdict_throughput(s, &t) && (t.point == s->hi || t.clear == s->hi))
+        return 0; /* hi is the server's throughput: the upper end is its bound, clear */
     double *all = search_verdict_loads(s, &k);
     double cap = search_verdict_low_end_cap(s);
     double below = NAN; /* the highest load probed at or under cap */

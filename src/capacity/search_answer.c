@@ -58,6 +58,9 @@ void search_answer_fill(const search *s, capacity_result *r) {
         a->full_s = (double)s->o->run.requests / s->lo;
         a->upper_bound = a->full_s < s->need_s;
     }
+    tp_says t; /* an answer under what the server surely completes is no overload */
+    if (a->upper_bound && search_verdict_throughput(s, &t) && s->lo < t.low)
+        a->upper_bound = 0;
     a->precision = s->o->precision;
     r->tp_probe = s->tp_at;
     r->tp_used = search_verdict_bound(s, &r->tp_bound);
@@ -72,21 +75,18 @@ static json_t *levels_json(const search *s) {
     json_t *arr = json_array();
     for (int j = 0; j < k; j++) {
         level l = search_verdict_level(s, all[j]);
-        /* the unfinished requests of a stopped probe as missed for the
-         * lower end and as met for the upper (as clear_pass/clear_fail) */
-        double lo, hi, unused;
-        wilson_interval(l.met_lo / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &unused);
-        wilson_interval(l.met_hi / l.deff, l.n / l.deff, BINOMIAL_Z95, &unused, &hi);
+        double lo, hi; /* as clear_pass and clear_fail judge it */
+        wilson_interval(l.met / l.deff, l.n / l.deff, BINOMIAL_Z95, &lo, &hi);
         const char *verdict = search_verdict_end_fail(s, &l)   ? "clear_fail"
                               : search_verdict_end_pass(s, &l) ? "clear_pass"
                               : search_verdict_passed(s, &l)   ? "passed"
                                                                : "failed";
-        json_array_append_new(arr, json_pack("{s:f,s:i,s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:s}", "load",
-                                             all[j], "runs", l.runs, "requests", (json_int_t)l.n,
-                                             "met", (json_int_t)l.met_lo, "met_share",
-                                             l.n > 0 ? l.met_hi / l.n : 0.0, "design_effect",
-                                             l.deff, "ci_low", lo, "ci_high", hi, "drifting",
-                                             l.drifting, "verdict", verdict));
+        json_array_append_new(arr,
+                              json_pack("{s:f,s:i,s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:s}", "load", all[j],
+                                        "runs", l.runs, "requests", (json_int_t)l.n, "met",
+                                        (json_int_t)l.met, "met_share", l.n > 0 ? l.met / l.n : 0.0,
+                                        "design_effect", l.deff, "ci_low", lo, "ci_high", hi,
+                                        "drifting", l.drifting, "verdict", verdict));
     }
     free(all);
     return arr;
@@ -113,8 +113,9 @@ void search_answer_warn(const search *s, const capacity_answer *a) {
     if (flagged)
         notice(s->o->notices, NOTICE_WARNING,
                "capacity: in %d of %d probes the client was not within 1 ms (each probe's "
-               "summary.json says how; servelab calibrate tells this machine's limits)",
-               flagged, s->n);
+               "summary.json says how; servelab calibrate tells this machine's limits); %d failed "
+               "so and were run again, not counted",
+               flagged, s->n, s->lag_repeats);
     double waited = 0;
     for (int i = 0; i < s->n; i++)
         waited += s->probes[i].drain.waited_s;

@@ -34,13 +34,15 @@ typedef struct search {
     double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
     int stopped_by_time;
     int lock_fd;
-    int last_code; /* the last probe's (probe.h) */
+    int last_code;    /* the last probe's (probe.h) */
+    double virtual_s; /* --virtual: the probes' time so far, in virtual time */
+    int lag_repeats;  /* probes run again because the client lagged */
 } search;
 
 /* The probes at one load, pooled (search_verdict.c). */
 typedef struct level {
-    double met_lo, met_hi, n; /* unfinished counted as missed / as met */
-    double deff;              /* design effect of the runs' spread (binomial.h), >= 1 */
+    double met, n; /* of the requests whose verdict the runs show */
+    double deff;   /* design effect of the runs' spread (binomial.h), >= 1 */
     int growing, runs;
     int confirm_failed; /* a confirmation run here failed: the level fails (its point verdict) */
     int certain;        /* runs stopped as certain to fail (saturation.h) */
@@ -48,16 +50,21 @@ typedef struct level {
 } level;
 
 /* Probe i's load: its rate or users; NAN for the throughput probe, which is
- * no load of the search. */
+ * no load of the search, and for a probe run again because the client
+ * lagged. */
 static inline double value_of(const search *s, int i) {
     const probe *p = &s->probes[i];
-    if (p->max_users)
+    if (p->max_users || p->lagged)
         return NAN;
     return s->ps.by_concurrency ? (double)p->concurrency : p->rate_rps;
 }
 
-/* Seconds since the search started. */
+/* Seconds since the search started: with --virtual, the probes' own time
+ * (what the search would take against the simulator), which is what
+ * --max-time bounds there. */
 static inline double elapsed(const search *s) {
+    if (s->o->vt)
+        return s->virtual_s;
     return mono_us() / 1e6 - s->t0;
 }
 
@@ -73,8 +80,14 @@ int search_verdict_clear_fail(const search *s, const level *l);
 /* Clear enough to be an end of the interval, from enough runs. */
 int search_verdict_end_pass(const search *s, const level *l);
 int search_verdict_end_fail(const search *s, const level *l);
-/* The throughput probe's bound on the loads that can pass: 1 with *bound,
- * or 0. */
+/* What the throughput probe says of the loads (search_verdict.c): every
+ * load at or above `clear` fails clearly; hi is at most `point`; a load
+ * under `low` is no overload. 1 with *t, or 0 when it says nothing. */
+typedef struct tp_says {
+    double clear, point, low;
+} tp_says;
+int search_verdict_throughput(const search *s, tp_says *t);
+/* Its `clear`: 1 with *bound, or 0. */
 int search_verdict_bound(const search *s, double *bound);
 /* s->lo and s->hi from every level probed so far. */
 void search_verdict_derive(search *s);

@@ -27,8 +27,8 @@
 #define SPREAD_NEIGHBOURS 0.10
 
 /* A level's counts and the design effect of its own runs' spread (a run
- * stopped as lost counts all it planned, the unfinished as met: the least
- * it missed). */
+ * stopped as lost counts what it shows: its requests cut short with no
+ * verdict yet are left out). */
 static level own_level(const search *s, double v) {
     level l = {0};
     double met[SPREAD_RUNS], planned[SPREAD_RUNS];
@@ -36,16 +36,15 @@ static level own_level(const search *s, double v) {
         const probe *p = &s->probes[i];
         if (value_of(s, i) != v)
             continue;
-        l.met_lo += (double)p->met;
-        l.met_hi += (double)(p->met + p->unfinished);
-        l.n += (double)p->requests;
+        l.met += (double)p->met;
+        l.n += (double)(p->requests - p->unfinished);
         l.growing |= p->stopped == SAT_GROWING || p->not_steady;
         l.confirm_failed |= p->confirm && !p->passed;
         l.certain += p->stopped == SAT_CERTAIN;
         l.drifting |= !p->stopped && p->steady.slope_low > 0;
         if (l.runs < SPREAD_RUNS) {
-            met[l.runs] = (double)(p->met + p->unfinished);
-            planned[l.runs] = (double)p->requests;
+            met[l.runs] = (double)p->met;
+            planned[l.runs] = (double)(p->requests - p->unfinished);
         }
         l.runs++;
     }
@@ -53,16 +52,18 @@ static level own_level(const search *s, double v) {
     return l;
 }
 
-/* A level, its design effect the largest measured at it or at a load
- * within SPREAD_NEIGHBOURS of it: near the knee a probe either holds or
- * collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%), and
- * two runs that both met everything show no spread of their own, while
- * their neighbour's runs do. */
+/* A level, its design effect the largest measured at it or at a lower
+ * load within SPREAD_NEIGHBOURS of it: near the knee a probe either holds
+ * or collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%),
+ * and two runs that both met everything show no spread of their own, while
+ * a lower neighbour's runs do (a load spreads at least as much as one
+ * below it). A higher neighbour lends none: one collapse there would make
+ * every load under it unclear, and empty the interval's lower end. */
 level search_verdict_level(const search *s, double v) {
     level l = own_level(s, v);
     for (int i = 0; i < s->n; i++) {
         double u = value_of(s, i);
-        if (isnan(u) || u == v || fabs(u - v) > SPREAD_NEIGHBOURS * v)
+        if (isnan(u) || u >= v || v - u > SPREAD_NEIGHBOURS * v)
             continue;
         level near = own_level(s, u);
         if (near.deff > l.deff)
@@ -71,13 +72,11 @@ level search_verdict_level(const search *s, double v) {
     return l;
 }
 
-/* The point verdict: the share met of every request the runs planned,
- * a stopped run's unfinished ones counted as met. A run stopped as lost
- * was stopped just after a burst of misses, so its finished requests alone
- * would overstate them; counted so it still misses more than the goal
- * allows (it was stopped because even then it could not pass). */
+/* The point verdict: the share met of the requests whose verdict the runs
+ * show (a stopped run's requests cut short before any bound passed are
+ * neither met nor missed). */
 int search_verdict_passed(const search *s, const level *l) {
-    return !l->growing && !l->confirm_failed && l->n > 0 && l->met_hi >= s->o->goal * l->n;
+    return !l->growing && !l->confirm_failed && l->n > 0 && l->met >= s->o->goal * l->n;
 }
 
 /* A clear pass also needs every run's wait to have stopped growing: a
@@ -87,7 +86,7 @@ static int clear_pass(const search *s, const level *l) {
     double lo, hi;
     if (l->growing || l->confirm_failed || l->drifting || l->n <= 0)
         return 0;
-    wilson_interval(l->met_lo / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
+    wilson_interval(l->met / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
     return lo >= s->o->goal;
 }
 
@@ -95,7 +94,7 @@ int search_verdict_clear_fail(const search *s, const level *l) {
     double lo, hi;
     if (l->growing)
         return 1;
-    wilson_interval(l->met_hi / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
+    wilson_interval(l->met / l->deff, l->n / l->deff, BINOMIAL_Z95, &lo, &hi);
     return hi < s->o->goal;
 }
 
@@ -112,17 +111,33 @@ int search_verdict_end_fail(const search *s, const level *l) {
 }
 
 /* Random arrivals at or above what the server completes build a queue
- * with no bound: the lower end of the throughput probe's interval, when it
- * was saturated and is precise to a quarter of the precision, fails every
- * load from it on (docs/capacity.md). 1 with *bound, or 0. */
-int search_verdict_bound(const search *s, double *bound) {
+ * with no bound. When the throughput probe was saturated: every load at or
+ * above the high end of its interval fails clearly (the server completes
+ * less, at 97.5%), and so does every load at or above its low end when the
+ * interval is within a quarter of the precision; a load above its
+ * estimate is more likely overloaded than not, so the search's hi is at
+ * most the estimate; and a load below its low end is no overload, so an
+ * answer there needs no probe long enough to show one (docs/capacity.md).
+ * On a batching server whose answers end in waves the interval is wide
+ * (vLLM on a CPU: 12.8 req/s, 11.6-14.1): it still bounds the search. */
+int search_verdict_throughput(const search *s, tp_says *t) {
     if (s->tp_at < 0 || !strcmp(s->o->run.arrival, "constant"))
         return 0;
-    const throughput_fit *t = &s->probes[s->tp_at].tp;
-    if (!t->saturated || !(t->low_rps > 0) ||
-        (t->high_rps - t->low_rps) / 2 > s->o->precision / 4 * t->rate_rps)
+    const throughput_fit *f = &s->probes[s->tp_at].tp;
+    if (!f->saturated || !(f->low_rps > 0) || !(f->high_rps >= f->rate_rps))
         return 0;
-    *bound = t->low_rps;
+    int precise = (f->high_rps - f->low_rps) / 2 <= s->o->precision / 4 * f->rate_rps;
+    t->clear = precise ? f->low_rps : f->high_rps;
+    t->point = precise ? f->low_rps : f->rate_rps;
+    t->low = f->low_rps;
+    return 1;
+}
+
+int search_verdict_bound(const search *s, double *bound) {
+    tp_says t;
+    if (!search_verdict_throughput(s, &t))
+        return 0;
+    *bound = t.clear;
     return 1;
 }
 
@@ -137,9 +152,9 @@ void search_verdict_derive(search *s) {
         if (!search_verdict_passed(s, &l) && !(v >= s->hi))
             s->hi = v;
     }
-    double bound;
-    if (search_verdict_bound(s, &bound) && !(bound >= s->hi))
-        s->hi = bound;
+    tp_says t;
+    if (search_verdict_throughput(s, &t) && !(t.point >= s->hi))
+        s->hi = t.point;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
         if (isnan(v))

@@ -79,8 +79,9 @@ static const opt_def capacity_options[] = {
      .arg = "S",
      .min = 0,
      .above = 1,
-     .def = "120m",
-     .help = "start no probe after this long (probes are planned to fit in it)"},
+     .def = "15m",
+     .help = "start no probe after this long; probes are planned to fit in it (with --virtual: "
+             "the probes' time in virtual time)"},
     {.name = "drain-timeout",
      .type = OPT_SECONDS,
      CAP(drain_max_s),

@@ -131,7 +131,7 @@ TEST(capacity_answer_report_says_what_capacity_printed) {
     char *dir = temp_dir(), cmd[4096], path[4200];
     snprintf(cmd, sizeof cmd,
              "%s capacity --virtual --sim \"--profile tiny\" --slo ttft=1s,tpot=200ms "
-             "--max-time 3 --out %s/c --quiet 2>/dev/null",
+             "--max-time 120 --out %s/c --quiet 2>/dev/null",
              servelab_bin(), dir);
     int code;
     char *printed = run_capture(cmd, &code);
