@@ -74,9 +74,11 @@ static json_t *probe_json(const probe *p) {
     json_object_set_new(j, "first_error",
                         p->error_words[0] ? json_string(p->error_words) : json_null());
     json_object_set_new(j, "drain",
-                        json_pack("{s:s,s:f,s:f,s:f}", "state", drain_state_name(p->drain.state),
-                                  "waited_s", p->drain.waited_s, "running", p->drain.running,
-                                  "waiting", p->drain.waiting));
+                        json_pack("{s:s,s:f,s:f,s:f,s:o,s:o}", "state",
+                                  drain_state_name(p->drain.state), "waited_s", p->drain.waited_s,
+                                  "running", p->drain.running, "waiting", p->drain.waiting,
+                                  "lone_ms", num_or_null(p->drain.lone_ms), "baseline_ms",
+                                  num_or_null(p->drain.baseline_ms)));
     return j;
 }
 

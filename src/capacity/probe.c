@@ -294,11 +294,11 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     if (!ps->sim_args && !ps->vt && url) { /* a server the search did not start: idle first */
         char metrics[4200];
         run_metrics_url(url, metrics, sizeof metrics);
-        struct curl_slist *h = NULL;
-        for (int i = 0; i < ps->base->headers.n; i++)
-            h = curl_slist_append(h, ps->base->headers.v[i]);
-        drain_wait(metrics, h, ps->base->insecure, ps->drain_max_s, &p->drain);
-        curl_slist_free_all(h);
+        drain_wait(metrics, ps->headers, ps->base->insecure, ps->drain_max_s, &p->drain);
+        if (p->drain.state == DRAIN_NO_GAUGES && ps->lone.url)
+            drain_lone(&ps->lone, sp->lone_baseline_ms, ps->drain_max_s, &p->drain);
+    } else {
+        p->drain.lone_ms = p->drain.baseline_ms = NAN;
     }
     run_opts ro;
     probe_options(ps, sp, url, dir, &ro);
@@ -321,6 +321,7 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     p->wall_s = mono_us() / 1e6 - t0;
     p->stopped = sat.stopped;
     p->client_flagged = rr.client_flagged;
+    p->client_worst_ms = rr.client_worst_ms;
     snprintf(p->why, sizeof p->why, "%s", sat.why);
     saturation_free(&sat);
     if (code == 2 || (code == 1 && rr.requests == 0)) {

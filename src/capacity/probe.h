@@ -33,6 +33,8 @@ typedef struct probe_setup {
     int keep_up_fails;    /* the SLO bounds no wait (TPOT alone): a growing wait fails the probe */
     json_t *command_line; /* copied into each probe's meta.json */
     double drain_max_s;   /* against a URL: wait at most this long for an idle server (drain.h) */
+    struct curl_slist *headers; /* against a URL: the run's (its key, --header), for /metrics */
+    drain_lone_req lone;        /* against a URL: the lone request (url NULL: none) */
 } probe_setup;
 
 typedef struct probe {
@@ -64,7 +66,8 @@ typedef struct probe {
     double ci_low, ci_high; /* Wilson 95% of the share met of those with a verdict */
     int passed;             /* met/requests >= goal, not stopped, and steady */
     int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
-    int lagged;             /* failed while flagged: run again, and not counted (search.c) */
+    double client_worst_ms; /* the most the client was late (its summary.json's client) */
+    int lagged;             /* failed while it lagged: run again, and not counted (search.c) */
     drain_result drain;     /* the wait for an idle server before it (drain.h) */
 } probe;
 
@@ -79,6 +82,8 @@ typedef struct probe_spec {
     int64_t seed;
     long max_users;
     double unloaded_ttft_ms;
+    double lone_baseline_ms; /* a server without gauges: the lone request's idle time; NAN:
+                                measure it before this probe (drain.h) */
 } probe_spec;
 
 /* Runs it. 0; 2 when the input was bad (before any traffic: err says why);

@@ -16,6 +16,7 @@
 #include "capacity/answer.h"
 #include "capacity/binomial.h"
 #include "capacity/probe.h"
+#include "client/probe.h"
 #include "common/notice.h"
 #include "common/clock.h"
 #include "common/files.h"
@@ -41,6 +42,20 @@
 #define MAX_RATE 1e6
 #define MAX_USERS 100000
 #define MAX_LAG_REPEATS 3 /* probes run again because the client lagged, at most */
+#define LAG_SHARE 0.05    /* a client this late, of the tightest bound, may have failed a probe */
+
+/* The client (or the host under it) was late enough in probe p to have
+ * failed it: by 5% of the SLO's tightest bound or more. A client 1.3 ms
+ * late (vLLM's engine on the same two cores) fails no TTFT <= 5 s. */
+static int lagged_enough(const search *s, const probe *p) {
+    const slo_spec *slo = &s->ps.slo;
+    double tightest = INFINITY;
+    double b[] = {slo->ttft_ms, slo->tpot_ms, slo->e2e_ms, slo->ttfa_ms};
+    for (int i = 0; i < 4; i++)
+        if (b[i] > 0 && b[i] < tightest)
+            tightest = b[i];
+    return p->client_flagged && p->client_worst_ms >= LAG_SHARE * tightest;
+}
 
 static int narrow(const search *s) {
     if (s->ps.by_concurrency && s->hi - s->lo <= 1)
@@ -85,6 +100,20 @@ static long probe_requests(const search *s, double v, int kind) {
     return full;
 }
 
+/* A full probe's arrivals: need_s, or less when the full probes planned
+ * and the confirmation would not fit in what is left of --max-time. Set
+ * once the first probe has run, and again after the throughput probe,
+ * whose length is not known before. */
+static void fit_lengths(search *s) {
+    double left = s->o->max_time_s - elapsed(s);
+    s->full_s = s->need_s;
+    s->upper_bound = 0;
+    if (s->need_s * (PLANNED_FULL + CAPACITY_CONFIRM_PROBES) > left) {
+        s->full_s = fmax(left, 0) / (PLANNED_FULL + CAPACITY_CONFIRM_PROBES);
+        s->upper_bound = !s->ps.by_concurrency && !s->fixed_n;
+    }
+}
+
 /* Once the first probe has run: the wait an overload must push past, and
  * how long a full probe's arrivals must last for an overload of the
  * precision to push past it, within --max-time. */
@@ -99,15 +128,18 @@ static void plan_lengths(search *s) {
     s->budget_ms = b;
     double ramp = fmax(1, isnan(first->e2e_mean_ms) ? 1 : 2 * first->e2e_mean_ms / 1000);
     s->need_s = LEN_FACTOR * b / 1000 / s->o->precision + ramp;
-    double left = s->o->max_time_s - elapsed(s);
-    s->full_s = s->need_s;
-    if (s->need_s * (PLANNED_FULL + CAPACITY_CONFIRM_PROBES) > left) {
-        s->full_s = fmax(left, 0) / (PLANNED_FULL + CAPACITY_CONFIRM_PROBES);
-        s->upper_bound = !s->ps.by_concurrency && !s->fixed_n;
-    }
+    fit_lengths(s);
     s->ps.wait_budget_ms = b;
     s->ps.horizon_s = CAPACITY_CONFIRM_PROBES * s->need_s;
     s->ps.keep_up_fails = !(slo->ttft_ms > 0 || slo->e2e_ms > 0);
+}
+
+/* What every probe leaves the search: its virtual time, and the lone
+ * request's baseline when it measured one (drain.h). */
+static void after_probe(search *s, const probe *p) {
+    s->virtual_s += isfinite(p->duration_s) ? p->duration_s : 0;
+    if (p->drain.state == DRAIN_LONE_BASE)
+        s->lone_baseline_ms = p->drain.baseline_ms;
 }
 
 /* One more probe at v of the kind. 0, or the probe's code (probe.h) with
@@ -123,12 +155,13 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
                      .value = v,
                      .requests = n,
                      .seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n)}; /* its own */
+    sp.lone_baseline_ms = s->lone_baseline_ms;
     int code = probe_run(&s->ps, &sp, p, err, errlen);
     s->last_code = code;
     if (code)
         return code;
-    s->virtual_s += isfinite(p->duration_s) ? p->duration_s : 0;
-    if (p->client_flagged && !p->passed && s->lag_repeats < MAX_LAG_REPEATS) {
+    after_probe(s, p);
+    if (!p->passed && lagged_enough(s, p) && s->lag_repeats < MAX_LAG_REPEATS) {
         /* a client (or host) that fell behind measured itself: the load
          * is run again rather than failed */
         p->lagged = 1;
@@ -136,9 +169,10 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
         s->n++;
         if (!s->o->run.quiet)
             notice(s->o->notices, NOTICE_PROGRESS,
-                   "capacity: probe %d at %g %s failed while the client lagged (its summary.json's "
-                   "client): not counted, run again (%.1f s)",
-                   s->n, v, s->ps.by_concurrency ? "users" : "req/s", p->wall_s);
+                   "capacity: probe %d at %g %s failed while the client was up to %.1f ms late "
+                   "(its summary.json's client): not counted, run again (%.1f s)",
+                   s->n, v, s->ps.by_concurrency ? "users" : "req/s", p->client_worst_ms,
+                   p->wall_s);
         search_answer_write(s);
         if (s->n == 1)
             plan_lengths(s);
@@ -193,13 +227,15 @@ static int throughput_probe(search *s, char *err, int errlen) {
                      .seed = (int64_t)((uint64_t)s->o->run.seed + (uint64_t)s->n),
                      .max_users = (long)users,
                      .unloaded_ttft_ms = s->probes[0].ttft_mean_ms};
+    sp.lone_baseline_ms = s->lone_baseline_ms;
     probe *p = &s->probes[s->n];
     int code = probe_run(&s->ps, &sp, p, err, errlen);
     s->last_code = code;
     if (code)
         return -1;
-    s->virtual_s += isfinite(p->duration_s) ? p->duration_s : 0;
+    after_probe(s, p);
     s->tp_at = s->n++;
+    fit_lengths(s);
     if (!s->o->run.quiet)
         notice(s->o->notices, NOTICE_PROGRESS,
                "capacity: probe %d, throughput with %ld users: %.4g req/s (95%% CI %.4g-%.4g)"
@@ -269,6 +305,17 @@ static int confirm_end(const search *s, int upper, double *v) {
     return found;
 }
 
+/* Whether a full probe at v leaves time for the confirmation of the
+ * answer after it, within --max-time (by rate: a probe's seconds are its
+ * requests over its rate). */
+static int room_for(const search *s, double v) {
+    if (!s->o->confirm || isnan(s->lo) || s->ps.by_concurrency || s->n_confirms >= MAX_CONFIRMS)
+        return 1;
+    double probe_s = (double)probe_requests(s, v, PROBE_FULL) / v;
+    double confirm_s = (double)probe_requests(s, s->lo, PROBE_CONFIRM) / s->lo;
+    return elapsed(s) + probe_s + confirm_s <= s->o->max_time_s;
+}
+
 /* The next step: while no load has failed, double the highest that passed
  * (from the start); while none has passed, repeat the failing first load
  * until its failure is clear; then bisect to the precision, and repeat the
@@ -301,6 +348,10 @@ static int step(search *s, char *err, int errlen) {
                                  : search_verdict_round((s->lo + s->hi) / 2, s->lo, s->hi);
     else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
         return confirm_answer(s, err, errlen);
+    if (!room_for(s, v)) { /* what is left of --max-time goes to the confirmation */
+        s->stopped_by_time = 1;
+        return confirm_answer(s, err, errlen);
+    }
     return probe_at(s, v, PROBE_FULL, err, errlen) ? -1 : 1;
 }
 
@@ -356,6 +407,49 @@ static int prepare_out(search *s, char *err, int errlen) {
                  s->out);
         return -1;
     }
+    return 0;
+}
+
+/* Against --url: the headers of the run (its key and --header) for the
+ * server's /metrics, and the lone request that times a server without
+ * gauges (drain.h): one token of answer, to the run's endpoint, for --model
+ * or the first model the server lists. 0, or -1 with err. */
+static int prepare_target(search *s, char *err, int errlen) {
+    const run_opts *r = &s->o->run;
+    const char *key_env;
+    if (s->o->sim || s->o->vt || !r->url)
+        return 0;
+    if (run_headers(r, &s->ps.headers, &key_env, err, errlen) ||
+        run_headers(r, &s->lone_headers, &key_env, err, errlen))
+        return -1;
+    s->lone_headers = curl_slist_append(s->lone_headers, "Content-Type: application/json");
+    run_endpoint_url(r->url, r->api, s->lone_url, sizeof s->lone_url);
+    server_probe sp = {0};
+    const char *model = r->model;
+    if (!model) {
+        char base[4200];
+        snprintf(base, sizeof base, "%s", s->lone_url);
+        char *v1 = strstr(base, "/v1/");
+        if (v1)
+            *v1 = 0;
+        probe_server(base, s->ps.headers, r->insecure, &sp);
+        model = sp.first_model[0] ? sp.first_model : NULL;
+    }
+    json_t *body = json_pack("{s:i,s:b}", "max_tokens", 1, "stream", 0);
+    if (model)
+        json_object_set_new(body, "model", json_string(model));
+    if (!strcmp(r->api, "chat"))
+        json_object_set_new(body, "messages",
+                            json_pack("[{s:s,s:s}]", "role", "user", "content", "Hello"));
+    else
+        json_object_set_new(body, "prompt", json_string("Hello"));
+    s->lone_body = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    probe_free(&sp);
+    s->ps.lone = (drain_lone_req){.url = s->lone_url,
+                                  .body = s->lone_body,
+                                  .headers = s->lone_headers,
+                                  .insecure = r->insecure};
     return 0;
 }
 
@@ -415,9 +509,10 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
     s.ps.vt = o->vt;
     s.ps.wait_budget_ms = INFINITY; /* no keep-up verdict before the lengths are planned */
     s.lo = s.hi = NAN;
+    s.lone_baseline_ms = NAN;
     s.t0 = mono_us() / 1e6;
     answer_init(said, ANSWER_SEARCHED);
-    int code = prepare_out(&s, err, errlen) ? 2 : 0;
+    int code = prepare_out(&s, err, errlen) || prepare_target(&s, err, errlen) ? 2 : 0;
     stop_install();
     if (!code)
         code = run_search(&s, err, errlen);
@@ -435,6 +530,9 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
     if (stop_signal())
         got = OUTCOME_STOPPED;
     free(s.probes);
+    free(s.lone_body);
+    curl_slist_free_all(s.ps.headers);
+    curl_slist_free_all(s.lone_headers);
     json_decref(command_line);
     dir_unlock(s.lock_fd);
     return got;

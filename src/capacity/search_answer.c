@@ -26,8 +26,11 @@ void search_answer_fill(const search *s, capacity_result *r) {
     r->n_probes = s->n;
     a->wall_s = elapsed(s);
     a->out_of_time = s->stopped_by_time;
-    for (int i = 0; i < s->n; i++)
+    a->requests_total = 0;
+    for (int i = 0; i < s->n; i++) {
         a->busy_probes += s->probes[i].drain.state == DRAIN_BUSY;
+        a->requests_total += s->probes[i].requests;
+    }
     r->best = -1;
     a->lowest = s->n ? value_of(s, 0) : NAN;
     if (isnan(s->lo))

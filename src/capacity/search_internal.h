@@ -34,9 +34,13 @@ typedef struct search {
     double t0, lo, hi; /* lo: the highest passing load below hi, the lowest failing; NAN none */
     int stopped_by_time;
     int lock_fd;
-    int last_code;    /* the last probe's (probe.h) */
-    double virtual_s; /* --virtual: the probes' time so far, in virtual time */
-    int lag_repeats;  /* probes run again because the client lagged */
+    int last_code;           /* the last probe's (probe.h) */
+    double virtual_s;        /* --virtual: the probes' time so far, in virtual time */
+    double lone_baseline_ms; /* no gauges: the lone request's time on the idle server (drain.h) */
+    struct curl_slist *lone_headers;
+    char lone_url[4200];
+    char *lone_body;
+    int lag_repeats; /* probes run again because the client lagged */
 } search;
 
 /* The probes at one load, pooled (search_verdict.c). */

@@ -15,6 +15,7 @@ void answer_init(capacity_answer *a, answer_source source) {
     a->confirm_load = a->confirm_s = a->precision = a->need_s = a->full_s = NAN;
     a->at_in_flight = a->at_goodput_rps = a->at_tokens_per_s = a->wall_s = a->fail_load = NAN;
     a->below.load = a->above.load = NAN;
+    a->requests_total = -1;
 }
 
 const char *answer_status_name(answer_status s) {
@@ -207,6 +208,12 @@ void answer_sentence(const capacity_answer *a, char *buf, size_t n) {
                      "; %d of %d probes began on a server still working after --drain-timeout: "
                      "their verdicts met its backlog",
                      a->busy_probes, a->tries);
+        len = strlen(buf);
+        if (a->requests_total >= 0 && isfinite(a->wall_s) && len < n)
+            snprintf(buf + len, n - len,
+                     "; it rests on %d probe%s of %ld requests in all over %.1f min%s", a->tries,
+                     a->tries == 1 ? "" : "s", a->requests_total, a->wall_s / 60,
+                     a->status == ANSWER_FOUND ? ", by bisection" : "");
     } else if (a->source == ANSWER_PREDICTED)
         predicted(a, buf, n);
     else

@@ -71,6 +71,7 @@ typedef struct capacity_answer {
     /* searched: probes that began while the server was still working after
      * --drain-timeout (capacity/drain.h), so their verdicts met a backlog */
     int busy_probes;
+    long requests_total; /* searched: the requests of every probe; -1 unknown (older files) */
     double wall_s;
     /* predicted */
     double fail_load;    /* the lowest load that failed above the answer (NAN: none) */

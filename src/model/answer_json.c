@@ -55,6 +55,8 @@ static void put_search(json_t *j, const capacity_answer *a) {
     json_object_set_new(j, "probe_seconds_needed", num(a->need_s));
     json_object_set_new(j, "none_succeeded", json_boolean(a->none_succeeded));
     json_object_set_new(j, "busy_probes", json_integer(a->busy_probes));
+    json_object_set_new(j, "requests_total",
+                        a->requests_total >= 0 ? json_integer(a->requests_total) : json_null());
     json_object_set_new(j, "failure", a->failure[0] ? json_string(a->failure) : json_null());
     json_object_set_new(j, "at_answer",
                         isfinite(a->at_in_flight) || isfinite(a->at_goodput_rps)
@@ -148,6 +150,8 @@ static void read_search(const json_t *j, capacity_answer *a) {
     a->none_succeeded = flag(j, "none_succeeded");
     double busy = get(j, "busy_probes");
     a->busy_probes = isfinite(busy) ? (int)busy : 0;
+    double total = get(j, "requests_total");
+    a->requests_total = isfinite(total) ? (long)total : -1;
     copy_string(a->failure, sizeof a->failure, j, "failure");
     const json_t *at = json_object_get(j, "at_answer"), *cf = json_object_get(j, "confirmation");
     a->at_in_flight = get(at, "concurrency_in_flight");

@@ -115,8 +115,9 @@ extern const opt_def run_options[];
 typedef struct run_result {
     size_t requests, completed, failed;
     int interrupted;
-    int watch_stopped;  /* o->watch ended it */
-    int client_flagged; /* the client was not within 1 ms (summary.json's client says how) */
+    int watch_stopped;      /* o->watch ended it */
+    int client_flagged;     /* the client was not within 1 ms (summary.json's client says how) */
+    double client_worst_ms; /* the most it was late: schedule lag or a request's wait for it */
     double duration_s;
     double server_peak_rss_bytes; /* the server's tree at its largest (0: not sampled) */
     outcome done;                 /* how it ended (cli_exit_code gives `servelab run`'s code) */
@@ -139,9 +140,18 @@ typedef struct run_result {
  * else auto's for a schedule of `schedule_s` seconds (its last arrival, or
  * --duration; 0 for a burst, which gets the shortest). */
 double run_metrics_interval_s(const run_opts *o, double schedule_s);
+struct curl_slist;
 /* The server's /metrics URL for a run's --url (its base: no trailing
  * slash, no /v1). */
 void run_metrics_url(const char *url, char *out, size_t n);
+/* The endpoint a run of --api `api` POSTs to, for its --url. */
+void run_endpoint_url(const char *url, const char *api, char *out, size_t n);
+/* The headers every request of the run sends, appended to *headers: the
+ * bearer token of --api-key-env (or $OPENAI_API_KEY), then --header's;
+ * *key_env the variable the key came from (NULL: none). 0, or -1 with err
+ * (the variable is not set). */
+int run_headers(const run_opts *o, struct curl_slist **headers, const char **key_env, char *err,
+                int errlen);
 
 /* Every option at its default, and print_summary on. */
 void run_opts_defaults(run_opts *o);

@@ -499,6 +499,9 @@ outcome run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
                 "over the time it ran\n",
                 s.duration_s, s.errors[ERR_CANCELLED], s.requests);
     rr->client_flagged = client_flagged(&v);
+    rr->client_worst_ms = x->res.check.max_delay_ms;
+    if (s.lag.max > rr->client_worst_ms)
+        rr->client_worst_ms = s.lag.max;
     if (!o->quiet_client)
         warn_client(&s, &v);
 

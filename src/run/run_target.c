@@ -34,23 +34,39 @@ void run_metrics_url(const char *url, char *out, size_t n) {
     free(b);
 }
 
-/* The API key from the environment, and the user's headers. */
-int run_target_headers(run_ctx *x, run_result *rr) {
-    const run_opts *o = &x->o;
-    x->key_env = o->key_env ? o->key_env : getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL;
-    if (x->key_env) {
-        const char *key = getenv(x->key_env);
-        if (!key || !*key)
-            return run_fail(rr, "--api-key-env %s: the variable is not set", x->key_env);
+void run_endpoint_url(const char *url, const char *api, char *out, size_t n) {
+    char *b = base_url(url);
+    snprintf(out, n, "%s/v1/%s", b, !strcmp(api, "chat") ? "chat/completions" : "completions");
+    free(b);
+}
+
+int run_headers(const run_opts *o, struct curl_slist **headers, const char **key_env, char *err,
+                int errlen) {
+    *key_env = o->key_env ? o->key_env : getenv("OPENAI_API_KEY") ? "OPENAI_API_KEY" : NULL;
+    if (*key_env) {
+        const char *key = getenv(*key_env);
+        if (!key || !*key) {
+            snprintf(err, errlen, "--api-key-env %s: the variable is not set", *key_env);
+            return -1;
+        }
         size_t n_auth = strlen(key) + 32;
         char *auth = xmalloc(n_auth);
         snprintf(auth, n_auth, "Authorization: Bearer %s", key);
-        x->headers = curl_slist_append(x->headers, auth);
+        *headers = curl_slist_append(*headers, auth);
         memset(auth, 0, n_auth);
         free(auth);
     }
     for (int i = 0; i < o->headers.n; i++)
-        x->headers = curl_slist_append(x->headers, o->headers.v[i]);
+        *headers = curl_slist_append(*headers, o->headers.v[i]);
+    return 0;
+}
+
+/* The API key from the environment, and the user's headers. */
+int run_target_headers(run_ctx *x, run_result *rr) {
+    const run_opts *o = &x->o;
+    char why[256];
+    if (run_headers(o, &x->headers, &x->key_env, why, sizeof why))
+        return run_fail(rr, "%s", why);
     if (o->extra_body) {
         char why[256];
         if (!(x->extra_body = workload_extra_body(o->extra_body, why, sizeof why)))

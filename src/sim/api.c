@@ -98,6 +98,9 @@ static void handle(http_conn *c, const http_request *req, void *ud) {
         http_reply(c, 200, "application/json", v, strlen(v), NULL);
     } else if (PATH_IS("/v1/models") && get) {
         reply_models(s, c);
+    } else if (PATH_IS("/metrics") && s->cfg.no_metrics) {
+        const char *b = "{\"detail\":\"Not Found\"}";
+        http_reply(c, 404, "application/json", b, strlen(b), NULL);
     } else if (PATH_IS("/metrics") && get) {
         reply_metrics(s, c);
     } else if (PATH_IS("/v1/completions") && post) {

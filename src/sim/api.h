@@ -36,6 +36,7 @@ typedef struct sim_config {
     /* a request whose client went away goes on to its last token (its
      * output dropped), as some servers do, instead of being aborted */
     int keep_abandoned;
+    int no_metrics; /* /metrics is a 404, as on a server with no Prometheus page */
     httpd_limits limits;
     int threads; /* I/O threads behind the one engine; <= 1: all on the caller's loop.
                     More than 1 needs evthread_use_pthreads() before any loop exists. */

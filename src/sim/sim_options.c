@@ -347,6 +347,12 @@ const opt_def sim_options[] = {
      SIM(cfg.keep_abandoned),
      .help = "go on with a request whose client went away, to its last token (output dropped), "
              "instead of aborting it"},
+    {.name = "no-metrics",
+     .key = "no_metrics",
+     .type = OPT_FLAG,
+     SIM(cfg.no_metrics),
+     .help = "answer /metrics with 404, as a server with no Prometheus page (Ollama, hosted "
+             "APIs)"},
     {.name = "close-after-stream",
      .key = "close_after_stream",
      .type = OPT_FLAG,
