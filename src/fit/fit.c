@@ -70,10 +70,20 @@ static void set_limits(const fit_run *runs, int n, const acc *ac, engine_params 
     if (e->max_num_seqs > 0)
         fit_prov(pv, "max_num_seqs", "%s, in %d of %d runs%s", from, agree, n,
                  agree < given ? " (the others differ: give --max-num-seqs to choose)" : "");
-    else {
-        e->max_num_seqs = a->max_decoding > 0 ? a->max_decoding : 1;
+    else if (a->max_decoding > 0 && a->held_b == a->max_decoding && a->held_n >= FIT_HELD_GAPS) {
+        e->max_num_seqs = a->max_decoding;
         fit_prov(pv, "max_num_seqs",
-                 "no run reported it: the most streams seen decoding at once, a lower bound");
+                 "no run reported it: the most streams seen decoding at once, while other "
+                 "requests were held back (in %zu clean gaps)",
+                 a->held_n);
+    } else {
+        e->max_num_seqs = a->max_decoding > FIT_UNREPORTED_MAX_NUM_SEQS
+                              ? a->max_decoding
+                              : FIT_UNREPORTED_MAX_NUM_SEQS;
+        fit_prov(pv, "max_num_seqs",
+                 "not reported, and no request was seen held back at the most streams decoding "
+                 "at once (%d): vLLM's default, not a limit the runs showed",
+                 a->max_decoding);
     }
     int bs = common_limit(runs, n, offsetof(fit_run, block_size), 0, &agree, &given, &from);
     e->block_size = bs > 0 ? bs : 16;

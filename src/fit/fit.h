@@ -28,11 +28,13 @@
  *   better than the table's decode(decoding) + prefill, and at least 20
  *   gave it, m is mixed_step_per_seq_ms (engine.h).
  * - Limits: what the servers reported (fit_data.h), the most common value
- *   over the runs; slots, when no run reported them, the most streams seen
- *   decoding at once (a lower bound, and the provenance says so); the
- *   context, when none did, FIT_UNREPORTED_MAX_MODEL_LEN (or the longest
- *   request seen, if longer): never the longest seen, which says nothing of
- *   what the server refuses.
+ *   over the runs. Slots, when no run reported them: the most streams seen
+ *   decoding at once when, in at least FIT_HELD_GAPS clean gaps at that
+ *   many, a request sent two steps before had no first token yet (held
+ *   back: the cap was met); else FIT_UNREPORTED_MAX_NUM_SEQS (or the most
+ *   seen, if more). The context, when none did, FIT_UNREPORTED_MAX_MODEL_LEN
+ *   (or the longest request seen, if longer). Never the most seen alone,
+ *   which says nothing of what the server would take.
  * - Output length: without --ignore-eos, the simulator draws it uniformly
  *   from [p x max_tokens, max_tokens]; p = 2 x mean(output / max_tokens) - 1.
  * Runs of different servers or models are refused. */
@@ -58,6 +60,9 @@ typedef struct fit_point {
 #define FIT_LEN_BINS 12
 /* max_model_len when no run reported one (fit.h, Limits) */
 #define FIT_UNREPORTED_MAX_MODEL_LEN 131072
+/* max_num_seqs when no run reported it and none showed its cap (vLLM's default) */
+#define FIT_UNREPORTED_MAX_NUM_SEQS 256
+#define FIT_HELD_GAPS 3 /* clean gaps with a request held back that show the cap */
 
 typedef struct fit_result {
     profile_doc doc; /* the profile, with provenance and the fit's record */

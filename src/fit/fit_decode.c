@@ -39,6 +39,7 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
     size_t n = 0;
     double *firsts = xmalloc((run->n_req + 1) * sizeof *firsts);
     double *lasts = xmalloc((run->n_req + 1) * sizeof *lasts);
+    double *sents = xmalloc((run->n_req + 1) * sizeof *sents);
     span *win = xmalloc((run->n_req + 1) * sizeof *win); /* prefill windows, by their end */
     size_t nw = 0;
     double longest = 0;
@@ -48,6 +49,7 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
             continue;
         firsts[n] = q->first;
         lasts[n] = q->last;
+        sents[n] = isnan(q->sent) ? q->first : q->sent;
         n++;
         double p = engine_prefill_ms(e, q->prompt) - engine_prefill_ms(e, q->cached);
         if (p < 0)
@@ -58,6 +60,7 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
     }
     qsort(firsts, n, sizeof *firsts, fit_cmp_d);
     qsort(lasts, n, sizeof *lasts, fit_cmp_d);
+    qsort(sents, n, sizeof *sents, fit_cmp_d);
     qsort(win, nw, sizeof *win, fit_by_a);
     double *wend = xmalloc((nw + 1) * sizeof *wend);
     for (size_t k = 0; k < nw; k++)
@@ -96,12 +99,22 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
             int b = (int)(fit_count_below(firsts, n, mid, 0) - fit_count_below(lasts, n, mid, 0));
             if (b > a->max_decoding)
                 a->max_decoding = b;
+            /* sent two steps ago or more and no first token yet, in a gap
+             * that computed no prompt: held back (at least this many) */
+            long held = (long)fit_count_below(sents, n, mid - 2 * g, 0) -
+                        (long)fit_count_below(firsts, n, mid, 1);
+            if (held > 0 && b > a->held_b) {
+                a->held_b = b;
+                a->held_n = 0;
+            }
+            a->held_n += held > 0 && b == a->held_b;
             a->clean++;
             add_gap(a, b, g);
         }
     }
     free(firsts);
     free(lasts);
+    free(sents);
     free(win);
     free(wend);
 }

@@ -38,6 +38,11 @@ typedef struct acc {
     int max_batch;
     size_t all_gaps, clean;
     int max_decoding;
+    /* the most streams seen decoding in a clean gap while a request sent
+     * two steps before it still had no first token (held: no prompt was
+     * computed in that gap), and in how many gaps */
+    int held_b;
+    size_t held_n;
     /* the gaps that were one step computing one other request's prompt:
      * the streams decoding in it, the gap, that prompt's fitted prefill */
     struct mixed_gap {
