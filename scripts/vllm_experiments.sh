@@ -3,8 +3,8 @@
 # server on this machine's CPU) and writes their raw rows, server logs and
 # reports under results/vllm-cpu/:
 #   scripts/vllm_experiments.sh [NAME...]   # default: all, in this order
-# NAMEs: models load-capacity load kv-pressure prefix slots chunked-prefill
-# context precision failure metrics-5min. Needs the environment of
+# NAMEs: models load-capacity capacity-default load kv-pressure prefix slots
+# chunked-prefill context precision failure metrics-5min. Needs the environment of
 # scripts/vllm_cpu.sh (made when missing; VLLM_PYTHON names another python)
 # and Llama 3's tokenizer files (SERVELAB_TOKENIZER, a folder with
 # tokenizer.json and tokenizer_config.json; default: fetched once with
@@ -95,18 +95,66 @@ load_capacity() {
     return $rc
 }
 
+# A default `servelab capacity` (only the SLO and the workload given: the
+# 15-minute budget, goal 0.99, precision 3%) against vLLM's default slots,
+# then 3,000 requests at its answer and 3,000 at 10% above it, each on a
+# fresh server: the first must meet the goal, the second must not
+# (docs/capacity.md, "On a real vLLM").
+start_vllm() { # PORT LOG: $pid, once /health answers
+    VLLM_CPU_KVCACHE_SPACE=2 "$PY" -m vllm.entrypoints.openai.api_server \
+        --model "$HF/tiny-100m-bf16" --host 127.0.0.1 --port "$1" --dtype "$(dtype)" \
+        --max-model-len 4096 > "$2" 2>&1 &
+    pid=$!
+    i=0
+    until curl -sf "http://127.0.0.1:$1/health" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 1200 ] && kill -0 $pid 2>/dev/null ||
+            { echo "vllm_experiments.sh: vLLM did not start" >&2; kill $pid 2>/dev/null; return 1; }
+        sleep 0.5
+    done
+}
+
+capacity_default() {
+    model tiny-100m bf16
+    port=18532
+    work="--api completions --prompts random:128:32 --slo ttft=5s"
+    start_vllm $port "$OUT/capacity-default.server.log" || return 1
+    rc=0
+    "$BIN" capacity --url "http://127.0.0.1:$port" $work --server-pid $pid \
+        --out "$OUT/capacity-default" --force $md || rc=$?
+    kill $pid
+    wait $pid 2>/dev/null || true
+    mv "$OUT/capacity-default.server.log" "$OUT/capacity-default/server.log"
+    "$BIN" report "$OUT/capacity-default" >/dev/null || rc=$?
+    answer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["max_rate_rps"])' \
+        "$OUT/capacity-default/capacity.json")
+    above=$(python3 -c 'import sys; print(round(1.1 * float(sys.argv[1]), 4))' "$answer")
+    for pair in "at-answer $answer" "plus-10pct $above"; do
+        set -- $pair
+        start_vllm $port "$OUT/capacity-$1.server.log" || return 1
+        "$BIN" run --url "http://127.0.0.1:$port" $work --rate "$2" --requests 3000 --seed 7 \
+            --server-pid $pid --out "$OUT/capacity-$1" --force --quiet $md >/dev/null || rc=$?
+        kill $pid
+        wait $pid 2>/dev/null || true
+        mv "$OUT/capacity-$1.server.log" "$OUT/capacity-$1/server.log"
+        "$BIN" report "$OUT/capacity-$1" >/dev/null || rc=$?
+    done
+    return $rc
+}
+
 experiment() {
     model tiny-100m bf16
     [ "$1" = precision ] && model tiny-100m f32
     "$BIN" sweep "configs/vllm-cpu/$1.yaml" --out "$OUT/$1" --force $md
 }
 
-names=${*:-models load-capacity load kv-pressure prefix slots chunked-prefill context precision failure metrics-5min}
+names=${*:-models load-capacity capacity-default load kv-pressure prefix slots chunked-prefill context precision failure metrics-5min}
 for n in $names; do
     start=$(date +%s)
     case $n in
     models) models ;;
     load-capacity) load_capacity ;;
+    capacity-default) capacity_default ;;
     load | kv-pressure | prefix | slots | chunked-prefill | context | precision | failure | metrics-5min)
         experiment "$n" || true ;;
     *) echo "vllm_experiments.sh: unknown experiment '$n'" >&2; exit 2 ;;

@@ -313,6 +313,33 @@ TEST(capacity_answers_within_what_the_server_completes) {
     CHECK_MSG(fabs(number(tp, "rate_rps") - 16) < 0.2, "throughput %.3f", number(tp, "rate_rps"));
     CHECK(json_is_false(json_object_get(j, "upper_bound")));
     CHECK_MSG(strstr(out, "confirmed over") && strstr(out, "TTFT <= 5000 ms"), "%s", out);
+    /* it says what it rests on: every probe's requests, and the probes' time
+     * in virtual time, which --max-time (15 min by default) bounded */
+    json_t *probes = json_object_get(j, "probes"), *p;
+    size_t i;
+    double total = 0, probe_s = 0;
+    json_array_foreach(probes, i, p) {
+        total += number(p, "requests");
+        probe_s += number(p, "duration_s");
+    }
+    CHECK(number(j, "requests_total") == total);
+    /* no probe after the throughput probe is above what it measured */
+    int after_tp = 0;
+    json_array_foreach(probes, i, p) {
+        const char *d = json_string_value(json_object_get(p, "dir"));
+        if (strstr(d, "-max-c"))
+            after_tp = 1;
+        else if (after_tp)
+            CHECK_MSG(number(p, "rate_rps") <= number(tp, "rate_rps"),
+                      "%s after a throughput of %g", d, number(tp, "rate_rps"));
+    }
+    CHECK(after_tp);
+    CHECK_MSG(fabs(number(j, "wall_s") - probe_s) < 1e-6 * probe_s && probe_s <= 15 * 60 + 400,
+              "wall %.1f s, probes %.1f s", number(j, "wall_s"), probe_s);
+    char rests[128];
+    snprintf(rests, sizeof rests, "it rests on %zu probes of %.0f requests in all",
+             json_array_size(probes), total);
+    CHECK_MSG(strstr(out, rests) && strstr(out, "by bisection"), "%s", out);
     json_decref(j);
     free(out);
     free(dir);

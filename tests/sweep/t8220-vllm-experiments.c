@@ -4,18 +4,33 @@
  * committed experiment's report still matches its rows; and for every
  * committed run against vLLM, servelab's token, request, preemption and
  * prefix-cache totals equal vLLM's own counters over the run and its TTFTs
- * agree with vLLM's histogram (scripts/vllm_counters.py). The test against
- * a running vLLM is tests/real/vllm.sh (make test-vllm). */
+ * agree with vLLM's histogram (scripts/vllm_counters.py); a default
+ * capacity search against vLLM was confirmed within its 15 minutes, and
+ * 3,000 requests at its answer met the goal while 3,000 at 10% above it did
+ * not. The test against a running vLLM is tests/real/vllm.sh (make
+ * test-vllm). */
 #include "support.h"
 #include "test.h"
 
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const experiments[] = {
-    "load",    "kv-pressure", "prefix",  "slots",        "chunked-prefill",
-    "context", "precision",   "failure", "metrics-5min", NULL};
+static const char *const experiments[] = {"load",
+                                          "kv-pressure",
+                                          "prefix",
+                                          "slots",
+                                          "chunked-prefill",
+                                          "context",
+                                          "precision",
+                                          "failure",
+                                          "metrics-5min",
+                                          "capacity-default",
+                                          "capacity-at-answer",
+                                          "capacity-plus-10pct",
+                                          NULL};
 
 /* configs/vllm-cpu/NAME.yaml on the simulator; its exit code, and the
  * number of runs that ended ok. */
@@ -84,4 +99,38 @@ TEST(vllm_runs_equal_vllm_counters) {
     CHECK_INT(sscanf(last, "%d runs against vLLM, %d held", &runs, &held), 2);
     CHECK_MSG(held >= 40, "only %d of %d runs held to vLLM's counters", held, runs);
     free(out);
+}
+
+static json_t *load_json(const char *path) {
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    CHECK_MSG(j != NULL, "%s: %s", path, je.text);
+    return j;
+}
+
+static double num(const json_t *o, const char *key) {
+    return json_number_value(json_object_get(o, key));
+}
+
+/* The committed default search (scripts/vllm_experiments.sh
+ * capacity-default): found and confirmed within --max-time's default 15
+ * minutes; its answer's 3,000 requests met the goal, and 3,000 at 10%
+ * above it did not. */
+TEST(vllm_default_capacity_holds_for_3000_requests) {
+    json_t *cap = load_json("results/vllm-cpu/capacity-default/capacity.json");
+    json_t *at = load_json("results/vllm-cpu/capacity-at-answer/summary.json");
+    json_t *above = load_json("results/vllm-cpu/capacity-plus-10pct/summary.json");
+    double answer = num(cap, "max_rate_rps"), goal = num(cap, "goal");
+    CHECK_STR(json_string_value(json_object_get(cap, "status")), "found");
+    CHECK(json_is_true(json_object_get(cap, "confirmed")));
+    CHECK_MSG(num(cap, "wall_s") <= 15 * 60, "the search took %.0f s", num(cap, "wall_s"));
+    CHECK(num(at, "offered_rps") == answer && num(at, "requests") >= 3000);
+    CHECK_MSG(num(at, "goodput_fraction") >= goal, "at %g req/s: %.4f met", answer,
+              num(at, "goodput_fraction"));
+    CHECK(fabs(num(above, "offered_rps") - 1.1 * answer) < 0.01 && num(above, "requests") >= 3000);
+    CHECK_MSG(num(above, "goodput_fraction") < goal, "at %g req/s: %.4f met",
+              num(above, "offered_rps"), num(above, "goodput_fraction"));
+    json_decref(cap);
+    json_decref(at);
+    json_decref(above);
 }
