@@ -20,7 +20,7 @@ costs by K and the cell's SLO by K and multiplies its rates by K (the
 queueing is the same, scaled), so that twenty real searches fit in an hour.
 
   python3 bench/capacity_matrix.py [--seeds N] [--cells A,B,...] [--real]
-                                   [--speedup K] [--truth-requests N]
+                                   [--speedup K] [--truth-requests N] [--max-time S]
 """
 import argparse
 import json
@@ -93,7 +93,7 @@ def truth(cell, requests, work):
     return j[key], j[fail]
 
 
-def search(cell, seed, work, real, k):
+def search(cell, seed, work, real, k, max_time=None):
     _, engine, prompts, slo, arrival, by = CELLS[cell]
     out = os.path.join(work, "%s-%d" % (cell, seed))
     shutil.rmtree(out, ignore_errors=True)
@@ -104,6 +104,8 @@ def search(cell, seed, work, real, k):
            "--quiet", "--no-sampling"] + prompts + arrival
     if not real:
         cmd.append("--virtual")
+    if max_time:
+        cmd += ["--max-time", max_time]
     if by == "concurrency":
         cmd += ["--by", "concurrency"]
     t0 = time.time()
@@ -128,6 +130,7 @@ def main():
     ap.add_argument("--real", action="store_true")
     ap.add_argument("--speedup", type=float, default=1)
     ap.add_argument("--truth-requests", type=int, default=1000000)
+    ap.add_argument("--max-time", help="each search's --max-time (default: capacity's own)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="servelab-capmatrix-")
     try:
@@ -139,7 +142,8 @@ def main():
             covered, errs, confirmed, probe_min, walls, wrong = 0, [], 0, [], [], 0
             for i in range(a.seeds):
                 seed = 1000 * (i + 1)
-                (mx, lo, hi), conf, n, probe_s, wall = search(cell, seed, work, a.real, a.speedup)
+                (mx, lo, hi), conf, n, probe_s, wall = search(cell, seed, work, a.real, a.speedup,
+                                                         a.max_time)
                 if mx is None:
                     print("  seed %d: no answer" % seed, flush=True)
                     continue

@@ -29,12 +29,12 @@
 /* A level's counts and the design effect of its own runs' spread (a run
  * stopped as lost counts what it shows: its requests cut short with no
  * verdict yet are left out). */
-static level own_level(const search *s, double v) {
+static level own_level(const search *s, double v, int whole_only) {
     level l = {0};
     double met[SPREAD_RUNS], planned[SPREAD_RUNS];
     for (int i = 0; i < s->n; i++) {
         const probe *p = &s->probes[i];
-        if (value_of(s, i) != v)
+        if (value_of(s, i) != v || (whole_only && p->stopped))
             continue;
         l.met += (double)p->met;
         l.n += (double)(p->requests - p->unfinished);
@@ -52,20 +52,21 @@ static level own_level(const search *s, double v) {
     return l;
 }
 
-/* A level, its design effect the largest measured at it or at a lower
- * load within SPREAD_NEIGHBOURS of it: near the knee a probe either holds
- * or collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%),
+/* A level, its design effect the largest measured at it or at a load
+ * within SPREAD_NEIGHBOURS of it: near the knee a probe either holds or
+ * collapses (gpu-7b at 12 req/s: 5 seeds met 81%, 99%, 100%, 100%, 49%),
  * and two runs that both met everything show no spread of their own, while
- * a lower neighbour's runs do (a load spreads at least as much as one
- * below it). A higher neighbour lends none: one collapse there would make
- * every load under it unclear, and empty the interval's lower end. */
+ * their neighbours' runs do. A higher neighbour lends only the spread of
+ * its runs that went the whole way: one collapse there (a run stopped as
+ * lost) would make every load under it unclear, and empty the interval's
+ * lower end. */
 level search_verdict_level(const search *s, double v) {
-    level l = own_level(s, v);
+    level l = own_level(s, v, 0);
     for (int i = 0; i < s->n; i++) {
         double u = value_of(s, i);
-        if (isnan(u) || u >= v || v - u > SPREAD_NEIGHBOURS * v)
+        if (isnan(u) || u == v || fabs(u - v) > SPREAD_NEIGHBOURS * v)
             continue;
-        level near = own_level(s, u);
+        level near = own_level(s, u, u > v);
         if (near.deff > l.deff)
             l.deff = near.deff;
     }
