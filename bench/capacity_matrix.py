@@ -56,12 +56,12 @@ CELLS = {
     "H": ("closed loop, TTFT <= 1 s, 50 tokens", MD8, SHORT, "ttft=1s", [], "concurrency"),
     # soft knees: the SLO binds well below saturation, misses come in bursts
     "I": ("gamma CV 2, TTFT <= 1 s, 50 tokens", MD8, SHORT, "ttft=1s",
-          ["--arrival", "gamma", "--burstiness", "0.25"], "rate"),
+          ["--arrival", "gamma", "--burstiness", "2"], "rate", ["--start-rate", "0.25"]),
     "J": ("poisson, TPOT <= 11 ms alone, 400 tokens + prefill", LONG_ENGINE, LONG, "tpot=11ms", [],
           "rate"),
     "K": ("poisson, one slot, TTFT <= 1 s, 50 tokens", MD8.replace("--max-num-seqs 8",
                                                                     "--max-num-seqs 1"),
-          SHORT, "ttft=1s", [], "rate"),
+          SHORT, "ttft=1s", [], "rate", ["--start-rate", "0.1"]),
     "L": ("poisson, goal 0.999, TTFT <= 1 s, 50 tokens", MD8, SHORT, "ttft=1s",
           ["--goal", "0.999"], "rate"),
     "M": ("closed loop, TTFT <= 1 s, drawn answer lengths (the simulator's seed)", MD8,
@@ -80,7 +80,7 @@ def scaled_slo(slo, k):
 
 
 def truth(cell, requests, work):
-    _, engine, prompts, slo, arrival, by = CELLS[cell]
+    _, engine, prompts, slo, arrival, by = CELLS[cell][:6]
     out = os.path.join(work, "truth-" + cell)
     cmd = [BIN, "predict", "--capacity", "--quiet", "--capacity-requests", str(requests),
            "--slo", slo, "--out", out, "--force"] + engine.split() + prompts + arrival
@@ -94,14 +94,15 @@ def truth(cell, requests, work):
 
 
 def search(cell, seed, work, real, k, max_time=None):
-    _, engine, prompts, slo, arrival, by = CELLS[cell]
+    _, engine, prompts, slo, arrival, by = CELLS[cell][:6]
+    only = CELLS[cell][6] if len(CELLS[cell]) > 6 else []  # the search's own options
     out = os.path.join(work, "%s-%d" % (cell, seed))
     shutil.rmtree(out, ignore_errors=True)
     if k != 1:
         engine += " --speedup %g" % k
         slo = scaled_slo(slo, k)
     cmd = [BIN, "capacity", "--sim", engine, "--slo", slo, "--seed", str(seed), "--out", out,
-           "--quiet", "--no-sampling"] + prompts + arrival
+           "--quiet", "--no-sampling"] + prompts + arrival + only
     if not real:
         cmd.append("--virtual")
     if max_time:
