@@ -40,46 +40,13 @@ void drain_wait(const char *metrics_url, struct curl_slist *headers, int insecur
     r->waited_s = mono_us() / 1e6 - t0;
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *ud) {
-    (void)p;
-    (void)ud;
-    return size * n;
-}
-
-/* One lone request: its time in ms, or NAN when it did not succeed (no
- * answer, or not a 2xx); *timed_out when max_s ran out first (its time is
- * then at least max_s). */
-static double lone_once(const drain_lone_req *q, double max_s, int *timed_out) {
-    CURL *e = curl_easy_init();
-    if (!e)
-        return NAN;
-    curl_easy_setopt(e, CURLOPT_URL, q->url);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, q->headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(fmax(max_s, 1) * 1000));
-    if (q->insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    double t0 = mono_us() / 1e3;
-    CURLcode rc = curl_easy_perform(e);
-    double ms = mono_us() / 1e3 - t0;
-    long status = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(e);
-    *timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-    return *timed_out || (rc == CURLE_OK && status >= 200 && status < 300) ? ms : NAN;
-}
-
 void drain_lone(const drain_lone_req *q, double baseline_ms, double max_s, drain_result *r) {
     double t0 = mono_us() / 1e6, waited0 = r->waited_s;
     if (isnan(baseline_ms)) { /* the idle server's: the fastest of 3 */
         double best = NAN;
         for (int i = 0; i < 3 && !stop_signal(); i++) {
             int timed_out;
-            double ms = lone_once(q, max_s, &timed_out);
+            double ms = probe_post_ms(q->url, q->body, q->headers, q->insecure, max_s, &timed_out);
             if (isnan(ms) || timed_out) {
                 r->state = DRAIN_LONE_FAILED;
                 return;
@@ -94,7 +61,8 @@ void drain_lone(const drain_lone_req *q, double baseline_ms, double max_s, drain
     r->baseline_ms = baseline_ms;
     for (;;) {
         int timed_out;
-        double ms = lone_once(q, max_s - (mono_us() / 1e6 - t0), &timed_out);
+        double ms = probe_post_ms(q->url, q->body, q->headers, q->insecure,
+                                  max_s - (mono_us() / 1e6 - t0), &timed_out);
         r->waited_s = waited0 + mono_us() / 1e6 - t0;
         r->lone_ms = ms;
         if (isnan(ms)) {

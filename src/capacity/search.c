@@ -428,10 +428,7 @@ static int prepare_target(search *s, char *err, int errlen) {
     const char *model = r->model;
     if (!model) {
         char base[4200];
-        snprintf(base, sizeof base, "%s", s->lone_url);
-        char *v1 = strstr(base, "/v1/");
-        if (v1)
-            *v1 = 0;
+        run_base_url(r->url, base, sizeof base);
         probe_server(base, s->ps.headers, r->insecure, &sp);
         model = sp.first_model[0] ? sp.first_model : NULL;
     }

@@ -3,8 +3,10 @@
  * calls for. */
 #include "client/probe.h"
 #include "monitor/spec_counters.h"
+#include "common/clock.h"
 #include "common/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,25 +68,36 @@ static int never_connected(CURL *e, CURLcode rc) {
     }
 }
 
-/* GET url: the HTTP status, or -1 with curl's words in err (when given)
- * and *unreached set when no connection was made. */
-static long get(const char *url, struct curl_slist *headers, int insecure, buf *b, server_probe *pr,
-                char *err, size_t errcap, int *unreached) {
+/* A transfer to url with the run's headers, at most timeout_ms; NULL when
+ * curl cannot make one. */
+static CURL *easy_to(const char *url, struct curl_slist *headers, int insecure, long timeout_ms) {
     CURL *e = curl_easy_init();
-    b->n = 0;
-    b->data[0] = 0;
+    if (!e)
+        return NULL;
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, pr);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     if (insecure) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
+    return e;
+}
+
+/* GET url: the HTTP status, or -1 with curl's words in err (when given)
+ * and *unreached set when no connection was made. */
+static long get(const char *url, struct curl_slist *headers, int insecure, buf *b, server_probe *pr,
+                char *err, size_t errcap, int *unreached) {
+    b->n = 0;
+    b->data[0] = 0;
+    CURL *e = easy_to(url, headers, insecure, 10000L);
+    if (!e)
+        return -1;
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, pr);
     CURLcode rc = curl_easy_perform(e);
     long code = 0;
     if (unreached)
@@ -295,6 +308,30 @@ int probe_busy(const char *metrics_url, struct curl_slist *headers, int insecure
     }
     free(page);
     return rc;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ud) {
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+double probe_post_ms(const char *url, const char *body, struct curl_slist *headers, int insecure,
+                     double max_s, int *timed_out) {
+    *timed_out = 0;
+    CURL *e = easy_to(url, headers, insecure, (long)((max_s > 1 ? max_s : 1) * 1000));
+    if (!e)
+        return NAN;
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    double t0 = mono_us() / 1e3;
+    CURLcode rc = curl_easy_perform(e);
+    double ms = mono_us() / 1e3 - t0;
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(e);
+    *timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    return *timed_out || (rc == CURLE_OK && status >= 200 && status < 300) ? ms : NAN;
 }
 
 void probe_free(server_probe *p) {

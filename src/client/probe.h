@@ -5,7 +5,9 @@
  * server still records every request (as connect errors). What went wrong
  * is told apart, for the one warning a run prints before its traffic: no
  * connection at all, a model list that did not come (an HTTP error, a
- * timeout, an answer that is not a list), or a --model the list lacks. */
+ * timeout, an answer that is not a list), or a --model the list lacks.
+ * Also the small reads of a server between runs: its busy gauges and the
+ * time of a lone request (capacity/drain.h). */
 #ifndef SERVELAB_PROBE_H
 #define SERVELAB_PROBE_H
 
@@ -49,6 +51,12 @@ json_t *probe_spec_counters(const char *metrics_url, struct curl_slist *headers,
  * (monitor/busy.h): 0 with *b filled (b->found 0 when the page has none
  * of the gauges), or -1 when it does not answer 200. */
 int probe_busy(const char *metrics_url, struct curl_slist *headers, int insecure, busy_gauges *b);
+/* POSTs body to url and times the whole answer (its body discarded): the
+ * milliseconds, or NAN when it did not succeed (no answer, not a 2xx);
+ * *timed_out when max_s (at least 1 s) ran out first, the time then being
+ * at least that. */
+double probe_post_ms(const char *url, const char *body, struct curl_slist *headers, int insecure,
+                     double max_s, int *timed_out);
 void probe_free(server_probe *p);
 
 #endif

@@ -141,6 +141,9 @@ typedef struct run_result {
  * --duration; 0 for a burst, which gets the shortest). */
 double run_metrics_interval_s(const run_opts *o, double schedule_s);
 struct curl_slist;
+/* A run's --url without a trailing slash or /v1: what /v1/models,
+ * /version and /metrics hang from. */
+void run_base_url(const char *url, char *out, size_t n);
 /* The server's /metrics URL for a run's --url (its base: no trailing
  * slash, no /v1). */
 void run_metrics_url(const char *url, char *out, size_t n);

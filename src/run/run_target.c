@@ -28,6 +28,12 @@ static char *base_url(const char *url) {
     return b;
 }
 
+void run_base_url(const char *url, char *out, size_t n) {
+    char *b = base_url(url);
+    snprintf(out, n, "%s", b);
+    free(b);
+}
+
 void run_metrics_url(const char *url, char *out, size_t n) {
     char *b = base_url(url);
     snprintf(out, n, "%s/metrics", b);
