@@ -143,6 +143,34 @@ static int cut_short_missed(const req_rec *r, const slo_spec *slo) {
     return slo->ttfa_ms > 0 && isnan(request_answer_ms(r)) && waited > slo->ttfa_ms;
 }
 
+static int cmp_due(const void *a, const void *b) {
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+double probe_badness(const req_rec *r, size_t n_rows, long n_planned, const slo_spec *slo,
+                     double goal) {
+    double *due = xmalloc((2 * n_rows + 1) * sizeof *due); /* (due, missed) pairs */
+    for (size_t i = 0; i < n_rows; i++) {
+        int m = request_slo_misses(&r[i], slo) != 0;
+        if (r[i].error == ERR_CANCELLED)
+            m = cut_short_missed(&r[i], slo);
+        due[2 * i] = isnan(r[i].scheduled_ms) ? INFINITY : r[i].scheduled_ms;
+        due[2 * i + 1] = m;
+    }
+    qsort(due, n_rows, 2 * sizeof *due, cmp_due);
+    double allowed = (1 - goal) * (double)n_planned, missed = 0;
+    for (size_t i = 0; i < n_rows; i++) {
+        missed += due[2 * i + 1];
+        if (missed > allowed) {
+            free(due);
+            return (double)n_planned + (double)n_planned - (double)i;
+        }
+    }
+    free(due);
+    return missed;
+}
+
 /* The rows judged: met, missed by bound, cut short with no verdict; and
  * the figures at this load. */
 static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms, probe *p,
@@ -190,6 +218,7 @@ static int judge(const probe_setup *ps, const char *dir, double unloaded_ttft_ms
     p->steady = steady_of(rows.r, rows.n, last_due);
     p->miss_burst = misses_in_one_slice(rows.r, rows.n, last_due, &ps->slo);
     batch_counts(rows.r, rows.n, last_due, &ps->slo, p);
+    p->badness = probe_badness(rows.r, rows.n, p->requests, &ps->slo, ps->goal);
     p->not_steady = ps->keep_up_fails && !p->stopped && !ps->by_concurrency && !p->max_users &&
                     steady_growing(&p->steady, ps->wait_budget_ms, ps->horizon_s);
     if (p->max_users)
@@ -307,6 +336,7 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
     if (ps->vt) {
         vt = *ps->vt;
         vt.seed = vt.engine.seed = (uint64_t)sp->seed;
+        vt.chunks = 1; /* as a real probe keeps them: the twin is fitted to its gaps */
         ro.predict = &vt;
     }
     if (ps->sim_args && !ps->vt)

@@ -69,7 +69,18 @@ typedef struct probe {
     double client_worst_ms; /* the most the client was late (its summary.json's client) */
     int lagged;             /* failed while it lagged: run again, and not counted (search.c) */
     drain_result drain;     /* the wait for an idle server before it (drain.h) */
+    double badness;         /* probe_badness of its rows (the twin's test, search_twin.c) */
 } probe;
+
+/* How badly a run of n planned requests went, as one number the twin's
+ * test ranks: walking its requests in the order they were due, the misses
+ * so far (a request cut short counts as missed only when what it shows
+ * already misses); a run whose misses came to exceed what the goal allows
+ * of all n is lost at that request, and ranks above every run that was
+ * not, the earlier the higher (n + the requests left after it); a run never
+ * lost ranks by its misses. */
+double probe_badness(const req_rec *r, size_t n_rows, long n_planned, const slo_spec *slo,
+                     double goal);
 
 /* One probe to run: its number, its load (a rate, or users) with n
  * requests and the seed; or, with max_users > 0, the throughput probe:

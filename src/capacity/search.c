@@ -58,6 +58,8 @@ static int lagged_enough(const search *s, const probe *p) {
 }
 
 static int narrow(const search *s) {
+    if (s->twin_state == TWIN_ACCEPTED)
+        return 1; /* lo and hi are the twin's answer and the step above it */
     if (s->ps.by_concurrency && s->hi - s->lo <= 1)
         return 1;
     return (s->hi - s->lo) / s->lo < s->o->precision;
@@ -256,6 +258,9 @@ static int confirm_answer(search *s, char *err, int errlen) {
         return 0;
     if (s->confirm_at >= 0 && value_of(s, s->confirm_at) == s->lo)
         return 0; /* confirmed (a failed one would have moved lo) */
+    if (s->twin_state == TWIN_ACCEPTED && !s->ps.by_concurrency &&
+        elapsed(s) + (double)probe_requests(s, s->lo, PROBE_CONFIRM) / s->lo > s->o->max_time_s)
+        return 0; /* the twin's answer stands as probed: no room left to run it longer */
     return probe_at(s, s->lo, PROBE_CONFIRM, err, errlen) ? -1 : 1;
 }
 
@@ -316,6 +321,14 @@ static int room_for(const search *s, double v) {
     return elapsed(s) + probe_s + confirm_s <= s->o->max_time_s;
 }
 
+/* Whether the twin's next test probe at v fits in --max-time (by
+ * concurrency: always). */
+static int room_for_twin(const search *s, double v) {
+    if (s->ps.by_concurrency)
+        return 1;
+    return elapsed(s) + (double)probe_requests(s, v, PROBE_FULL) / v <= s->o->max_time_s;
+}
+
 /* The next step: while no load has failed, double the highest that passed
  * (from the start); while none has passed, repeat the failing first load
  * until its failure is clear; then bisect to the precision, and repeat the
@@ -343,7 +356,16 @@ static int step(search *s, char *err, int errlen) {
         v = s->hi;
     else if (isnan(s->lo))
         return 0;
-    else if (!narrow(s))
+    else if (search_twin_due(s)) {
+        search_twin_propose(s);
+        return 1; /* the next step follows from what it proposed */
+    } else if (search_twin_next(s, &v)) {
+        if (!room_for_twin(s, v)) { /* the proposal as far as it was probed */
+            search_twin_unchecked(s);
+            return 1;
+        }
+        return probe_at(s, v, PROBE_FULL, err, errlen) ? -1 : 1;
+    } else if (!narrow(s))
         v = s->ps.by_concurrency ? floor((s->lo + s->hi) / 2)
                                  : search_verdict_round((s->lo + s->hi) / 2, s->lo, s->hi);
     else if (!confirm_end(s, 0, &v) && !confirm_end(s, 1, &v))
@@ -526,6 +548,7 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
     }
     if (stop_signal())
         got = OUTCOME_STOPPED;
+    search_twin_free(&s);
     free(s.probes);
     free(s.lone_body);
     curl_slist_free_all(s.ps.headers);

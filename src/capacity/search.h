@@ -36,6 +36,8 @@ typedef struct capacity_opts {
     double max_time_s;
     double drain_max_s;       /* --drain-timeout: the longest wait for an idle server (drain.h) */
     int confirm;              /* run the answer once more, longer, before saying it */
+    int twin;                 /* --twin on: a twin fitted to the probes proposes the answer */
+    const char *twin_text;    /* --twin on|off */
     const char *confirm_text; /* --confirm on|off */
     int virtual_time;         /* --virtual */
     const virtual_target *vt; /* --virtual: the probes on the engine in virtual time */

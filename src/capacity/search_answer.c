@@ -11,6 +11,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,15 @@ void search_answer_fill(const search *s, capacity_result *r) {
     if (a->upper_bound && search_verdict_throughput(s, &t) && s->lo < t.low)
         a->upper_bound = 0;
     a->precision = s->o->precision;
+    a->twin = s->twin_state == TWIN_ACCEPTED
+                  ? (s->twin_unchecked ? ANSWER_TWIN_UNCHECKED : ANSWER_TWIN_CHECKED)
+              : s->twin_state == TWIN_REJECTED ? ANSWER_TWIN_REJECTED
+              : s->twin_state == TWIN_UNFIT    ? ANSWER_TWIN_UNFIT
+                                               : ANSWER_TWIN_NONE;
+    a->twin_load = s->twin_load;
+    a->twin_probes = s->twin_probes;
+    a->twin_s = s->twin_proposals ? s->twin_s : NAN;
+    snprintf(a->twin_why, sizeof a->twin_why, "%s", s->twin_why);
     r->tp_probe = s->tp_at;
     r->tp_used = search_verdict_bound(s, &r->tp_bound);
     capacity_result_finish(r);

@@ -41,7 +41,28 @@ typedef struct search {
     char lone_url[4200];
     char *lone_body;
     int lag_repeats; /* probes run again because the client lagged */
+    /* the twin (search_twin.c): fitted to the probes, it proposes the answer */
+    int twin_state;         /* TWIN_* */
+    int twin_proposals;     /* fits asked so far */
+    double twin_load;       /* its proposal; NAN: none */
+    double twin_above;      /* a precision step above it */
+    int twin_probes;        /* the probes the last fit was fitted to */
+    int twin_unchecked;     /* accepted with no probe at it: --max-time left no room */
+    double twin_s;          /* the seconds the fits and their virtual runs took */
+    char twin_why[240];     /* why it was not fitted, or what contradicted it */
+    virtual_target twin_vt; /* the fitted engine (its model: twin_model) */
+    char twin_model[128];
+    struct twin_draws *draws; /* the twin's runs of the probes' loads (search_twin.c) */
+    int n_draws;
 } search;
+
+enum {
+    TWIN_NOT_YET,  /* not asked yet: the probes do not bracket the answer */
+    TWIN_TESTING,  /* proposed: the probes at it and a step above run */
+    TWIN_ACCEPTED, /* both ran and no probe contradicts it: it is the answer */
+    TWIN_REJECTED, /* a probe contradicted it clearly: bisection goes on */
+    TWIN_UNFIT,    /* it could not be fitted, or proposed nothing: bisection */
+};
 
 /* The probes at one load, pooled (search_verdict.c). */
 typedef struct level {
@@ -104,6 +125,27 @@ double search_verdict_low_end_cap(const search *s);
 int search_verdict_interval(const search *s, double *ci_low, double *ci_high);
 /* The loads probed, each once, ascending; the caller frees. */
 double *search_verdict_loads(const search *s, int *k);
+
+/* search_twin.c */
+
+/* Fits the twin to the probes so far and asks it for the answer: the
+ * state becomes TWIN_TESTING with twin_load, or TWIN_UNFIT / TWIN_REJECTED
+ * with twin_why. */
+void search_twin_propose(search *s);
+/* After search_verdict_derive's lo and hi: a probe that contradicts the
+ * proposal clearly rejects it; once it and the load a step above have run
+ * uncontradicted it is accepted; an accepted proposal is lo, the step
+ * above hi. */
+void search_twin_judge(search *s);
+/* The next load the twin's test needs: 1 with *v, or 0. */
+int search_twin_next(const search *s, double *v);
+/* What the twin's runs cost and hold, freed at the search's end. */
+void search_twin_free(search *s);
+/* Whether the twin is to be asked now (search.c's step). */
+int search_twin_due(const search *s);
+/* --max-time has no room for the test's next probe: the proposal is the
+ * answer, checked as far as it was probed (unchecked when not at all). */
+void search_twin_unchecked(search *s);
 
 /* search_answer.c */
 

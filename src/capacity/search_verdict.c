@@ -164,6 +164,7 @@ void search_verdict_derive(search *s) {
         if (search_verdict_passed(s, &l) && !(v <= s->lo) && !(v >= s->hi))
             s->lo = v;
     }
+    search_twin_judge(s);
 }
 
 /* x to 3 significant digits (4, 5 when that is not strictly between lo
@@ -208,6 +209,16 @@ int search_verdict_interval(const search *s, double *ci_low, double *ci_high) {
     if (search_verdict_bound(s, &bound) && bound > s->lo && !(bound >= *ci_high))
         *ci_high = bound; /* every load from it on fails, clearly */
     int unclear = isnan(*ci_low) + isnan(*ci_high);
+    if (isnan(*ci_low) && s->twin_state == TWIN_ACCEPTED) {
+        /* the twin's answer is no probe's verdict: the low end is the
+         * highest load under it that a probe passed */
+        for (int i = 0; i < s->n; i++) {
+            double v = value_of(s, i);
+            level l = search_verdict_level(s, v);
+            if (v < s->lo && search_verdict_passed(s, &l) && !(v <= *ci_low))
+                *ci_low = v;
+        }
+    }
     if (isnan(*ci_low))
         *ci_low = s->lo;
     if (isnan(*ci_high))

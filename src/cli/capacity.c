@@ -120,6 +120,13 @@ static const opt_def capacity_options[] = {
      .def = "on",
      .help = "run the answer once more, " CAPACITY_TEXT(
          CAPACITY_CONFIRM_PROBES) " full probes long, before saying it"},
+    {.name = "twin",
+     .type = OPT_CHOICE,
+     CAP(twin_text),
+     .choices = "on|off",
+     .def = "on",
+     .help = "once the probes bracket the answer, fit the server's step model to their rows and "
+             "probe the capacity it predicts (off: bisection alone)"},
     {.name = "virtual",
      .type = OPT_FLAG,
      CAP(virtual_time),
@@ -244,6 +251,7 @@ static int capacity_main(int argc, char **argv) {
     }
     char err[1024] = "";
     o.confirm = !strcmp(o.confirm_text, "on");
+    o.twin = !strcmp(o.twin_text, "on");
     if (capacity_opts_validate(&o, err, sizeof err)) {
         free(table);
         return cli_fail(&cmd_capacity, "%s", err);
@@ -285,7 +293,9 @@ const command cmd_capacity = {
     .text = "Finds the highest offered request rate (or, with --by concurrency, the most\n"
             "closed-loop users) at which, in the long run, at least --goal of the requests\n"
             "meet the SLO: doubles the load until a probe fails, measures what the server\n"
-            "completes when kept busy (random arrivals fail at or above it), bisects with\n"
+            "completes when kept busy (random arrivals fail at or above it), fits the\n"
+            "server's step model to the probes' rows and probes the capacity that twin\n"
+            "predicts and a --precision step above it (--twin), else bisects with\n"
             "probes long enough for an overload of --precision to push waits past the SLO,\n"
             "repeats the probes at the ends whose verdict is not clear at 95%, and runs the\n"
             "answer once more, three probes long (--confirm). A probe already lost is stopped\n"

@@ -271,6 +271,7 @@ int fit_estimate(const fit_run *runs, int n, const fit_opts *o, fit_result *r, c
         r->doc.engine = (engine_params){0};
         return -1;
     }
+    fit_split_one_length(&a, r, pv);
     fit_mixed(&a, r, pv);
     profile_doc *d = &r->doc;
     d->provenance = pv;

@@ -192,11 +192,42 @@ int fit_decode(acc *a, fit_result *r, int min_gaps, const char *where, json_t *p
     return r->n_points;
 }
 
+#define MIXED_MIN 20 /* the steps with a prompt that fit_split_one_length and fit_mixed need */
+
+void fit_split_one_length(acc *a, fit_result *r, json_t *pv) {
+    engine_params *e = &r->doc.engine;
+    size_t n = a->n_mixed;
+    if (!r->one_length || r->prefill_from_server || e->n_prefill_points > 0 || n < MIXED_MIN ||
+        !(r->one_length_tokens > 0))
+        return;
+    double tokens = r->one_length_tokens, old_p = engine_prefill_ms(e, tokens);
+    double ttft = e->decode_base_ms + old_p;
+    double *extra = xmalloc(n * sizeof *extra);
+    for (size_t k = 0; k < n; k++)
+        extra[k] = a->mixed[k].g - engine_decode_ms(e, a->mixed[k].b);
+    double p = fit_quantile(extra, n, 0.5);
+    free(extra);
+    p = p < 0 ? 0 : p > ttft ? ttft : p;
+    e->prefill_per_token_ms = p / tokens;
+    e->prefill_ctx_per_1k_ms = 0;
+    e->decode_base_ms = ttft - p;
+    for (size_t k = 0; k < n; k++)
+        a->mixed[k].p = old_p > 0 ? a->mixed[k].p * p / old_p : p;
+    r->split = 1;
+    fit_prov(pv, "prefill_per_token_ms",
+             "the lone requests had one prompt length (%g tokens), which cannot part their TTFT "
+             "(%.3f ms) into a step's fixed cost and the prompt's: the prompt's part is the median "
+             "of what %zu steps that computed one prompt while streams decoded took over the "
+             "table's decode (%.3f ms), over its tokens",
+             tokens, ttft, n, p);
+    fit_prov(pv, "prefill_ctx_per_1k_ms", "0: one prompt length shows none");
+    fit_prov(pv, "decode_base_ms", "the lone requests' TTFT less the prompt's part (%.3f ms)", p);
+}
+
 /* Least squares through the origin of the residual (gap - decode_base -
  * the prompt's prefill) on the decoding streams, once with all and once
  * without those beyond 4 robust sd of it; taken when it fits the gaps
  * better than the table's decode(b) + prefill and rests on MIXED_MIN gaps. */
-#define MIXED_MIN 20
 
 void fit_mixed(acc *a, fit_result *r, json_t *pv) {
     engine_params *e = &r->doc.engine;

@@ -355,6 +355,14 @@ void fit_prefill(acc *a, fit_result *r, json_t *pv) {
             a->n_pre = n_warm;
     }
     int mask = fit_prefill_model(a->pre, a->n_pre, beta);
+    r->one_length = a->n_pre > 0 && distinct_lengths(a->pre, a->n_pre) == 1;
+    if (r->one_length) {
+        double *lens = xmalloc(a->n_pre * sizeof *lens);
+        for (size_t i = 0; i < a->n_pre; i++)
+            lens[i] = a->pre[i].n;
+        r->one_length_tokens = fit_quantile(lens, a->n_pre, 0.5);
+        free(lens);
+    }
     /* what the server's own prompt time leaves out of the TTFT (HTTP, the
      * queue to its slot, the first sampling): told, not fitted, since the
      * twin's first token must be the user's */

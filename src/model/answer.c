@@ -16,6 +16,20 @@ void answer_init(capacity_answer *a, answer_source source) {
     a->at_in_flight = a->at_goodput_rps = a->at_tokens_per_s = a->wall_s = a->fail_load = NAN;
     a->below.load = a->above.load = NAN;
     a->requests_total = -1;
+    a->twin_load = a->twin_s = NAN;
+}
+
+static const char *const twin_names[] = {"none", "checked", "unchecked", "rejected", "unfit"};
+
+const char *answer_twin_name(int twin) {
+    return twin >= 0 && twin <= ANSWER_TWIN_UNFIT ? twin_names[twin] : "none";
+}
+
+int answer_twin_of(const char *name) {
+    for (int t = 0; name && t <= ANSWER_TWIN_UNFIT; t++)
+        if (!strcmp(name, twin_names[t]))
+            return t;
+    return ANSWER_TWIN_NONE;
 }
 
 const char *answer_status_name(answer_status s) {
@@ -195,6 +209,31 @@ static void interpolated(const capacity_answer *a, char *buf, size_t n) {
     }
 }
 
+/* How a found answer was reached: ", by bisection" or the twin's part. */
+static void method_text(const capacity_answer *a, char *buf, size_t n) {
+    char at[64];
+    load_text(a, a->twin_load, at, sizeof at);
+    switch (a->twin) {
+    case ANSWER_TWIN_CHECKED:
+        snprintf(buf, n,
+                 ", the capacity its twin (fitted to %d probes' rows) predicts, which the probes "
+                 "at it do not contradict",
+                 a->twin_probes);
+        break;
+    case ANSWER_TWIN_UNCHECKED:
+        snprintf(buf, n,
+                 ", the capacity its twin (fitted to %d probes' rows) predicts, unchecked: "
+                 "--max-time left no room to probe it",
+                 a->twin_probes);
+        break;
+    case ANSWER_TWIN_REJECTED:
+        snprintf(buf, n, ", by bisection (the twin said %s; %s)", at, a->twin_why);
+        break;
+    case ANSWER_TWIN_UNFIT: snprintf(buf, n, ", by bisection (no twin: %s)", a->twin_why); break;
+    default: snprintf(buf, n, ", by bisection");
+    }
+}
+
 void answer_sentence(const capacity_answer *a, char *buf, size_t n) {
     assert(a->binding >= 0 && a->binding <= ANSWER_FAILURES);
     assert(a->source <= ANSWER_INTERPOLATED && a->status <= ANSWER_NO_LOAD);
@@ -209,11 +248,13 @@ void answer_sentence(const capacity_answer *a, char *buf, size_t n) {
                      "their verdicts met its backlog",
                      a->busy_probes, a->tries);
         len = strlen(buf);
+        char method[400] = "";
+        if (a->status == ANSWER_FOUND)
+            method_text(a, method, sizeof method);
         if (a->requests_total >= 0 && isfinite(a->wall_s) && len < n)
             snprintf(buf + len, n - len,
                      "; it rests on %d probe%s of %ld requests in all over %.1f min%s", a->tries,
-                     a->tries == 1 ? "" : "s", a->requests_total, a->wall_s / 60,
-                     a->status == ANSWER_FOUND ? ", by bisection" : "");
+                     a->tries == 1 ? "" : "s", a->requests_total, a->wall_s / 60, method);
     } else if (a->source == ANSWER_PREDICTED)
         predicted(a, buf, n);
     else

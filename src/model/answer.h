@@ -35,6 +35,15 @@ typedef enum {
     ANSWER_NO_LOAD,          /* interpolated: the runs have no load to order them by */
 } answer_status;
 
+/* capacity_answer.twin: how a search used the twin fitted to its probes */
+enum {
+    ANSWER_TWIN_NONE,      /* not asked (--twin off, older files, no bracket) */
+    ANSWER_TWIN_CHECKED,   /* the answer is its proposal, probed (and a step above, if time) */
+    ANSWER_TWIN_UNCHECKED, /* the answer is its proposal; --max-time left no room to probe it */
+    ANSWER_TWIN_REJECTED,  /* a probe contradicted it: the answer is bisection's */
+    ANSWER_TWIN_UNFIT,     /* it could not be fitted: the answer is bisection's */
+};
+
 /* capacity_answer.binding: a bound of the SLO (0 to SLO_BOUNDS - 1), or
  * this: most misses were requests that failed. */
 #define ANSWER_FAILURES SLO_BOUNDS
@@ -72,6 +81,12 @@ typedef struct capacity_answer {
      * --drain-timeout (capacity/drain.h), so their verdicts met a backlog */
     int busy_probes;
     long requests_total; /* searched: the requests of every probe; -1 unknown (older files) */
+    /* searched: the twin fitted to the probes (capacity/search_twin.c) */
+    int twin;           /* ANSWER_TWIN_*: what became of it */
+    double twin_load;   /* what it proposed (NAN: none) */
+    int twin_probes;    /* the probes it was fitted to */
+    char twin_why[240]; /* unfit or rejected: why */
+    double twin_s;      /* the seconds its fits and virtual runs took (in wall_s) */
     double wall_s;
     /* predicted */
     double fail_load;    /* the lowest load that failed above the answer (NAN: none) */
@@ -96,6 +111,10 @@ json_t *answer_json(const capacity_answer *a);
 int answer_read(const json_t *j, capacity_answer *a, char *err, int errlen);
 /* "found", "not_reached", "missed_at_lowest" or "no_load". */
 const char *answer_status_name(answer_status s);
+/* capacity.json's "twin": "none", "checked", "unchecked", "rejected",
+ * "unfit"; and back (anything else: ANSWER_TWIN_NONE). */
+const char *answer_twin_name(int twin);
+int answer_twin_of(const char *name);
 /* The binding as capacity.json writes it: "ttft" ... "ttfa" or "failures". */
 const char *answer_binding_name(int binding);
 

@@ -58,6 +58,11 @@ static void put_search(json_t *j, const capacity_answer *a) {
     json_object_set_new(j, "requests_total",
                         a->requests_total >= 0 ? json_integer(a->requests_total) : json_null());
     json_object_set_new(j, "failure", a->failure[0] ? json_string(a->failure) : json_null());
+    json_object_set_new(j, "twin", json_string(answer_twin_name(a->twin)));
+    json_object_set_new(j, "twin_load", num(a->twin_load));
+    json_object_set_new(j, "twin_probes", json_integer(a->twin_probes));
+    json_object_set_new(j, "twin_why", a->twin_why[0] ? json_string(a->twin_why) : json_null());
+    json_object_set_new(j, "twin_seconds", num(a->twin_s));
     json_object_set_new(j, "at_answer",
                         isfinite(a->at_in_flight) || isfinite(a->at_goodput_rps)
                             ? json_pack("{s:o,s:o,s:o}", "concurrency_in_flight",
@@ -153,6 +158,12 @@ static void read_search(const json_t *j, capacity_answer *a) {
     double total = get(j, "requests_total");
     a->requests_total = isfinite(total) ? (long)total : -1;
     copy_string(a->failure, sizeof a->failure, j, "failure");
+    a->twin = answer_twin_of(json_string_value(json_object_get(j, "twin")));
+    a->twin_load = get(j, "twin_load");
+    a->twin_s = get(j, "twin_seconds");
+    double twin_probes = get(j, "twin_probes");
+    a->twin_probes = isfinite(twin_probes) ? (int)twin_probes : 0;
+    copy_string(a->twin_why, sizeof a->twin_why, j, "twin_why");
     const json_t *at = json_object_get(j, "at_answer"), *cf = json_object_get(j, "confirmation");
     a->at_in_flight = get(at, "concurrency_in_flight");
     a->at_goodput_rps = get(at, "goodput_rps");

@@ -1,0 +1,307 @@
+/* search_twin: the capacity search led by a twin (docs/capacity.md, "The
+ * twin"). Once the probes bracket the answer (and the throughput probe has
+ * run), the server's step model is fitted to their rows (fit/fit.h, as
+ * `servelab fit` would from the same folders) and the fitted engine is
+ * asked for the long-run capacity in virtual time (longrun.h, as `predict
+ * --capacity` would, over TWIN_MISSES / (1 - goal) requests of the
+ * search's own workload and arrivals). Near a soft knee a probe cannot
+ * tell a load 3% over the answer from the answer (one passes at the true
+ * capacity 75-80% of the time and still half the time 15% above it),
+ * while the twin's long runs can.
+ *
+ * The server checks the twin. The proposal and the load a precision step
+ * above are probed, and every probe (but the throughput probe) is set
+ * against TWIN_DRAWS runs of the twin with the same load, requests and
+ * workload and other seeds: a probe that went worse than every one of
+ * them, or (run whole) better than every one, is one the twin cannot
+ * explain (probe_badness ranks them: misses, or how early the run was
+ * lost). Misses come in bursts, and the twin's own runs hold the bursts:
+ * this is the test sized for their design effect that a binomial interval
+ * is not. A probe the twin cannot explain rejects it, and so does the
+ * throughput probe's bound under the proposal; one refit with every probe
+ * may propose again, else bisection goes on. An accepted proposal is the
+ * answer until a later probe (the ends, the confirmation) rejects it. */
+#include "capacity/longrun.h"
+#include "capacity/search_internal.h"
+#include "common/clock.h"
+#include "common/notice.h"
+#include "common/util.h"
+#include "fit/fit.h"
+#include "fit/fit_data.h"
+#include "model/record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TWIN_MAX_PROPOSALS 2 /* the first fit, and one refit after a contradiction */
+#define TWIN_MIN_REQUESTS 50000
+#define TWIN_MAX_REQUESTS 1000000
+/* a twin's run holds this many allowed misses: near a soft knee misses
+ * come in bursts, and 200,000 requests at a goal of 0.99 put one seed's
+ * answer within about 1% of another's (one slot, TTFT <= 1 s) */
+#define TWIN_MISSES 2000
+#define TWIN_MIN_GAPS 30
+#define TWIN_DRAWS 100         /* the twin's runs a probe is set against */
+#define TWIN_SEED_BASE 1000003 /* their seeds: far from the probes' own */
+
+/* The twin's runs of one load and length: their badness, ascending. */
+typedef struct twin_draws {
+    double load;
+    long requests;
+    double b[TWIN_DRAWS];
+} twin_draws;
+
+/* The probes' folders (not those run again because the client lagged). */
+static char **probe_paths(const search *s, int *k) {
+    char **paths = xmalloc((size_t)(s->n ? s->n : 1) * sizeof *paths);
+    *k = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (s->probes[i].lagged)
+            continue;
+        size_t len = strlen(s->out) + strlen(s->probes[i].dir) + 2;
+        paths[*k] = xmalloc(len);
+        snprintf(paths[(*k)++], len, "%s/%s", s->out, s->probes[i].dir);
+    }
+    return paths;
+}
+
+/* The profile fitted to the probes' rows into *doc. 0, or -1 with why. */
+static int fit_probes(search *s, profile_doc *doc, char *why, size_t n) {
+    int k, n_runs = 0;
+    char **paths = probe_paths(s, &k);
+    fit_run *runs = NULL;
+    char err[300];
+    int rc = fit_load(paths, k, &runs, &n_runs, err, sizeof err);
+    s->twin_probes = k;
+    for (int i = 0; i < k; i++)
+        free(paths[i]);
+    free(paths);
+    if (rc) {
+        snprintf(why, n, "the probes' rows do not read: %.180s", err);
+        return -1;
+    }
+    fit_opts fo = {.min_gaps = TWIN_MIN_GAPS, .name = "twin"};
+    fit_result fr;
+    rc = fit_estimate(runs, n_runs, &fo, &fr, err, sizeof err);
+    fit_runs_free(runs, n_runs);
+    if (rc) {
+        snprintf(why, n, "it could not be fitted: %.180s", err);
+        return -1;
+    }
+    *doc = fr.doc; /* the rest of fr is the fit's record, not needed */
+    return 0;
+}
+
+/* The fitted engine's long-run capacity: 1 with *load, or 0 with why. */
+static int ask(search *s, const profile_doc *doc, double *load, char *why, size_t n) {
+    virtual_target vt = {0};
+    if (s->o->vt)
+        vt = *s->o->vt; /* its reasoning settings; the engine is the twin's */
+    vt.engine = doc->engine;
+    vt.eos_min_frac_pct = doc->eos_min_frac_pct;
+    vt.seed = vt.engine.seed = (uint64_t)s->o->run.seed;
+    snprintf(s->twin_model, sizeof s->twin_model, "%s", doc->model ? doc->model : "twin");
+    vt.model = s->twin_model;
+    vt.profile = "twin";
+    vt.profile_file = NULL;
+    vt.chunks = 0;
+    vt.stats = NULL;
+    s->twin_vt = vt;
+    double requests = fmax(TWIN_MIN_REQUESTS, TWIN_MISSES / (1 - s->o->goal));
+    longrun_opts lo = {.run = &s->o->run,
+                       .target = &vt,
+                       .by_concurrency = s->ps.by_concurrency,
+                       .goal = s->o->goal,
+                       .precision = s->o->precision / 4,
+                       .requests = (long)fmin(requests, TWIN_MAX_REQUESTS),
+                       .start = s->lo > 0 ? s->lo : 0};
+    longrun_result *r = xmalloc(sizeof *r);
+    char err[300];
+    outcome got = longrun_capacity(&lo, r, err, sizeof err);
+    int ok = got == OUTCOME_OK && r->ans.status == ANSWER_FOUND && r->ans.max > 0;
+    if (got != OUTCOME_OK)
+        snprintf(why, n, "its virtual runs failed: %.180s", err);
+    else if (!ok)
+        snprintf(why, n, "it found no capacity (%s)", answer_status_name(r->ans.status));
+    *load = r->ans.max;
+    free(r);
+    return ok;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The twin's runs of a probe at `load` with `requests`: made once, then
+ * kept. NULL when a run could not be made. */
+static const twin_draws *draws_of(search *s, double load, long requests) {
+    for (int i = 0; i < s->n_draws; i++)
+        if (s->draws[i].load == load && s->draws[i].requests == requests)
+            return &s->draws[i];
+    twin_draws d = {.load = load, .requests = requests};
+    for (int k = 0; k < TWIN_DRAWS; k++) {
+        virtual_target vt = s->twin_vt;
+        run_opts ro = s->o->run;
+        ro.seed = (int64_t)((uint64_t)s->o->run.seed + TWIN_SEED_BASE + (uint64_t)k);
+        vt.seed = vt.engine.seed = (uint64_t)ro.seed;
+        ro.predict = &vt;
+        ro.out = NULL;
+        ro.quiet = 1;
+        ro.watch = NULL;
+        ro.requests = requests;
+        ro.have_requests = 1;
+        ro.have_duration = 0;
+        ro.rate_plan = NULL;
+        ro.rate = s->ps.by_concurrency ? INFINITY : load;
+        ro.concurrency = s->ps.by_concurrency ? (int64_t)load : 0;
+        run_rows rows;
+        char err[300];
+        if (run_predict_rows(&ro, &rows, err, sizeof err) != OUTCOME_OK)
+            return NULL;
+        d.b[k] = probe_badness(rows.r, rows.n, requests, &s->ps.slo, s->o->goal);
+        rows_free(&rows);
+    }
+    qsort(d.b, TWIN_DRAWS, sizeof *d.b, cmp_double);
+    s->draws = xrealloc(s->draws, (size_t)(s->n_draws + 1) * sizeof *s->draws);
+    s->draws[s->n_draws] = d;
+    return &s->draws[s->n_draws++];
+}
+
+/* What the twin cannot explain, into why: 1, or 0 when nothing. */
+static int contradicted(search *s, char *why, size_t n) {
+    const char *unit = s->ps.by_concurrency ? "users" : "req/s";
+    tp_says t; /* a load over the throughput probe's estimate is more likely lost than not */
+    if (search_verdict_throughput(s, &t) && s->twin_load >= t.point) {
+        snprintf(why, n, "it is at or over the throughput the server completes (%g %s)", t.point,
+                 unit);
+        return 1;
+    }
+    for (int i = 0; i < s->n; i++) {
+        double v = value_of(s, i);
+        const probe *p = &s->probes[i];
+        if (isnan(v))
+            continue;
+        const twin_draws *d = draws_of(s, v, p->requests);
+        if (!d)
+            continue; /* the twin could not run it: it says nothing of this probe */
+        if (p->badness > d->b[TWIN_DRAWS - 1]) {
+            snprintf(why, n,
+                     "probe %d at %g %s went worse than each of the twin's %d runs of it (%ld of "
+                     "%ld met)",
+                     i + 1, v, unit, TWIN_DRAWS, p->met, p->requests);
+            return 1;
+        }
+        if (!p->stopped && p->badness < d->b[0]) {
+            snprintf(why, n,
+                     "probe %d at %g %s went better than each of the twin's %d runs of it (%ld of "
+                     "%ld met)",
+                     i + 1, v, unit, TWIN_DRAWS, p->met, p->requests);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void search_twin_free(search *s) {
+    free(s->draws);
+    s->draws = NULL;
+    s->n_draws = 0;
+}
+
+void search_twin_propose(search *s) {
+    double t0 = mono_us() / 1e6;
+    search_twin_free(s); /* the runs of an earlier twin */
+    profile_doc doc;
+    s->twin_proposals++;
+    s->twin_state = TWIN_UNFIT;
+    if (!fit_probes(s, &doc, s->twin_why, sizeof s->twin_why)) {
+        double load;
+        if (ask(s, &doc, &load, s->twin_why, sizeof s->twin_why)) {
+            s->twin_state = TWIN_TESTING;
+            if (s->ps.by_concurrency) {
+                s->twin_load = floor(load);
+                s->twin_above = s->twin_load + 1;
+            } else {
+                s->twin_load = search_verdict_round(load, 0, INFINITY);
+                s->twin_above = search_verdict_round(s->twin_load * (1 + s->o->precision),
+                                                     s->twin_load, INFINITY);
+            }
+            s->twin_why[0] = 0;
+        }
+        profile_doc_free(&doc);
+    }
+    double took = mono_us() / 1e6 - t0;
+    s->twin_s += took;
+    if (!s->o->run.quiet && s->twin_state == TWIN_TESTING)
+        notice(s->o->notices, NOTICE_PROGRESS,
+               "capacity: the twin fitted to %d probes says %g %s: probing it and %g (%.1f s)",
+               s->n, s->twin_load, s->ps.by_concurrency ? "users" : "req/s", s->twin_above, took);
+    else if (!s->o->run.quiet)
+        notice(s->o->notices, NOTICE_PROGRESS, "capacity: no twin: %s (%.1f s)", s->twin_why, took);
+    if (s->o->vt)
+        s->virtual_s += took; /* a real search would spend it too */
+    search_verdict_derive(s);
+}
+
+/* Whether the load a step above the proposal needs a probe: not when the
+ * throughput probe says it is over what the server completes (it fails). */
+static int above_needed(const search *s) {
+    tp_says t;
+    return !(search_verdict_throughput(s, &t) && s->twin_above >= t.point);
+}
+
+void search_twin_judge(search *s) {
+    if (s->twin_state != TWIN_TESTING && s->twin_state != TWIN_ACCEPTED)
+        return;
+    double t0 = mono_us() / 1e6;
+    int no = contradicted(s, s->twin_why, sizeof s->twin_why);
+    double took = mono_us() / 1e6 - t0;
+    s->twin_s += took;
+    if (s->o->vt)
+        s->virtual_s += took;
+    if (no) {
+        s->twin_state = TWIN_REJECTED;
+        if (!s->o->run.quiet)
+            notice(s->o->notices, NOTICE_PROGRESS, "capacity: the twin's %g %s is rejected: %s",
+                   s->twin_load, s->ps.by_concurrency ? "users" : "req/s", s->twin_why);
+        return;
+    }
+    if (s->twin_state == TWIN_TESTING) {
+        level at = search_verdict_level(s, s->twin_load);
+        level above = search_verdict_level(s, s->twin_above);
+        if (at.runs == 0 || (above.runs == 0 && above_needed(s)))
+            return;
+        s->twin_state = TWIN_ACCEPTED;
+    }
+    s->lo = s->twin_load;
+    s->hi = s->twin_above;
+}
+
+void search_twin_unchecked(search *s) {
+    s->twin_state = TWIN_ACCEPTED;
+    s->twin_unchecked = search_verdict_level(s, s->twin_load).runs == 0;
+    search_verdict_derive(s);
+}
+
+int search_twin_next(const search *s, double *v) {
+    if (s->twin_state != TWIN_TESTING)
+        return 0;
+    level at = search_verdict_level(s, s->twin_load);
+    *v = at.runs == 0 ? s->twin_load : s->twin_above;
+    return at.runs == 0 || above_needed(s);
+}
+
+/* Whether the search asks the twin now: the probes bracket the answer, the
+ * throughput probe (when one is run) has run, and it has not been asked
+ * TWIN_MAX_PROPOSALS times (a rejected one is asked again once, refitted
+ * with the probes that rejected it). */
+int search_twin_due(const search *s) {
+    if (isnan(s->lo) || isnan(s->hi) || s->o->twin == 0)
+        return 0;
+    if (s->twin_state == TWIN_REJECTED)
+        return s->twin_proposals < TWIN_MAX_PROPOSALS;
+    return s->twin_state == TWIN_NOT_YET;
+}
