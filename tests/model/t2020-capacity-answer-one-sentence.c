@@ -203,3 +203,38 @@ TEST(capacity_answer_says_probes_met_a_backlog) {
     a.reached = 40;
     CHECK(strstr(round_trip(&a), "; 2 of 9 probes began on a server still working") != NULL);
 }
+
+/* What the answer rests on names how it was reached: bisection, or the
+ * twin fitted to the probes (checked by them or not), or bisection with
+ * what became of the twin; capacity.json keeps each part. */
+TEST(capacity_answer_says_whether_the_twin_gave_it) {
+    capacity_answer a = searched();
+    a.requests_total = 9000;
+    a.wall_s = 600;
+    CHECK(strstr(round_trip(&a), "; it rests on 9 probes of 9000 requests in all over 10.0 min, "
+                                 "by bisection") != NULL);
+    a.twin = ANSWER_TWIN_CHECKED;
+    a.twin_load = 23.4;
+    a.twin_probes = 7;
+    CHECK(strstr(round_trip(&a),
+                 "over 10.0 min, the capacity its twin (fitted to 7 probes' "
+                 "rows) predicts, which the probes at it do not contradict") != NULL);
+    a.twin = ANSWER_TWIN_UNCHECKED;
+    CHECK(strstr(round_trip(&a), "predicts, unchecked: --max-time left no room to probe it") !=
+          NULL);
+    a.twin = ANSWER_TWIN_REJECTED;
+    a.twin_load = 30;
+    snprintf(a.twin_why, sizeof a.twin_why,
+             "probe 8 at 30 req/s went worse than each of the "
+             "twin's 100 runs of it (300 of 900 met)");
+    CHECK(strstr(round_trip(&a), ", by bisection (the twin said 30 req/s; probe 8 at 30 req/s "
+                                 "went worse than each of the twin's 100 runs of it (300 of 900 "
+                                 "met))") != NULL);
+    a.twin = ANSWER_TWIN_UNFIT;
+    snprintf(a.twin_why, sizeof a.twin_why, "it could not be fitted: no batch had 30 clean gaps");
+    CHECK(strstr(round_trip(&a), ", by bisection (no twin: it could not be fitted: no batch had "
+                                 "30 clean gaps)") != NULL);
+    json_t *j = answer_json(&a);
+    CHECK_STR(json_string_value(json_object_get(j, "twin")), "unfit");
+    json_decref(j);
+}
