@@ -156,6 +156,8 @@ static int read_requests(fit_run *run, id_table *ids, char *err, size_t errlen) 
         q->cached = isfinite(cn) && cn > 0 ? (int)cn : isfinite(ct) && ct > 0 ? (int)ct : 0;
         q->ok = r.len[c_err] == 0 && isfinite(q->sent) && isfinite(q->first) && isfinite(q->last) &&
                 q->prompt > 0;
+        q->cut = (r.len[c_err] == 9 && !memcmp(r.f[c_err], "cancelled", 9)) ||
+                 (r.len[c_err] == 7 && !memcmp(r.f[c_err], "timeout", 7));
         if (nk == kcap)
             keys = xrealloc(keys, (kcap = kcap ? 2 * kcap : 1024) * sizeof *keys);
         keys[nk] = xmalloc(r.len[c_id] + 1);

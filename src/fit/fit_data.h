@@ -16,6 +16,8 @@ typedef struct fit_req {
     double server_prompt_ms; /* llama.cpp's timings.prompt_ms; NAN unknown */
     int server_prompt_n;     /* the prompt tokens it computed; -1 unknown */
     int ok;                  /* no error, and a first and last token */
+    int cut;                 /* cut short by the client (cancelled, timeout): the server may
+                                have gone on with it unseen */
     size_t chunk0;           /* its chunks: run.chunk_t[chunk0 .. chunk0 + n_chunks) */
     int n_chunks;
 } fit_req;

@@ -43,6 +43,13 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
     span *win = xmalloc((run->n_req + 1) * sizeof *win); /* prefill windows, by their end */
     size_t nw = 0;
     double longest = 0;
+    /* once the client cut a request short (a probe stopped as lost, a
+     * timeout), the server may go on with it unseen: the streams decoding
+     * are no longer known, and no gap after its sending is kept */
+    double cutoff = INFINITY;
+    for (size_t i = 0; i < run->n_req; i++)
+        if (run->req[i].cut && run->req[i].sent < cutoff)
+            cutoff = run->req[i].sent;
     for (size_t i = 0; i < run->n_req; i++) {
         const fit_req *q = &run->req[i];
         if (!q->ok)
@@ -71,7 +78,7 @@ void fit_decode_gaps(const fit_run *run, const engine_params *e, acc *a) {
             continue;
         for (int j = 1; j < q->n_chunks; j++) {
             double t0 = run->chunk_t[q->chunk0 + j - 1], t1 = run->chunk_t[q->chunk0 + j];
-            if (!(t1 > t0) || run->chunk_tokens[q->chunk0 + j] != 1)
+            if (!(t1 > t0) || run->chunk_tokens[q->chunk0 + j] != 1 || t1 > cutoff)
                 continue;
             a->all_gaps++;
             double g = t1 - t0, mid = (t0 + t1) / 2;
