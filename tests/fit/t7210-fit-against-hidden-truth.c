@@ -202,3 +202,64 @@ TEST(fit_refuses_runs_of_two_models_and_an_existing_out) {
     CHECK_MSG(count_of(out, "\n") == 1, "%s", out);
     free(out);
 }
+
+#define LINEAR                                                                                     \
+    "--max-num-seqs 16 --decode-base-ms 8 --decode-per-seq-ms 0.25 --prefill-per-token-ms 0.02"
+
+static profile_doc fit_of(const char *dir, const char *runs) {
+    char cmd[4096], *out, path[1200], err[512];
+    snprintf(cmd, sizeof cmd, "fit %s --out %s/fitted.yaml --force", runs, dir);
+    int code = servelab_cmd(cmd, &out);
+    CHECK_MSG(code == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/fitted.yaml", dir);
+    profile_doc d;
+    CHECK_MSG(profile_file_read(path, &d, err, sizeof err) == 0, "%s", err);
+    return d;
+}
+
+/* Requests the client cut short (timed out, or a capacity probe stopped
+ * as lost) may still be computed by the server, unseen: the streams
+ * decoding beside a gap are then more than the rows show, and every gap
+ * from the first such request's sending on would read a larger batch's
+ * step as a smaller one's (3 streams at 10.3 ms where the engine takes
+ * 8.75). They are left out, and the table comes back exact. */
+TEST(fit_leaves_out_gaps_once_a_request_was_cut_short) {
+    char *dir = temp_dir(), runs[2048];
+    predict_with(LINEAR, dir, "over",
+                 "--prompts random:512:400 --max-tokens 400 --rate 3 --requests 120 --timeout 6");
+    predict_with(LINEAR, dir, "idle",
+                 "--prompts random:512:400 --max-tokens 400 --rate 0.2 "
+                 "--requests 8");
+    snprintf(runs, sizeof runs, "%s/over %s/idle", dir, dir);
+    profile_doc d = fit_of(dir, runs);
+    CHECK(d.engine.n_step_points >= 8);
+    for (int i = 0; i < d.engine.n_step_points; i++)
+        WITHIN(d.engine.step_ms[i], 8 + 0.25 * d.engine.step_batch[i], 0.01);
+    profile_doc_free(&d);
+}
+
+/* Prompts of one length cannot part a lone request's TTFT into the step's
+ * fixed cost and the prompt's own; the steps that computed a prompt while
+ * streams decoded can. An engine whose step costs 10 ms whatever joins it
+ * (no prefill cost) is fitted with the 10 ms as the fixed cost, not as the
+ * prompt's (which would make every step with a prompt cost 20 ms), and
+ * so its capacity comes back. */
+TEST(fit_parts_one_prompt_lengths_ttft_by_the_steps_with_a_prompt) {
+    char *dir = temp_dir(), runs[2048];
+    const char *engine = "--max-num-seqs 8 --decode-base-ms 10 --decode-per-seq-ms 0 "
+                         "--prefill-per-token-ms 0";
+    predict_with(engine, dir, "busy",
+                 "--prompts random:8:50 --max-tokens 50 --rate 14 --requests 2000");
+    predict_with(engine, dir, "idle",
+                 "--prompts random:8:50 --max-tokens 50 --rate 0.5 "
+                 "--requests 10");
+    snprintf(runs, sizeof runs, "%s/busy %s/idle", dir, dir);
+    profile_doc d = fit_of(dir, runs);
+    WITHIN(d.engine.decode_base_ms, 10.0, 0.01);
+    CHECK_MSG(d.engine.prefill_per_token_ms < 0.01, "%g ms a token", d.engine.prefill_per_token_ms);
+    CHECK_MSG(strstr(json_string_value(json_object_get(d.provenance, "prefill_per_token_ms")),
+                     "one prompt length"),
+              "%s", json_string_value(json_object_get(d.provenance, "prefill_per_token_ms")));
+    profile_doc_free(&d);
+}
