@@ -35,7 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TWIN_MAX_PROPOSALS 2 /* the first fit, and one refit after a contradiction */
+/* the first fit; one refit with the probes that tested an accepted
+ * proposal (they are most of the rows near the answer); one after a
+ * contradiction */
+#define TWIN_MAX_PROPOSALS 3
 #define TWIN_MIN_REQUESTS 50000
 #define TWIN_MAX_REQUESTS 1000000
 /* a twin's run holds this many allowed misses: near a soft knee misses
@@ -116,7 +119,10 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
                        .goal = s->o->goal,
                        .precision = s->o->precision / 4,
                        .requests = (long)fmin(requests, TWIN_MAX_REQUESTS),
-                       .start = s->lo > 0 ? s->lo : 0};
+                       /* from under what the probes passed: a refit may say less */
+                       .start = !(s->lo > 0)           ? 0
+                                : s->ps.by_concurrency ? fmax(1, floor(s->lo / 2))
+                                                       : s->lo / 2};
     longrun_result *r = xmalloc(sizeof *r);
     char err[300];
     outcome got = longrun_capacity(&lo, r, err, sizeof err);
@@ -214,6 +220,8 @@ void search_twin_free(search *s) {
 void search_twin_propose(search *s) {
     double t0 = mono_us() / 1e6;
     search_twin_free(s); /* the runs of an earlier twin */
+    if (s->twin_state == TWIN_ACCEPTED)
+        s->twin_refitted = 1;
     profile_doc doc;
     s->twin_proposals++;
     s->twin_state = TWIN_UNFIT;
@@ -294,14 +302,16 @@ int search_twin_next(const search *s, double *v) {
     return at.runs == 0 || above_needed(s);
 }
 
-/* Whether the search asks the twin now: the probes bracket the answer, the
- * throughput probe (when one is run) has run, and it has not been asked
- * TWIN_MAX_PROPOSALS times (a rejected one is asked again once, refitted
- * with the probes that rejected it). */
+/* Whether the search asks the twin now: once the probes bracket the
+ * answer and the throughput probe (when one is run) has run; once more
+ * when its proposal was accepted, refitted with the probes that tested it
+ * (a proposal that moves is tested again); and once more after a
+ * contradiction, refitted with the probes that rejected it; at most
+ * TWIN_MAX_PROPOSALS times. */
 int search_twin_due(const search *s) {
-    if (isnan(s->lo) || isnan(s->hi) || s->o->twin == 0)
+    if (isnan(s->lo) || isnan(s->hi) || s->o->twin == 0 || s->twin_proposals >= TWIN_MAX_PROPOSALS)
         return 0;
-    if (s->twin_state == TWIN_REJECTED)
-        return s->twin_proposals < TWIN_MAX_PROPOSALS;
-    return s->twin_state == TWIN_NOT_YET;
+    if (s->twin_state == TWIN_ACCEPTED)
+        return !s->twin_refitted && !s->twin_unchecked;
+    return s->twin_state == TWIN_REJECTED || s->twin_state == TWIN_NOT_YET;
 }
