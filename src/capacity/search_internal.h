@@ -49,6 +49,7 @@ typedef struct search {
     int twin_probes;        /* the probes the last fit was fitted to */
     int twin_unchecked;     /* accepted with no probe at it: --max-time left no room */
     int twin_refitted;      /* an accepted proposal was refitted with the probes that tested it */
+    int twin_fit_at;        /* s->n when it was last fitted */
     double twin_s;          /* the seconds the fits and their virtual runs took */
     char twin_why[240];     /* why it was not fitted, or what contradicted it */
     virtual_target twin_vt; /* the fitted engine (its model: twin_model) */

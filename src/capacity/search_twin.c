@@ -222,6 +222,7 @@ void search_twin_propose(search *s) {
     search_twin_free(s); /* the runs of an earlier twin */
     if (s->twin_state == TWIN_ACCEPTED)
         s->twin_refitted = 1;
+    s->twin_fit_at = s->n;
     profile_doc doc;
     s->twin_proposals++;
     s->twin_state = TWIN_UNFIT;
@@ -305,13 +306,15 @@ int search_twin_next(const search *s, double *v) {
 /* Whether the search asks the twin now: once the probes bracket the
  * answer and the throughput probe (when one is run) has run; once more
  * when its proposal was accepted, refitted with the probes that tested it
- * (a proposal that moves is tested again); and once more after a
- * contradiction, refitted with the probes that rejected it; at most
+ * (a proposal that moves is tested again); and after a contradiction,
+ * once a probe has run that it was not fitted to; at most
  * TWIN_MAX_PROPOSALS times. */
 int search_twin_due(const search *s) {
     if (isnan(s->lo) || isnan(s->hi) || s->o->twin == 0 || s->twin_proposals >= TWIN_MAX_PROPOSALS)
         return 0;
     if (s->twin_state == TWIN_ACCEPTED)
         return !s->twin_refitted && !s->twin_unchecked;
-    return s->twin_state == TWIN_REJECTED || s->twin_state == TWIN_NOT_YET;
+    if (s->twin_state == TWIN_REJECTED)
+        return s->n > s->twin_fit_at; /* a probe it was not fitted to */
+    return s->twin_state == TWIN_NOT_YET;
 }
