@@ -1,5 +1,6 @@
-/* search: bracket, measure the throughput, bisect, clear the ends,
- * confirm (see search.h and docs/capacity.md): the loop that chooses each
+/* search: bracket, measure the throughput, ask the twin (search_twin.c)
+ * or bisect, clear the ends, confirm (see search.h and docs/capacity.md):
+ * the loop that chooses each
  * probe, its load and its length, runs it, and stops; the --out directory
  * it writes in; and capacity_execute around them. What the probes so far
  * say (each load's pooled verdict, lo and hi, the interval) is

@@ -2,9 +2,11 @@
  * closed-loop users) at which, in the long run, at least `goal` of the
  * requests meet the SLO, with a 95% interval. It brackets (doubles the
  * load from the start until a probe fails), measures what the server
- * completes when kept busy (random arrivals), bisects with probes long
- * enough for an overload of the precision to show, repeats the probes at
- * the ends of the interval until their verdicts are clear at 95%, and runs
+ * completes when kept busy (random arrivals), asks a twin fitted to the
+ * probes for the answer and probes it (search_twin.c; `twin`), else
+ * bisects with probes long enough for an overload of the precision to
+ * show, repeats the probes at the ends of the interval until their
+ * verdicts are clear at 95%, and runs
  * the answer once more before saying it (`confirm`); it stops at
  * `precision` (relative) or `max_time_s`, planning its probes to fit. Every
  * probe is a run directory OUT/probe-NN-VALUE (or, with `vt`, a run on the
