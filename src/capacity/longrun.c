@@ -53,30 +53,32 @@ static int watch_fn(void *arg, const struct loadgen_result *so_far, int in_fligh
     return 0;
 }
 
+outcome longrun_rows(const run_opts *run, const virtual_target *target, int by_concurrency,
+                     double load, long n, const run_watch *watch, run_rows *rows, char *err,
+                     int errlen) {
+    run_opts ro = *run;
+    ro.predict = target;
+    ro.out = NULL;
+    ro.quiet = 1;
+    ro.watch = watch;
+    ro.requests = n;
+    ro.have_requests = 1;
+    ro.have_duration = 0;
+    ro.rate_plan = NULL;
+    ro.rate = by_concurrency ? INFINITY : load;
+    ro.concurrency = by_concurrency ? (int64_t)load : 0;
+    return run_predict_rows(&ro, rows, err, errlen);
+}
+
 /* One virtual run at `load`: its level. 0 (OUTCOME_OK), or the run's
  * outcome (OUTCOME_FAILED, _BAD_INPUT or _STOPPED). */
 static int run_level(const longrun_opts *o, const slo_spec *slo, double load, longrun_level *l,
                      char *err, int errlen) {
-    run_opts ro = *o->run;
-    ro.predict = o->target;
-    ro.out = NULL;
-    ro.quiet = 1;
     /* a schedule lasts at most a week (workload/arrivals.h): a low rate gets
      * the requests of 6 days */
     long n = o->requests;
     if (!o->by_concurrency && (double)n > load * 6 * 86400)
         n = (long)fmax(100, floor(load * 6 * 86400));
-    ro.requests = n;
-    ro.have_requests = 1;
-    ro.have_duration = 0;
-    ro.rate_plan = NULL;
-    if (o->by_concurrency) {
-        ro.rate = INFINITY;
-        ro.concurrency = (int64_t)load;
-    } else {
-        ro.rate = load;
-        ro.concurrency = 0;
-    }
     /* the span of a rate-r schedule of n requests is about (n - 1) / r */
     double warm_ms = o->by_concurrency ? -INFINITY : WARMUP_SHARE * (double)(n - 1) / load * 1000.0;
     lost_watch w = {.slo = slo,
@@ -84,13 +86,13 @@ static int run_level(const longrun_opts *o, const slo_spec *slo, double load, lo
                     .counted_planned = (double)n * (o->by_concurrency ? 1 : 1 - WARMUP_SHARE),
                     .warm_ms = warm_ms};
     run_watch rw = {.fn = watch_fn, .arg = &w};
-    ro.watch = &rw;
     memset(l, 0, sizeof *l);
     l->load = load;
     l->scheduled = n;
     double t0 = mono_us() / 1e6;
     run_rows rows;
-    outcome done = run_predict_rows(&ro, &rows, err, errlen);
+    outcome done =
+        longrun_rows(o->run, o->target, o->by_concurrency, load, n, &rw, &rows, err, errlen);
     l->wall_s = mono_us() / 1e6 - t0;
     if (done != OUTCOME_OK)
         return (int)done;

@@ -50,6 +50,13 @@ typedef struct longrun_result {
     int n_levels;
 } longrun_result;
 
+/* One virtual run of `run`'s workload, arrivals and seed on `target`:
+ * n requests at `load` (a rate, or closed-loop users), watched by `watch`
+ * (NULL: none), its rows in memory (the caller rows_free()s them) and no
+ * files. run_predict_rows's outcome. */
+outcome longrun_rows(const run_opts *run, const virtual_target *target, int by_concurrency,
+                     double load, long n, const run_watch *watch, run_rows *rows, char *err,
+                     int errlen);
 /* OUTCOME_OK with r->ans filled (found or not); OUTCOME_BAD_INPUT (err
  * says what), OUTCOME_FAILED when a run could not be made, OUTCOME_STOPPED
  * by a signal. */

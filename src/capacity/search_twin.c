@@ -21,6 +21,7 @@
  * throughput probe's bound under the proposal; one refit with every probe
  * may propose again, else bisection goes on. An accepted proposal is the
  * answer until a later probe (the ends, the confirmation) rejects it. */
+#include "analysis/stats.h"
 #include "capacity/longrun.h"
 #include "capacity/search_internal.h"
 #include "common/clock.h"
@@ -136,11 +137,6 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
     return ok;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The twin's runs of a probe at `load` with `requests`: made once, then
  * kept. NULL when a run could not be made. */
 static const twin_draws *draws_of(search *s, double load, long requests) {
@@ -153,24 +149,15 @@ static const twin_draws *draws_of(search *s, double load, long requests) {
         run_opts ro = s->o->run;
         ro.seed = (int64_t)((uint64_t)s->o->run.seed + TWIN_SEED_BASE + (uint64_t)k);
         vt.seed = vt.engine.seed = (uint64_t)ro.seed;
-        ro.predict = &vt;
-        ro.out = NULL;
-        ro.quiet = 1;
-        ro.watch = NULL;
-        ro.requests = requests;
-        ro.have_requests = 1;
-        ro.have_duration = 0;
-        ro.rate_plan = NULL;
-        ro.rate = s->ps.by_concurrency ? INFINITY : load;
-        ro.concurrency = s->ps.by_concurrency ? (int64_t)load : 0;
         run_rows rows;
         char err[300];
-        if (run_predict_rows(&ro, &rows, err, sizeof err) != OUTCOME_OK)
+        if (longrun_rows(&ro, &vt, s->ps.by_concurrency, load, requests, NULL, &rows, err,
+                         sizeof err) != OUTCOME_OK)
             return NULL;
         d.b[k] = probe_badness(rows.r, rows.n, requests, &s->ps.slo, s->o->goal);
         rows_free(&rows);
     }
-    qsort(d.b, TWIN_DRAWS, sizeof *d.b, cmp_double);
+    sort_doubles(d.b, TWIN_DRAWS);
     s->draws = xrealloc(s->draws, (size_t)(s->n_draws + 1) * sizeof *s->draws);
     s->draws[s->n_draws] = d;
     return &s->draws[s->n_draws++];
@@ -211,6 +198,16 @@ static int contradicted(search *s, char *why, size_t n) {
     return 0;
 }
 
+/* The twin's CPU since t0, into what the search has spent (with --virtual
+ * its time is the probes' and this: a real search would spend it too). */
+static double spend(search *s, double t0) {
+    double took = mono_us() / 1e6 - t0;
+    s->twin_s += took;
+    if (s->o->vt)
+        s->virtual_s += took;
+    return took;
+}
+
 void search_twin_free(search *s) {
     free(s->draws);
     s->draws = NULL;
@@ -242,16 +239,14 @@ void search_twin_propose(search *s) {
         }
         profile_doc_free(&doc);
     }
-    double took = mono_us() / 1e6 - t0;
-    s->twin_s += took;
+    double took = spend(s, t0);
     if (!s->o->run.quiet && s->twin_state == TWIN_TESTING)
         notice(s->o->notices, NOTICE_PROGRESS,
                "capacity: the twin fitted to %d probes says %g %s: probing it and %g (%.1f s)",
-               s->n, s->twin_load, s->ps.by_concurrency ? "users" : "req/s", s->twin_above, took);
+               s->twin_probes, s->twin_load, s->ps.by_concurrency ? "users" : "req/s",
+               s->twin_above, took);
     else if (!s->o->run.quiet)
         notice(s->o->notices, NOTICE_PROGRESS, "capacity: no twin: %s (%.1f s)", s->twin_why, took);
-    if (s->o->vt)
-        s->virtual_s += took; /* a real search would spend it too */
     search_verdict_derive(s);
 }
 
@@ -267,10 +262,7 @@ void search_twin_judge(search *s) {
         return;
     double t0 = mono_us() / 1e6;
     int no = contradicted(s, s->twin_why, sizeof s->twin_why);
-    double took = mono_us() / 1e6 - t0;
-    s->twin_s += took;
-    if (s->o->vt)
-        s->virtual_s += took;
+    spend(s, t0);
     if (no) {
         s->twin_state = TWIN_REJECTED;
         if (!s->o->run.quiet)

@@ -75,7 +75,6 @@ typedef struct fit_result {
     int prefill_from_server;     /* 1: the server gave its prompt_ms */
     int one_length;              /* the lone requests had one prompt length (within 2%) */
     double one_length_tokens;    /* then: their median prompt tokens */
-    int split;                   /* fit_split_one_length parted their TTFT by the mixed steps */
     double overhead_ms;          /* median TTFT - prompt_ms of those; NAN without */
     double resid_p50, resid_p90; /* |fitted - measured| / measured over the lone requests */
     /* the steps that computed one prompt while streams decoded (fit_mixed) */

@@ -220,7 +220,6 @@ void fit_split_one_length(acc *a, fit_result *r, json_t *pv) {
     e->decode_base_ms = ttft - p;
     for (size_t k = 0; k < n; k++)
         a->mixed[k].p = old_p > 0 ? a->mixed[k].p * p / old_p : p;
-    r->split = 1;
     fit_prov(pv, "prefill_per_token_ms",
              "the lone requests had one prompt length (%g tokens), which cannot part their TTFT "
              "(%.3f ms) into a step's fixed cost and the prompt's: the prompt's part is the median "

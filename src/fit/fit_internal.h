@@ -86,8 +86,7 @@ int fit_decode(acc *a, fit_result *r, int min_gaps, const char *where, json_t *p
  * cost and what the prompt adds: what the steps that computed one prompt
  * while streams decoded took over the table's decode (the median of
  * a->mixed's gap - decode(b)) is the prompt's part, the rest of the TTFT
- * the fixed cost (decode_base_ms). Sets r->split; a->mixed's prefills
- * follow. */
+ * the fixed cost (decode_base_ms); a->mixed's prefills follow. */
 void fit_split_one_length(acc *a, fit_result *r, json_t *pv);
 /* The cost of a step that computes a prompt while others decode, from
  * a->mixed, into r and r->doc.engine (mixed_per_seq_ms, when it fits those
