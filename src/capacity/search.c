@@ -103,6 +103,11 @@ static long probe_requests(const search *s, double v, int kind) {
     return full;
 }
 
+/* The seconds of arrivals a probe at rate v of the kind lasts. */
+static double probe_seconds(const search *s, double v, int kind) {
+    return (double)probe_requests(s, v, kind) / v;
+}
+
 /* A full probe's arrivals: need_s, or less when the full probes planned
  * and the confirmation would not fit in what is left of --max-time. Set
  * once the first probe has run, and again after the throughput probe,
@@ -260,7 +265,7 @@ static int confirm_answer(search *s, char *err, int errlen) {
     if (s->confirm_at >= 0 && value_of(s, s->confirm_at) == s->lo)
         return 0; /* confirmed (a failed one would have moved lo) */
     if (s->twin_state == TWIN_ACCEPTED && !s->ps.by_concurrency &&
-        elapsed(s) + (double)probe_requests(s, s->lo, PROBE_CONFIRM) / s->lo > s->o->max_time_s)
+        elapsed(s) + probe_seconds(s, s->lo, PROBE_CONFIRM) > s->o->max_time_s)
         return 0; /* the twin's answer stands as probed: no room left to run it longer */
     return probe_at(s, s->lo, PROBE_CONFIRM, err, errlen) ? -1 : 1;
 }
@@ -317,9 +322,8 @@ static int confirm_end(const search *s, int upper, double *v) {
 static int room_for(const search *s, double v) {
     if (!s->o->confirm || isnan(s->lo) || s->ps.by_concurrency || s->n_confirms >= MAX_CONFIRMS)
         return 1;
-    double probe_s = (double)probe_requests(s, v, PROBE_FULL) / v;
-    double confirm_s = (double)probe_requests(s, s->lo, PROBE_CONFIRM) / s->lo;
-    return elapsed(s) + probe_s + confirm_s <= s->o->max_time_s;
+    return elapsed(s) + probe_seconds(s, v, PROBE_FULL) + probe_seconds(s, s->lo, PROBE_CONFIRM) <=
+           s->o->max_time_s;
 }
 
 /* Whether the twin's next test probe at v fits in --max-time (by
@@ -327,7 +331,7 @@ static int room_for(const search *s, double v) {
 static int room_for_twin(const search *s, double v) {
     if (s->ps.by_concurrency)
         return 1;
-    return elapsed(s) + (double)probe_requests(s, v, PROBE_FULL) / v <= s->o->max_time_s;
+    return elapsed(s) + probe_seconds(s, v, PROBE_FULL) <= s->o->max_time_s;
 }
 
 /* The next step: while no load has failed, double the highest that passed
