@@ -111,7 +111,7 @@ int search_verdict_end_fail(const search *s, const level *l);
  * load at or above `clear` fails clearly; hi is at most `point`; a load
  * under `low` is no overload. 1 with *t, or 0 when it says nothing. */
 typedef struct tp_says {
-    double clear, point, low;
+    double clear, point, low, high;
 } tp_says;
 int search_verdict_throughput(const search *s, tp_says *t);
 /* Its `clear`: 1 with *bound, or 0. */

@@ -131,6 +131,7 @@ int search_verdict_throughput(const search *s, tp_says *t) {
     t->clear = precise ? f->low_rps : f->high_rps;
     t->point = precise ? f->low_rps : f->rate_rps;
     t->low = f->low_rps;
+    t->high = f->high_rps;
     return 1;
 }
 

@@ -17,6 +17,7 @@ void answer_init(capacity_answer *a, answer_source source) {
     a->below.load = a->above.load = NAN;
     a->requests_total = -1;
     a->twin_load = a->twin_s = NAN;
+    a->probed_load = a->tp_low = a->tp_high = NAN;
 }
 
 static const char *const twin_names[] = {"none", "checked", "unchecked", "rejected", "unfit"};
@@ -96,7 +97,17 @@ static void searched_found(const capacity_answer *a, const char *miss, const cha
                  "users start waiting above %s (95%% CI %.0f-%.0f%s): beyond it more than %s "
                  "of requests %s",
                  at, a->ci_low, a->ci_high, more, miss, bound);
-    else if (a->upper_bound)
+    else if (isfinite(a->probed_load)) {
+        char probed[64];
+        load_text(a, a->probed_load, probed, sizeof probed);
+        snprintf(buf, n,
+                 "users start waiting at %s (95%% CI %.3g-%.3g%s): above it more than %s of "
+                 "requests %s; it is the low end of the %.3g-%.3g req/s the server completes: "
+                 "probes passed up to %s, but to show an overload of %.3g%% a probe needs %.0f s "
+                 "of arrivals and they had %.0f s",
+                 at, a->ci_low, a->ci_high, more, miss, bound, a->tp_low, a->tp_high, probed,
+                 100 * a->precision, a->need_s, a->full_s);
+    } else if (a->upper_bound)
         snprintf(buf, n,
                  "users start waiting at %s or below (95%% CI %.3g-%.3g%s): above it more "
                  "than %s of requests %s; an upper bound: to show an overload of %.3g%% a "

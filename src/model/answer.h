@@ -75,6 +75,11 @@ typedef struct capacity_answer {
     double confirm_load, confirm_s;   /* that run's load and length */
     int upper_bound;                  /* probes shorter than the precision needs */
     double precision, need_s, full_s; /* the overload to show; a probe's arrivals: needed, had */
+    /* searched, by rate: probes too short to show an overload passed up to
+     * probed_load, above the low end of the throughput the server completes
+     * (tp_low-tp_high, the throughput probe's interval); the answer (max)
+     * is then that low end and no upper bound. NAN: not so. */
+    double probed_load, tp_low, tp_high;
     double at_in_flight, at_goodput_rps, at_tokens_per_s; /* the best probe at the answer */
     int tries; /* probes (searched) or virtual runs (predicted) */
     /* searched: probes that began while the server was still working after

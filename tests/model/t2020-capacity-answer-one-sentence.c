@@ -65,6 +65,25 @@ TEST(capacity_answer_sentences_survive_capacity_json) {
               "ms; an upper bound: to show an overload of 3% a probe needs 334 s of arrivals and "
               "its probes had 300 s");
     a.upper_bound = a.out_of_time = 0;
+    a.confirm_asked = 1;
+    a.confirmed = 1;
+    a.confirm_load = 13.4;
+    a.confirm_s = 204;
+    a.probed_load = 13.4;
+    a.tp_low = 12.2446;
+    a.tp_high = 15.2374;
+    a.max = 12.2;
+    a.ci_low = 12.2;
+    a.ci_high = 15.2;
+    a.slo = (slo_spec){.ttft_ms = 5000};
+    CHECK_STR(round_trip(&a),
+              "users start waiting at 12.2 req/s (95% CI 12.2-15.2; confirmed over 3.4 min at "
+              "13.4 req/s): above it more than 1% of requests miss TTFT <= 5000 ms; it is the "
+              "low end of the 12.2-15.2 req/s the server completes: probes passed up to 13.4 "
+              "req/s, but to show an overload of 3% a probe needs 334 s of arrivals and they had "
+              "300 s");
+    a = searched();
+    a.confirm_asked = 1;
     a.confirmed = 1;
     a.confirm_load = 23.4;
     a.confirm_s = 246;
