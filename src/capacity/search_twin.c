@@ -12,15 +12,14 @@
  * The server checks the twin. The proposal and the load a precision step
  * above are probed, and every probe (but the throughput probe) is set
  * against TWIN_DRAWS runs of the twin with the same load, requests and
- * workload and other seeds: a probe that went worse than every one of
- * them, or (run whole) better than every one, is one the twin cannot
- * explain (probe_badness ranks them: misses, or how early the run was
- * lost). Misses come in bursts, and the twin's own runs hold the bursts:
- * this is the test sized for their design effect that a binomial interval
- * is not. A probe the twin cannot explain rejects it, and so does the
- * throughput probe's bound under the proposal; one refit with every probe
- * may propose again, else bisection goes on. An accepted proposal is the
- * answer until a later probe (the ends, the confirmation) rejects it. */
+ * workload and other seeds (TWIN_DRAWS_MORE when it lies beyond them all):
+ * a probe that went worse than every one of them, or (run whole) better
+ * than every one, is one the twin cannot explain (probe_badness ranks them: misses, or how early
+ * the run was lost). Misses come in bursts, and the twin's own runs hold the bursts: this is the
+ * test sized for their design effect that a binomial interval is not. A probe the twin cannot
+ * explain rejects it, and so does the throughput probe's bound under the proposal; one refit with
+ * every probe may propose again, else bisection goes on. An accepted proposal is the answer until a
+ * later probe (the ends, the confirmation) rejects it. */
 #include "analysis/stats.h"
 #include "capacity/longrun.h"
 #include "capacity/search_internal.h"
@@ -47,14 +46,20 @@
  * answer within about 1% of another's (one slot, TTFT <= 1 s) */
 #define TWIN_MISSES 2000
 #define TWIN_MIN_GAPS 30
-#define TWIN_DRAWS 100         /* the twin's runs a probe is set against */
+/* the twin's runs a probe is set against; and, when it lies beyond all of
+ * them, before it rejects: every probe is tested, and about ten probes each
+ * beyond 100 runs by chance one time in a hundred rejected about one right
+ * twin in ten (the matrix's cells C and I) */
+#define TWIN_DRAWS 100
+#define TWIN_DRAWS_MORE 400
 #define TWIN_SEED_BASE 1000003 /* their seeds: far from the probes' own */
 
 /* The twin's runs of one load and length: their badness, ascending. */
 typedef struct twin_draws {
     double load;
     long requests;
-    double b[TWIN_DRAWS];
+    int n;
+    double b[TWIN_DRAWS_MORE];
 } twin_draws;
 
 /* The probes' folders (not those run again because the client lagged). */
@@ -137,33 +142,59 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
     return ok;
 }
 
-/* The twin's runs of a probe at `load` with `requests`: made once, then
- * kept. NULL when a run could not be made. */
-static const twin_draws *draws_of(search *s, double load, long requests) {
-    for (int i = 0; i < s->n_draws; i++)
-        if (s->draws[i].load == load && s->draws[i].requests == requests)
-            return &s->draws[i];
-    twin_draws d = {.load = load, .requests = requests};
-    for (int k = 0; k < TWIN_DRAWS; k++) {
+/* d's runs up to `upto` (more seeds), sorted. 0, or -1 when a run could
+ * not be made (d keeps the runs it had). */
+static int draw_more(search *s, twin_draws *d, int upto) {
+    double b[TWIN_DRAWS_MORE];
+    for (int k = d->n; k < upto; k++) {
         virtual_target vt = s->twin_vt;
         run_opts ro = s->o->run;
         ro.seed = (int64_t)((uint64_t)s->o->run.seed + TWIN_SEED_BASE + (uint64_t)k);
         vt.seed = vt.engine.seed = (uint64_t)ro.seed;
         run_rows rows;
         char err[300];
-        if (longrun_rows(&ro, &vt, s->ps.by_concurrency, load, requests, NULL, &rows, err,
+        if (longrun_rows(&ro, &vt, s->ps.by_concurrency, d->load, d->requests, NULL, &rows, err,
                          sizeof err) != OUTCOME_OK)
-            return NULL;
-        d.b[k] = probe_badness(rows.r, rows.n, requests, &s->ps.slo, s->o->goal);
+            return -1;
+        b[k] = probe_badness(rows.r, rows.n, d->requests, &s->ps.slo, s->o->goal);
         rows_free(&rows);
     }
-    sort_doubles(d.b, TWIN_DRAWS);
-    s->draws = xrealloc(s->draws, (size_t)(s->n_draws + 1) * sizeof *s->draws);
-    s->draws[s->n_draws] = d;
-    return &s->draws[s->n_draws++];
+    for (int k = d->n; k < upto; k++)
+        d->b[k] = b[k];
+    d->n = upto;
+    sort_doubles(d->b, (size_t)d->n);
+    return 0;
 }
 
-/* What the twin cannot explain, into why: 1, or 0 when nothing. */
+/* The twin's runs of a probe at `load` with `requests`, at least `want`
+ * of them: made once, then kept and added to. NULL when a run could not
+ * be made. */
+static const twin_draws *draws_of(search *s, double load, long requests, int want) {
+    twin_draws *d = NULL;
+    for (int i = 0; i < s->n_draws && !d; i++)
+        if (s->draws[i].load == load && s->draws[i].requests == requests)
+            d = &s->draws[i];
+    if (!d) {
+        s->draws = xrealloc(s->draws, (size_t)(s->n_draws + 1) * sizeof *s->draws);
+        d = &s->draws[s->n_draws++];
+        d->load = load;
+        d->requests = requests;
+        d->n = 0;
+    }
+    return d->n >= want || draw_more(s, d, want) == 0 ? d : NULL;
+}
+
+/* Where probe p lies among the twin's runs of it: 1 worse than each, -1
+ * (run whole) better than each, 0 among them. */
+static int beyond(const probe *p, const twin_draws *d) {
+    if (p->badness > d->b[d->n - 1])
+        return 1;
+    return !p->stopped && p->badness < d->b[0] ? -1 : 0;
+}
+
+/* What the twin cannot explain, into why: 1, or 0 when nothing. A probe
+ * beyond the twin's first runs of it is set against more before it
+ * counts. */
 static int contradicted(search *s, char *why, size_t n) {
     const char *unit = s->ps.by_concurrency ? "users" : "req/s";
     tp_says t; /* a load over the throughput probe's estimate is more likely lost than not */
@@ -177,21 +208,15 @@ static int contradicted(search *s, char *why, size_t n) {
         const probe *p = &s->probes[i];
         if (isnan(v))
             continue;
-        const twin_draws *d = draws_of(s, v, p->requests);
-        if (!d)
-            continue; /* the twin could not run it: it says nothing of this probe */
-        if (p->badness > d->b[TWIN_DRAWS - 1]) {
-            snprintf(why, n,
-                     "probe %d at %g %s went worse than each of the twin's %d runs of it (%ld of "
-                     "%ld met)",
-                     i + 1, v, unit, TWIN_DRAWS, p->met, p->requests);
-            return 1;
-        }
-        if (!p->stopped && p->badness < d->b[0]) {
-            snprintf(why, n,
-                     "probe %d at %g %s went better than each of the twin's %d runs of it (%ld of "
-                     "%ld met)",
-                     i + 1, v, unit, TWIN_DRAWS, p->met, p->requests);
+        const twin_draws *d = draws_of(s, v, p->requests, TWIN_DRAWS);
+        if (d && beyond(p, d))
+            d = draws_of(s, v, p->requests, TWIN_DRAWS_MORE);
+        int side = d ? beyond(p, d) : 0; /* no run of the twin says nothing of this probe */
+        if (side) {
+            snprintf(
+                why, n,
+                "probe %d at %g %s went %s than each of the twin's %d runs of it (%ld of %ld met)",
+                i + 1, v, unit, side > 0 ? "worse" : "better", d->n, p->met, p->requests);
             return 1;
         }
     }
