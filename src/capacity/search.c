@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #define MAX_RUNS_A_LEVEL 5 /* a boundary load is run at most this often */
-#define LEN_FACTOR 2.0     /* a full probe: 2 x wait budget / precision of arrivals, + the ramp */
 #define MAX_CONFIRMS 3     /* confirmation runs at most (each failure sends the search below) */
 #define PLANNED_FULL 8     /* full probes a search is planned to need, for --max-time */
 #define IMPLICIT_BUDGET 10 /* no TTFT or E2E bound: a wait 10 x the first probe's TTFT */
@@ -135,6 +134,7 @@ static void plan_lengths(search *s) {
         b = fmax(1000, IMPLICIT_BUDGET * (isnan(first->ttft_mean_ms) ? 0 : first->ttft_mean_ms));
     s->budget_ms = b;
     double ramp = fmax(1, isnan(first->e2e_mean_ms) ? 1 : 2 * first->e2e_mean_ms / 1000);
+    s->ramp_s = ramp;
     s->need_s = LEN_FACTOR * b / 1000 / s->o->precision + ramp;
     fit_lengths(s);
     s->ps.wait_budget_ms = b;

@@ -23,17 +23,39 @@ static double floor_readable(double x) {
     return floor(x / unit * (1 + 1e-12)) * unit;
 }
 
-/* Probes too short to show an overload passed at loads above the low end
- * of what the throughput probe says the server completes. Over a long run
- * such a load may be one the server cannot keep up with (a real vLLM held
- * 13.4 req/s for 3.4 minutes during a search and then missed for 43% of
- * 3,000 requests on a fresh start), so the answer is that low end, the
- * load the server was seen to complete, and says so. */
-static void cap_at_throughput(capacity_answer *a, const tp_says *t) {
-    a->probed_load = a->max;
-    a->tp_low = t->low;
-    a->tp_high = t->high;
-    a->max = floor_readable(t->low);
+/* The arrivals of the longest run that passed at load v. */
+static double longest_pass_s(const search *s, double v) {
+    double longest = 0;
+    for (int i = 0; i < s->n; i++)
+        if (value_of(s, i) == v && s->probes[i].passed)
+            longest = fmax(longest, (double)s->probes[i].requests / v);
+    return longest;
+}
+
+/* Probes too short to show an overload of the precision passed at the
+ * answer: the answer may be over what the server keeps up with by as
+ * much as the longest of them could not show (a real vLLM held 13.4 req/s
+ * through a search and its 3.2-minute confirmation, and then missed for
+ * 43% of 3,000 requests at it on a fresh start). The answer is that much
+ * under the load, or the low end of what the throughput probe says the
+ * server completes when that is higher, and says so. */
+static void cap_short_probes(const search *s, capacity_answer *a, const tp_says *t) {
+    double longest = longest_pass_s(s, s->lo);
+    if (!(longest > s->ramp_s))
+        return; /* nothing passed long enough to say anything: an upper bound */
+    double shown = LEN_FACTOR * s->budget_ms / 1000 / (longest - s->ramp_s);
+    if (shown <= s->o->precision) { /* the confirmation was long enough */
+        a->upper_bound = 0;
+        return;
+    }
+    double under = s->lo / (1 + shown), low = t ? t->low : 0;
+    a->capped = low > under ? ANSWER_CAP_THROUGHPUT : ANSWER_CAP_OVERLOAD;
+    a->probed_load = s->lo;
+    a->longest_s = longest;
+    a->overload_shown = shown;
+    a->tp_low = t ? t->low : NAN;
+    a->tp_high = t ? t->high : NAN;
+    a->max = floor_readable(fmax(low, under));
     if (!(a->ci_low <= a->max))
         a->ci_low = a->max;
     a->upper_bound = 0;
@@ -86,11 +108,12 @@ void search_answer_fill(const search *s, capacity_result *r) {
         a->upper_bound = a->full_s < s->need_s;
     }
     tp_says t;
-    if (a->upper_bound && a->status == ANSWER_FOUND && search_verdict_throughput(s, &t)) {
-        if (s->lo < t.low) /* under what the server surely completes: no overload */
+    int tp = search_verdict_throughput(s, &t);
+    if (a->upper_bound && a->status == ANSWER_FOUND) {
+        if (tp && s->lo < t.low) /* under what the server surely completes: no overload */
             a->upper_bound = 0;
         else if (!a->by_concurrency)
-            cap_at_throughput(a, &t);
+            cap_short_probes(s, a, tp ? &t : NULL);
     }
     a->precision = s->o->precision;
     a->twin = s->twin_state == TWIN_ACCEPTED

@@ -14,6 +14,13 @@
 
 #include <math.h>
 
+/* A full probe's arrivals: LEN_FACTOR x wait budget / precision, + the
+ * ramp: an overload of d lengthens the wait by d seconds a second, so
+ * that it passes the budget in budget / d seconds, and twice that makes it
+ * plain. Read the other way, t seconds of arrivals show an overload of
+ * LEN_FACTOR x budget / (t - ramp) or more. */
+#define LEN_FACTOR 2.0
+
 /* A search as it goes: its options, its probes so far, and what they say. */
 typedef struct search {
     const capacity_opts *o;
@@ -25,6 +32,7 @@ typedef struct search {
     int fixed_n;      /* --requests given: every probe has it */
     double budget_ms; /* the wait an overload must push past: the TTFT or E2E bound */
     double need_s;    /* the arrivals a full probe needs (LEN_FACTOR x budget / precision + ramp) */
+    double ramp_s;    /* of which the ramp: the seconds before a probe's waits can grow */
     double full_s;    /* what it gets: need_s, or less when --max-time cannot hold it */
     int upper_bound;  /* full_s < need_s: the answer is an upper bound */
     int confirmed;    /* the last confirmation run passed */

@@ -12,7 +12,7 @@
  * The server checks the twin. The proposal and the load a precision step
  * above are probed, and every probe (but the throughput probe) is set
  * against TWIN_DRAWS runs of the twin with the same load, requests and
- * workload and other seeds (TWIN_DRAWS_MORE when it lies beyond them all):
+ * workload and other seeds (more when it lies beyond them all):
  * a probe that went worse than every one of them, or (run whole) better
  * than every one, is one the twin cannot explain (probe_badness ranks them: misses, or how early
  * the run was lost). Misses come in bursts, and the twin's own runs hold the bursts: this is the
@@ -47,11 +47,13 @@
 #define TWIN_MISSES 2000
 #define TWIN_MIN_GAPS 30
 /* the twin's runs a probe is set against; and, when it lies beyond all of
- * them, before it rejects: every probe is tested, and about ten probes each
- * beyond 100 runs by chance one time in a hundred rejected about one right
- * twin in ten (the matrix's cells C and I) */
+ * them, TWIN_DRAWS for each probe tested (at most TWIN_DRAWS_MOST) before
+ * it rejects: every probe is tested, and about ten probes each beyond 100
+ * runs by chance one time in a hundred rejected about one right twin in
+ * ten (the matrix's cells C and I); beyond all of 100 x k runs, one of k
+ * probes is so by chance about one search in a hundred */
 #define TWIN_DRAWS 100
-#define TWIN_DRAWS_MORE 400
+#define TWIN_DRAWS_MOST 2000
 #define TWIN_SEED_BASE 1000003 /* their seeds: far from the probes' own */
 
 /* The twin's runs of one load and length: their badness, ascending. */
@@ -59,7 +61,7 @@ typedef struct twin_draws {
     double load;
     long requests;
     int n;
-    double b[TWIN_DRAWS_MORE];
+    double *b; /* n of them */
 } twin_draws;
 
 /* The probes' folders (not those run again because the client lagged). */
@@ -145,7 +147,7 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
 /* d's runs up to `upto` (more seeds), sorted. 0, or -1 when a run could
  * not be made (d keeps the runs it had). */
 static int draw_more(search *s, twin_draws *d, int upto) {
-    double b[TWIN_DRAWS_MORE];
+    double *b = xmalloc((size_t)upto * sizeof *b);
     for (int k = d->n; k < upto; k++) {
         virtual_target vt = s->twin_vt;
         run_opts ro = s->o->run;
@@ -154,13 +156,17 @@ static int draw_more(search *s, twin_draws *d, int upto) {
         run_rows rows;
         char err[300];
         if (longrun_rows(&ro, &vt, s->ps.by_concurrency, d->load, d->requests, NULL, &rows, err,
-                         sizeof err) != OUTCOME_OK)
+                         sizeof err) != OUTCOME_OK) {
+            free(b);
             return -1;
+        }
         b[k] = probe_badness(rows.r, rows.n, d->requests, &s->ps.slo, s->o->goal);
         rows_free(&rows);
     }
-    for (int k = d->n; k < upto; k++)
-        d->b[k] = b[k];
+    for (int k = 0; k < d->n; k++)
+        b[k] = d->b[k];
+    free(d->b);
+    d->b = b;
     d->n = upto;
     sort_doubles(d->b, (size_t)d->n);
     return 0;
@@ -180,6 +186,7 @@ static const twin_draws *draws_of(search *s, double load, long requests, int wan
         d->load = load;
         d->requests = requests;
         d->n = 0;
+        d->b = NULL;
     }
     return d->n >= want || draw_more(s, d, want) == 0 ? d : NULL;
 }
@@ -203,14 +210,18 @@ static int contradicted(search *s, char *why, size_t n) {
                  unit);
         return 1;
     }
+    int tested = 0;
+    for (int i = 0; i < s->n; i++)
+        tested += !isnan(value_of(s, i));
+    int most = TWIN_DRAWS * tested < TWIN_DRAWS_MOST ? TWIN_DRAWS * tested : TWIN_DRAWS_MOST;
     for (int i = 0; i < s->n; i++) {
         double v = value_of(s, i);
         const probe *p = &s->probes[i];
         if (isnan(v))
             continue;
         const twin_draws *d = draws_of(s, v, p->requests, TWIN_DRAWS);
-        if (d && beyond(p, d))
-            d = draws_of(s, v, p->requests, TWIN_DRAWS_MORE);
+        if (d && beyond(p, d) && most > d->n)
+            d = draws_of(s, v, p->requests, most);
         int side = d ? beyond(p, d) : 0; /* no run of the twin says nothing of this probe */
         if (side) {
             snprintf(
@@ -234,6 +245,8 @@ static double spend(search *s, double t0) {
 }
 
 void search_twin_free(search *s) {
+    for (int i = 0; i < s->n_draws; i++)
+        free(s->draws[i].b);
     free(s->draws);
     s->draws = NULL;
     s->n_draws = 0;

@@ -17,7 +17,7 @@ void answer_init(capacity_answer *a, answer_source source) {
     a->below.load = a->above.load = NAN;
     a->requests_total = -1;
     a->twin_load = a->twin_s = NAN;
-    a->probed_load = a->tp_low = a->tp_high = NAN;
+    a->probed_load = a->longest_s = a->overload_shown = a->tp_low = a->tp_high = NAN;
 }
 
 static const char *const twin_names[] = {"none", "checked", "unchecked", "rejected", "unfit"};
@@ -97,16 +97,21 @@ static void searched_found(const capacity_answer *a, const char *miss, const cha
                  "users start waiting above %s (95%% CI %.0f-%.0f%s): beyond it more than %s "
                  "of requests %s",
                  at, a->ci_low, a->ci_high, more, miss, bound);
-    else if (isfinite(a->probed_load)) {
-        char probed[64];
+    else if (a->capped) {
+        char probed[64], why[200];
         load_text(a, a->probed_load, probed, sizeof probed);
+        if (a->capped == ANSWER_CAP_THROUGHPUT)
+            snprintf(why, sizeof why, "the low end of the %.4g-%.4g req/s the server completes",
+                     a->tp_low, a->tp_high);
+        else
+            snprintf(why, sizeof why, "%.2g%% under it", 100 * a->overload_shown);
         snprintf(buf, n,
                  "users start waiting at %s (95%% CI %.3g-%.3g%s): above it more than %s of "
-                 "requests %s; it is the low end of the %.3g-%.3g req/s the server completes: "
-                 "probes passed up to %s, but to show an overload of %.3g%% a probe needs %.0f s "
-                 "of arrivals and they had %.0f s",
-                 at, a->ci_low, a->ci_high, more, miss, bound, a->tp_low, a->tp_high, probed,
-                 100 * a->precision, a->need_s, a->full_s);
+                 "requests %s; probes passed up to %s, but the longest of them had %.0f s of "
+                 "arrivals, enough to show an overload of %.2g%% and not one of %.3g%% (%.0f "
+                 "s): the answer is %s",
+                 at, a->ci_low, a->ci_high, more, miss, bound, probed, a->longest_s,
+                 100 * a->overload_shown, 100 * a->precision, a->need_s, why);
     } else if (a->upper_bound)
         snprintf(buf, n,
                  "users start waiting at %s or below (95%% CI %.3g-%.3g%s): above it more "

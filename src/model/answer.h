@@ -44,6 +44,9 @@ enum {
     ANSWER_TWIN_UNFIT,     /* it could not be fitted: the answer is bisection's */
 };
 
+/* capacity_answer.capped: why the answer is under the highest passing load */
+enum { ANSWER_CAP_NONE, ANSWER_CAP_OVERLOAD, ANSWER_CAP_THROUGHPUT };
+
 /* capacity_answer.binding: a bound of the SLO (0 to SLO_BOUNDS - 1), or
  * this: most misses were requests that failed. */
 #define ANSWER_FAILURES SLO_BOUNDS
@@ -75,11 +78,15 @@ typedef struct capacity_answer {
     double confirm_load, confirm_s;   /* that run's load and length */
     int upper_bound;                  /* probes shorter than the precision needs */
     double precision, need_s, full_s; /* the overload to show; a probe's arrivals: needed, had */
-    /* searched, by rate: probes too short to show an overload passed up to
-     * probed_load, above the low end of the throughput the server completes
-     * (tp_low-tp_high, the throughput probe's interval); the answer (max)
-     * is then that low end and no upper bound. NAN: not so. */
-    double probed_load, tp_low, tp_high;
+    /* searched, by rate: probes too short to show an overload of the
+     * precision passed up to probed_load; the longest that passed there had
+     * longest_s of arrivals, enough to show an overload of overload_shown
+     * (a share) or more. The answer (max) is then probed_load less that
+     * overload (ANSWER_CAP_OVERLOAD), or, when higher, the low end of what
+     * the throughput probe says the server completes (tp_low-tp_high; NAN:
+     * none) (ANSWER_CAP_THROUGHPUT), and no upper bound. */
+    int capped; /* ANSWER_CAP_*; 0: not so */
+    double probed_load, longest_s, overload_shown, tp_low, tp_high;
     double at_in_flight, at_goodput_rps, at_tokens_per_s; /* the best probe at the answer */
     int tries; /* probes (searched) or virtual runs (predicted) */
     /* searched: probes that began while the server was still working after

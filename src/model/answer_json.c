@@ -51,11 +51,14 @@ static void put_search(json_t *j, const capacity_answer *a) {
     json_object_set_new(j, "confirmed_at_load", num(a->confirmed ? a->confirm_load : NAN));
     json_object_set_new(j, "confirmed_over_s", num(a->confirmed ? a->confirm_s : NAN));
     json_object_set_new(j, "upper_bound", json_boolean(a->upper_bound));
-    json_object_set_new(j, "throughput_cap",
-                        isfinite(a->probed_load)
-                            ? json_pack("{s:o,s:o,s:o}", "probed_load", num(a->probed_load),
-                                        "low_rps", num(a->tp_low), "high_rps", num(a->tp_high))
-                            : json_null());
+    json_object_set_new(
+        j, "capped",
+        a->capped ? json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "by",
+                              a->capped == ANSWER_CAP_THROUGHPUT ? "throughput" : "overload",
+                              "probed_load", num(a->probed_load), "longest_s", num(a->longest_s),
+                              "overload_shown", num(a->overload_shown), "low_rps", num(a->tp_low),
+                              "high_rps", num(a->tp_high))
+                  : json_null());
     json_object_set_new(j, "probe_seconds", num(a->full_s));
     json_object_set_new(j, "probe_seconds_needed", num(a->need_s));
     json_object_set_new(j, "none_succeeded", json_boolean(a->none_succeeded));
@@ -155,8 +158,14 @@ static void read_search(const json_t *j, capacity_answer *a) {
     a->confirmed = flag(j, "confirmed");
     a->confirm_asked = flag(j, "confirm_asked");
     a->upper_bound = flag(j, "upper_bound");
-    const json_t *cap = json_object_get(j, "throughput_cap");
+    const json_t *cap = json_object_get(j, "capped");
+    const char *by = json_string_value(json_object_get(cap, "by"));
+    a->capped = !by                         ? ANSWER_CAP_NONE
+                : !strcmp(by, "throughput") ? ANSWER_CAP_THROUGHPUT
+                                            : ANSWER_CAP_OVERLOAD;
     a->probed_load = get(cap, "probed_load");
+    a->longest_s = get(cap, "longest_s");
+    a->overload_shown = get(cap, "overload_shown");
     a->tp_low = get(cap, "low_rps");
     a->tp_high = get(cap, "high_rps");
     a->full_s = get(j, "probe_seconds");

@@ -67,21 +67,29 @@ TEST(capacity_answer_sentences_survive_capacity_json) {
     a.upper_bound = a.out_of_time = 0;
     a.confirm_asked = 1;
     a.confirmed = 1;
-    a.confirm_load = 13.4;
+    a.confirm_load = 13.1;
     a.confirm_s = 204;
-    a.probed_load = 13.4;
-    a.tp_low = 12.2446;
-    a.tp_high = 15.2374;
-    a.max = 12.2;
-    a.ci_low = 12.2;
-    a.ci_high = 15.2;
+    a.capped = ANSWER_CAP_THROUGHPUT;
+    a.probed_load = 13.1;
+    a.longest_s = 196;
+    a.overload_shown = 10.0 / 190;
+    a.tp_low = 13.0728;
+    a.tp_high = 13.8669;
+    a.max = 13;
+    a.ci_low = 12.7;
+    a.ci_high = 13.9;
     a.slo = (slo_spec){.ttft_ms = 5000};
+    a.need_s = 336;
+    a.full_s = 65;
     CHECK_STR(round_trip(&a),
-              "users start waiting at 12.2 req/s (95% CI 12.2-15.2; confirmed over 3.4 min at "
-              "13.4 req/s): above it more than 1% of requests miss TTFT <= 5000 ms; it is the "
-              "low end of the 12.2-15.2 req/s the server completes: probes passed up to 13.4 "
-              "req/s, but to show an overload of 3% a probe needs 334 s of arrivals and they had "
-              "300 s");
+              "users start waiting at 13 req/s (95% CI 12.7-13.9; confirmed over 3.4 min at "
+              "13.1 req/s): above it more than 1% of requests miss TTFT <= 5000 ms; probes passed "
+              "up to 13.1 req/s, but the longest of them had 196 s of arrivals, enough to show an "
+              "overload of 5.3% and not one of 3% (336 s): the answer is the low end of the "
+              "13.07-13.87 req/s the server completes");
+    a.capped = ANSWER_CAP_OVERLOAD;
+    a.tp_low = a.tp_high = NAN;
+    CHECK(strstr(round_trip(&a), "(336 s): the answer is 5.3% under it"));
     a = searched();
     a.confirm_asked = 1;
     a.confirmed = 1;
