@@ -116,16 +116,48 @@ void dir_unlock(int fd) {
         close(fd);
 }
 
+/* Opened without waiting (a FIFO with no writer would block the open),
+ * then read only when it is a regular file: a FIFO, a device such as
+ * /dev/zero or a directory where a file is expected is refused, and so
+ * is a file that grows past READ_WHOLE_FILE_MAX while it is read. */
 char *read_whole_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
+    struct stat st;
+    int bad = fstat(fd, &st) != 0    ? errno
+              : S_ISDIR(st.st_mode)  ? EISDIR
+              : !S_ISREG(st.st_mode) ? EINVAL
+                                     : 0;
+    if (bad) {
+        close(fd);
+        errno = bad;
+        return NULL;
+    }
+    if (st.st_size > READ_WHOLE_FILE_MAX) {
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
     strbuf b = {0};
     char chunk[8192];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    int e = 0;
+    while (!e && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         sb_putn(&b, chunk, n);
-    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+        if (b.n > READ_WHOLE_FILE_MAX)
+            e = EFBIG;
+    }
+    if (!e && ferror(f))
+        e = errno ? errno : EIO;
     fclose(f);
     if (e) {
         sb_free(&b);
@@ -134,4 +166,10 @@ char *read_whole_file(const char *path, size_t *len) {
     }
     *len = b.n;
     return b.s ? b.s : xstrdup("");
+}
+
+const char *read_whole_file_why(int e) {
+    return e == EINVAL  ? "not a regular file"
+           : e == EFBIG ? "larger than " READ_WHOLE_FILE_MAX_TEXT
+                        : strerror(e);
 }

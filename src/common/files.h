@@ -8,9 +8,16 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* The whole file at path, NUL-terminated (malloc'd), its length in *len;
- * NULL with errno when it cannot be read. */
+/* The most read_whole_file reads: a profile, a campaign, a doc. */
+#define READ_WHOLE_FILE_MAX (64L << 20)
+#define READ_WHOLE_FILE_MAX_TEXT "64 MiB"
+/* The whole regular file at path, NUL-terminated (malloc'd), its length
+ * in *len; NULL with errno when it cannot be read: EINVAL when it is not a
+ * regular file (a FIFO, a device), EISDIR for a directory, EFBIG when it
+ * is larger than READ_WHOLE_FILE_MAX. It never waits on a FIFO. */
 char *read_whole_file(const char *path, size_t *len);
+/* read_whole_file's errno in words ("not a regular file", ...). */
+const char *read_whole_file_why(int e);
 /* mkdir -p; 0 or -1 with errno. */
 int mkdir_p(const char *path);
 /* DIR/NAME from obj, indented, with sorted keys and numbers to 12
