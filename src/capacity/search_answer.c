@@ -23,15 +23,6 @@ static double floor_readable(double x) {
     return floor(x / unit * (1 + 1e-12)) * unit;
 }
 
-/* The arrivals of the longest run that passed at load v. */
-static double longest_pass_s(const search *s, double v) {
-    double longest = 0;
-    for (int i = 0; i < s->n; i++)
-        if (value_of(s, i) == v && s->probes[i].passed)
-            longest = fmax(longest, (double)s->probes[i].requests / v);
-    return longest;
-}
-
 /* Probes too short to show an overload of the precision passed at the
  * answer: the answer may be over what the server keeps up with by as
  * much as the longest of them could not show (a real vLLM held 13.4 req/s
@@ -39,8 +30,10 @@ static double longest_pass_s(const search *s, double v) {
  * 43% of 3,000 requests at it on a fresh start). The answer is that much
  * under the load, or the low end of what the throughput probe says the
  * server completes when that is higher, and says so. */
-static void cap_short_probes(const search *s, capacity_answer *a, const tp_says *t) {
-    double longest = longest_pass_s(s, s->lo);
+static void cap_short_probes(const search *s, const capacity_result *r, capacity_answer *a,
+                             const tp_says *t) {
+    /* the longest run that passed at the answer: the one with most requests */
+    double longest = r->best >= 0 ? (double)s->probes[r->best].requests / s->lo : 0;
     if (!(longest > s->ramp_s))
         return; /* nothing passed long enough to say anything: an upper bound */
     double shown = LEN_FACTOR * s->budget_ms / 1000 / (longest - s->ramp_s);
@@ -113,7 +106,7 @@ void search_answer_fill(const search *s, capacity_result *r) {
         if (tp && s->lo < t.low) /* under what the server surely completes: no overload */
             a->upper_bound = 0;
         else if (!a->by_concurrency)
-            cap_short_probes(s, a, tp ? &t : NULL);
+            cap_short_probes(s, r, a, tp ? &t : NULL);
     }
     a->precision = s->o->precision;
     a->twin = s->twin_state == TWIN_ACCEPTED

@@ -12,14 +12,16 @@
  * The server checks the twin. The proposal and the load a precision step
  * above are probed, and every probe (but the throughput probe) is set
  * against TWIN_DRAWS runs of the twin with the same load, requests and
- * workload and other seeds (more when it lies beyond them all):
- * a probe that went worse than every one of them, or (run whole) better
- * than every one, is one the twin cannot explain (probe_badness ranks them: misses, or how early
- * the run was lost). Misses come in bursts, and the twin's own runs hold the bursts: this is the
- * test sized for their design effect that a binomial interval is not. A probe the twin cannot
- * explain rejects it, and so does the throughput probe's bound under the proposal; one refit with
- * every probe may propose again, else bisection goes on. An accepted proposal is the answer until a
- * later probe (the ends, the confirmation) rejects it. */
+ * workload and other seeds (more when it lies beyond them all): a probe
+ * that went worse than every one of them, or (run whole) better than every
+ * one, is one the twin cannot explain (probe_badness ranks them: misses,
+ * or how early the run was lost). Misses come in bursts, and the twin's
+ * own runs hold the bursts: this is the test sized for their design effect
+ * that a binomial interval is not. A probe the twin cannot explain rejects
+ * it, and so does the throughput probe's bound under the proposal; one
+ * refit with every probe may propose again, else bisection goes on. An
+ * accepted proposal is the answer until a later probe (the ends, the
+ * confirmation) rejects it. */
 #include "analysis/stats.h"
 #include "capacity/longrun.h"
 #include "capacity/search_internal.h"
@@ -147,7 +149,7 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
 /* d's runs up to `upto` (more seeds), sorted. 0, or -1 when a run could
  * not be made (d keeps the runs it had). */
 static int draw_more(search *s, twin_draws *d, int upto) {
-    double *b = xmalloc((size_t)upto * sizeof *b);
+    d->b = xrealloc(d->b, (size_t)upto * sizeof *d->b); /* the first d->n stay as they are */
     for (int k = d->n; k < upto; k++) {
         virtual_target vt = s->twin_vt;
         run_opts ro = s->o->run;
@@ -156,17 +158,11 @@ static int draw_more(search *s, twin_draws *d, int upto) {
         run_rows rows;
         char err[300];
         if (longrun_rows(&ro, &vt, s->ps.by_concurrency, d->load, d->requests, NULL, &rows, err,
-                         sizeof err) != OUTCOME_OK) {
-            free(b);
+                         sizeof err) != OUTCOME_OK)
             return -1;
-        }
-        b[k] = probe_badness(rows.r, rows.n, d->requests, &s->ps.slo, s->o->goal);
+        d->b[k] = probe_badness(rows.r, rows.n, d->requests, &s->ps.slo, s->o->goal);
         rows_free(&rows);
     }
-    for (int k = 0; k < d->n; k++)
-        b[k] = d->b[k];
-    free(d->b);
-    d->b = b;
     d->n = upto;
     sort_doubles(d->b, (size_t)d->n);
     return 0;

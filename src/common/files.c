@@ -116,8 +116,9 @@ void dir_unlock(int fd) {
         close(fd);
 }
 
-/* Opened without waiting (a FIFO with no writer would block the open),
- * then read only when it is a regular file: a FIFO, a device such as
+/* Opened without waiting (a FIFO with no writer would block the open;
+ * O_NONBLOCK changes nothing in reading a regular file), then read only
+ * when it is a regular file: a FIFO, a device such as
  * /dev/zero or a directory where a file is expected is refused, and so
  * is a file that grows past READ_WHOLE_FILE_MAX while it is read. */
 char *read_whole_file(const char *path, size_t *len) {
@@ -139,7 +140,6 @@ char *read_whole_file(const char *path, size_t *len) {
         errno = EFBIG;
         return NULL;
     }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         int e = errno;
