@@ -2,8 +2,8 @@
 # Runs the llama.cpp experiments of configs/experiments/ for real and writes
 # their raw rows, server logs and reports under results/llamacpp-cpu/:
 #   scripts/experiments.sh [NAME...]   # default: all, in this order
-# NAMEs: models load-capacity load context precision quantization prefix
-# slots failure spec-decode structured. Needs a llama.cpp `llama-server` on PATH (servelab works
+# NAMEs: models load-capacity capacity-default load context precision
+# quantization prefix slots failure spec-decode structured. Needs a llama.cpp `llama-server` on PATH (servelab works
 # with any build; meta.json records its build_info) and, for the Q4_K_M
 # file, its `llama-quantize`. Model files go to $SERVELAB_MODELS (default
 # models/), written by scripts/gguf_write.py when missing; models.csv
@@ -87,18 +87,66 @@ load_capacity() {
     return $rc
 }
 
+# A default `servelab capacity` (only the SLO and the workload given: the
+# 15-minute budget, goal 0.99, precision 3%) against a 2-slot server, then
+# 3,000 requests at its answer and 3,000 at 10% above it, each on a fresh
+# server: the first must meet the goal, the second must not
+# (docs/capacity.md, "On a real llama.cpp").
+start_llama() { # PORT LOG: $pid, once /health answers
+    llama-server -m "$SERVELAB_MODELS/tiny-100m-f16.gguf" --port "$1" --parallel 2 -c 4096 \
+        --metrics > "$2" 2>&1 &
+    pid=$!
+    i=0
+    until curl -sf "http://127.0.0.1:$1/health" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 600 ] && kill -0 $pid 2>/dev/null ||
+            { echo "experiments.sh: llama-server did not start" >&2; kill $pid 2>/dev/null; return 1; }
+        sleep 0.5
+    done
+}
+
+capacity_default() {
+    model tiny-100m f16
+    port=18433
+    work="--api completions --prompts random:64:32 --slo ttft=5s"
+    start_llama $port "$OUT/capacity-default.server.log" || return 1
+    rc=0
+    "$BIN" capacity --url "http://127.0.0.1:$port" $work --server-pid $pid \
+        --out "$OUT/capacity-default" --force $md || rc=$?
+    kill $pid
+    wait $pid 2>/dev/null || true
+    mv "$OUT/capacity-default.server.log" "$OUT/capacity-default/server.log"
+    "$BIN" report "$OUT/capacity-default" >/dev/null || rc=$?
+    answer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["max_rate_rps"])' \
+        "$OUT/capacity-default/capacity.json")
+    above=$(python3 -c 'import sys; print(round(1.1 * float(sys.argv[1]), 4))' "$answer")
+    for pair in "at-answer $answer" "plus-10pct $above"; do
+        set -- $pair
+        start_llama $port "$OUT/capacity-$1.server.log" || return 1
+        "$BIN" run --url "http://127.0.0.1:$port" $work --rate "$2" --requests 3000 --seed 7 \
+            --server-pid $pid --out "$OUT/capacity-$1" --force --quiet $md >/dev/null || rc=$?
+        kill $pid
+        wait $pid 2>/dev/null || true
+        mv "$OUT/capacity-$1.server.log" "$OUT/capacity-$1/server.log"
+        "$BIN" report "$OUT/capacity-$1" >/dev/null || rc=$?
+    done
+    return $rc
+}
+
 experiment() {
     "$BIN" sweep "configs/experiments/$1.yaml" --out "$OUT/$1" --force $md
 }
 
 names=${*:-models load-capacity load context precision quantization prefix slots failure}
 # spec-decode and structured need a 2026 build (--spec-type, response_format
-# grammars) and are not in the default list: run them by name.
+# grammars) and are not in the default list, nor is capacity-default (an
+# hour): run them by name.
 for n in $names; do
     start=$(date +%s)
     case $n in
     models) models ;;
     load-capacity) load_capacity ;;
+    capacity-default) capacity_default ;;
     load | context | precision | quantization | prefix | slots | failure | spec-decode | structured)
         experiment "$n" || true ;;
     *) echo "experiments.sh: unknown experiment '$n'" >&2; exit 2 ;;

@@ -3,6 +3,7 @@
 # with libFuzzer, AddressSanitizer and UBSan (clang).
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 # Targets (tests/fuzz/fuzz_NAME.c): sse chunk prompts campaign prom csv httpd h1 h1parse rows
+# schema profile replay vllm_import
 # (default: all, one after another; FUZZ_JOBS=2 runs two at a time).
 #
 # Builds the library objects with the fuzzer flags into build-fuzz/obj (via
@@ -23,7 +24,7 @@ secs=60
 case "${1:-}" in
 [0-9]*) secs=$1; shift ;;
 esac
-all="sse chunk prompts campaign prom csv httpd h1 h1parse rows"
+all="sse chunk prompts campaign prom csv httpd h1 h1parse rows schema profile replay vllm_import"
 targets=${*:-$all}
 jobs=${FUZZ_JOBS:-1}
 out=build-fuzz

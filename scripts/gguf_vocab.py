@@ -48,11 +48,36 @@ def byte_decoder():
 
 def split_pattern(pre):
     """The Split regex of a pre_tokenizer (alone or in a Sequence)."""
+    if pre is not None and not isinstance(pre, dict):
+        raise ValueError("pre_tokenizer is not an object")
     parts = pre.get("pretokenizers", [pre]) if pre else []
-    for p in parts:
-        if p.get("type") == "Split":
-            return p.get("pattern", {}).get("Regex")
+    for p in parts if isinstance(parts, list) else []:
+        if isinstance(p, dict) and p.get("type") == "Split":
+            pattern = p.get("pattern", {})
+            return pattern.get("Regex") if isinstance(pattern, dict) else None
     return None
+
+
+def checked_ids(tj, vocab, added):
+    """vocab (text -> id) with the added tokens: every id a whole number from
+    0, none repeated, no gaps: the id is the token's place in the file."""
+    if not isinstance(vocab, dict) or not vocab:
+        raise ValueError("%s: model.vocab is not an object of tokens" % tj)
+    if not isinstance(added, list):
+        raise ValueError("%s: added_tokens is not a list" % tj)
+    ids = dict(vocab)
+    for a in added:
+        if not isinstance(a, dict) or not isinstance(a.get("content"), str):
+            raise ValueError("%s: an added token without its content" % tj)
+        ids[a["content"]] = a.get("id")
+    by_id = {}
+    for text, i in ids.items():
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(ids):
+            raise ValueError("%s: token %r has id %r, not one of 0..%d" % (tj, text, i, len(ids) - 1))
+        if i in by_id:
+            raise ValueError("%s: tokens %r and %r share id %d" % (tj, by_id[i], text, i))
+        by_id[i] = text
+    return ids
 
 
 class Vocab:
@@ -67,19 +92,16 @@ class Vocab:
         if os.path.exists(cj):
             with open(cj, encoding="utf-8") as f:
                 cfg = json.load(f)
-        model = tok.get("model", {})
-        if model.get("type") != "BPE":
+        model = tok.get("model", {}) if isinstance(tok, dict) else None
+        if not isinstance(model, dict) or model.get("type") != "BPE":
             raise ValueError("%s: model type %r, not BPE" % (tj, model.get("type")))
         pattern = split_pattern(tok.get("pre_tokenizer"))
         if pattern not in PRE_BY_PATTERN:
             raise ValueError("%s: a pre-tokenizer llama.cpp is not known to name here" % tj)
         self.pre, self.name = PRE_BY_PATTERN[pattern]
-        vocab = dict(model["vocab"])
-        special = {}
-        for a in tok.get("added_tokens", []):
-            vocab[a["content"]] = a["id"]
-            special[a["id"]] = bool(a.get("special"))
-        n = max(vocab.values()) + 1
+        vocab = checked_ids(tj, model.get("vocab"), tok.get("added_tokens", []))
+        special = {a["id"]: bool(a.get("special")) for a in tok.get("added_tokens", [])}
+        n = len(vocab)
         self.tokens = ["[PAD%d]" % i for i in range(n)]
         self.types = [TOK_UNUSED] * n
         for text, i in vocab.items():

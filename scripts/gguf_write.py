@@ -467,7 +467,7 @@ def main(argv):
     if args.tokenizer:
         try:
             vocab = gguf_vocab.Vocab(args.tokenizer)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             print("gguf_write.py: --tokenizer %s: %s" % (args.tokenizer, e), file=sys.stderr)
             return 2
     params = write_model(args.shape, args.type, args.out, args.seed, vocab)

@@ -358,6 +358,11 @@ int probe_run(const probe_setup *ps, const probe_spec *sp, probe *p, char *err, 
         snprintf(err, errlen, "%s", rr.error[0] ? rr.error : "the probe did not run");
         return code;
     }
+    if (rr.write_failed) { /* its rows are not all on disk: no verdict can be read from them */
+        snprintf(err, errlen, "probe %d: %s", number, rr.error);
+        p->write_failed = 1;
+        return 1;
+    }
     if (rr.interrupted)
         return code;
     if (judge(ps, dir, sp->unloaded_ttft_ms, p, err, errlen))

@@ -65,6 +65,7 @@ typedef struct probe {
     long peak_in_flight;                                /* and the most at once */
     double ci_low, ci_high; /* Wilson 95% of the share met of those with a verdict */
     int passed;             /* met/requests >= goal, not stopped, and steady */
+    int write_failed;       /* its files could not all be written: the search ends */
     int client_flagged;     /* the client was not within 1 ms (its summary.json's client) */
     double client_worst_ms; /* the most the client was late (its summary.json's client) */
     int lagged;             /* failed while it lagged: run again, and not counted (search.c) */

@@ -181,7 +181,8 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
                    "(its summary.json's client): not counted, run again (%.1f s)",
                    s->n, v, s->ps.by_concurrency ? "users" : "req/s", p->client_worst_ms,
                    p->wall_s);
-        search_answer_write(s);
+        if (search_answer_write(s, err, errlen))
+            return 1;
         if (s->n == 1)
             plan_lengths(s);
         return stop_signal() ? 0 : probe_at(s, v, kind, err, errlen);
@@ -202,7 +203,8 @@ static int probe_at(search *s, double v, int kind, char *err, int errlen) {
     if (s->n == 1)
         plan_lengths(s);
     say_probe(s, p, v);
-    search_answer_write(s);
+    if (search_answer_write(s, err, errlen))
+        return 1;
     search_verdict_derive(s);
     return 0;
 }
@@ -250,7 +252,10 @@ static int throughput_probe(search *s, char *err, int errlen) {
                "%s (%.1f s)",
                s->n, p->max_users, p->tp.rate_rps, p->tp.low_rps, p->tp.high_rps,
                p->tp.saturated ? "" : ", not saturated: not used", p->wall_s);
-    search_answer_write(s);
+    if (search_answer_write(s, err, errlen)) {
+        s->last_code = 1;
+        return -1;
+    }
     search_verdict_derive(s);
     return 1;
 }
@@ -516,7 +521,8 @@ int capacity_opts_validate(const capacity_opts *o, char *err, int errlen) {
 
 outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_answer *said,
                          char *err, int errlen) {
-    search s = {.o = o, .out = o->run.out ? o->run.out : "out/capacity", .lock_fd = -1};
+    search s = {
+        .o = o, .out = o->run.out ? o->run.out : "out/capacity", .lock_fd = -1, .twin_scale = 1};
     s.ps = (probe_setup){.base = &o->run,
                          .sim_args = o->sim,
                          .self = o->self,
@@ -540,10 +546,18 @@ outcome capacity_execute(const capacity_opts *o, json_t *command_line, capacity_
     stop_install();
     if (!code)
         code = run_search(&s, err, errlen);
-    outcome got = !code ? OUTCOME_OK : code == 2 || s.n == 0 ? OUTCOME_BAD_INPUT : OUTCOME_FAILED;
+    int wrote_none = s.n < s.cap && s.probes[s.n].write_failed; /* the last probe's files */
+    outcome got = !code                                    ? OUTCOME_OK
+                  : (code == 2 || s.n == 0) && !wrote_none ? OUTCOME_BAD_INPUT
+                                                           : OUTCOME_FAILED;
     /* (the first probe could not run: the target or its arguments) */
+    char why[1024];
+    if (s.n && search_answer_write(&s, why, sizeof why) && !code) {
+        snprintf(err, errlen, "%s", why);
+        code = 1;
+        got = OUTCOME_FAILED;
+    }
     if (s.n) {
-        search_answer_write(&s);
         capacity_result r;
         search_answer_fill(&s, &r);
         *said = r.ans;

@@ -117,6 +117,7 @@ void search_answer_fill(const search *s, capacity_result *r) {
     a->twin_load = s->twin_load;
     a->twin_probes = s->twin_probes;
     a->twin_s = s->twin_proposals ? s->twin_s : NAN;
+    a->twin_scale = s->twin_proposals ? s->twin_scale : NAN;
     snprintf(a->twin_why, sizeof a->twin_why, "%s", s->twin_why);
     r->tp_probe = s->tp_at;
     r->tp_used = search_verdict_bound(s, &r->tp_bound);
@@ -148,15 +149,16 @@ static json_t *levels_json(const search *s) {
     return arr;
 }
 
-void search_answer_write(const search *s) {
+int search_answer_write(const search *s, char *err, int errlen) {
     capacity_result a;
     search_answer_fill(s, &a);
     json_t *j = capacity_result_json(&a);
     json_object_set_new(j, "levels", levels_json(s));
-    if (write_json_atomic(s->out, "capacity.json", j))
-        notice(s->o->notices, NOTICE_WARNING, "cannot write %s/capacity.json: %s", s->out,
-               strerror(errno));
+    int rc = write_json_atomic(s->out, "capacity.json", j);
+    if (rc)
+        snprintf(err, errlen, "cannot write %s/capacity.json: %s", s->out, strerror(errno));
     json_decref(j);
+    return rc ? -1 : 0;
 }
 
 /* The warnings about the answer: probes whose client fell behind, an end

@@ -59,6 +59,7 @@ typedef struct search {
     int twin_refitted;      /* an accepted proposal was refitted with the probes that tested it */
     int twin_fit_at;        /* s->n when it was last fitted */
     double twin_s;          /* the seconds the fits and their virtual runs took */
+    double twin_scale;      /* its step costs' factor to match the throughput probe (1: none) */
     char twin_why[240];     /* why it was not fitted, or what contradicted it */
     virtual_target twin_vt; /* the fitted engine (its model: twin_model) */
     char twin_model[128];
@@ -161,9 +162,10 @@ void search_twin_unchecked(search *s);
 
 /* The answer as it stands, into r (its probes are s's). */
 void search_answer_fill(const search *s, capacity_result *r);
-/* OUT/capacity.json: the answer as it stands and each load's verdict (a
- * warning when it cannot be written). */
-void search_answer_write(const search *s);
+/* OUT/capacity.json: the answer as it stands and each load's verdict,
+ * whole or not at all: 0, or -1 with why (the search then ends: an answer
+ * that cannot be kept is none). */
+int search_answer_write(const search *s, char *err, int errlen);
 /* The warnings about the answer a. */
 void search_answer_warn(const search *s, const capacity_answer *a);
 

@@ -25,6 +25,7 @@
 #include "analysis/stats.h"
 #include "capacity/longrun.h"
 #include "capacity/search_internal.h"
+#include "capacity/throughput.h"
 #include "common/clock.h"
 #include "common/notice.h"
 #include "common/util.h"
@@ -107,6 +108,48 @@ static int fit_probes(search *s, profile_doc *doc, char *why, size_t n) {
     return 0;
 }
 
+/* The engine's step costs, every term and table point, times f. */
+static void scale_steps(engine_params *e, double f) {
+    e->decode_base_ms *= f;
+    e->decode_per_seq_ms *= f;
+    e->prefill_per_token_ms *= f;
+    e->prefill_ctx_per_1k_ms *= f;
+    e->mixed_per_seq_ms *= f;
+    for (int i = 0; i < e->n_step_points; i++)
+        e->step_ms[i] *= f;
+    for (int i = 0; i < e->n_prefill_points; i++)
+        e->prefill_ms[i] *= f;
+}
+
+/* The twin held to what the server completes. Fitted to probes that are
+ * mostly below the limit, a twin can run faster at the limit than the
+ * server (llama.cpp with 2 slots: 4.38 req/s proposed where the throughput
+ * probe measured 3.94), and then proposes a load the server cannot carry.
+ * Its closed-loop throughput with the throughput probe's users is measured
+ * as the probe's was; when it is above the probe's interval, every step
+ * cost is scaled by the ratio, so that the twin completes what the server
+ * does (a step's cost sets the rate at a fixed batch). s->twin_scale keeps
+ * the factor (1: left as fitted). */
+static void hold_to_throughput(search *s, virtual_target *vt) {
+    s->twin_scale = 1;
+    tp_says t;
+    if (s->tp_at < 0 || !search_verdict_throughput(s, &t))
+        return;
+    const probe *p = &s->probes[s->tp_at];
+    long users = p->max_users, n = users * 20 > 4000 ? users * 20 : 4000;
+    run_rows rows;
+    char err[300];
+    if (longrun_rows(&s->o->run, vt, 1, (double)users, n, NULL, &rows, err, sizeof err) !=
+        OUTCOME_OK)
+        return;
+    throughput_fit f = throughput_of(rows.r, rows.n, users, 0);
+    rows_free(&rows);
+    if (!(f.rate_rps > t.high))
+        return;
+    s->twin_scale = f.rate_rps / t.point;
+    scale_steps(&vt->engine, s->twin_scale);
+}
+
 /* The fitted engine's long-run capacity: 1 with *load, or 0 with why. */
 static int ask(search *s, const profile_doc *doc, double *load, char *why, size_t n) {
     virtual_target vt = {0};
@@ -121,6 +164,7 @@ static int ask(search *s, const profile_doc *doc, double *load, char *why, size_
     vt.profile_file = NULL;
     vt.chunks = 0;
     vt.stats = NULL;
+    hold_to_throughput(s, &vt);
     s->twin_vt = vt;
     double requests = fmax(TWIN_MIN_REQUESTS, TWIN_MISSES / (1 - s->o->goal));
     longrun_opts lo = {.run = &s->o->run,
@@ -276,9 +320,9 @@ void search_twin_propose(search *s) {
     double took = spend(s, t0);
     if (!s->o->run.quiet && s->twin_state == TWIN_TESTING)
         notice(s->o->notices, NOTICE_PROGRESS,
-               "capacity: the twin fitted to %d probes says %g %s: probing it and %g (%.1f s)",
-               s->twin_probes, s->twin_load, s->ps.by_concurrency ? "users" : "req/s",
-               s->twin_above, took);
+               "capacity: the twin fitted to %d probes%s says %g %s: probing it and %g (%.1f s)",
+               s->twin_probes, s->twin_scale > 1 ? " (held to the throughput probe's rate)" : "",
+               s->twin_load, s->ps.by_concurrency ? "users" : "req/s", s->twin_above, took);
     else if (!s->o->run.quiet)
         notice(s->o->notices, NOTICE_PROGRESS, "capacity: no twin: %s (%.1f s)", s->twin_why, took);
     search_verdict_derive(s);

@@ -1,6 +1,7 @@
 /* cli/merge: `servelab merge SHARD_DIR... --out DIR`: the shards of one
  * schedule (run --shard I/N) into one run (sweep/merge.h does the work). */
 #include "cli/commands.h"
+#include "common/stop.h"
 #include "sweep/merge.h"
 
 #include <stdio.h>
@@ -32,11 +33,12 @@ static int merge_main(int argc, char **argv) {
     }
     char err[8192];
     int n = args.n_positional;
+    stop_install(); /* a stop signal ends the merge with its temporary files removed */
     rc = merge_shards(args.positional, n, &o, err, sizeof err);
     opt_args_free(&args);
     if (rc) {
         fprintf(stderr, "servelab: %s\n", err);
-        return 2;
+        return stop_signal() ? cli_exit_code(OUTCOME_STOPPED) : 2;
     }
     printf("merged %d shards into %s\n", n, o.out);
     return 0;

@@ -44,6 +44,7 @@ typedef struct inflight {
     int64_t ready_us;     /* when it could have gone: due, with a slot free for it (-1: not
                              yet); what it waited from then on was the client's own doing */
     long last_completion; /* cumulative usage.completion_tokens seen so far */
+    long long event_bytes, chunk_tokens; /* what the events carried, and the tokens counted */
     int saw_done, saw_finish, saw_usage, failed_parse, error_event;
     long usage_prompt, usage_completion;
     char finish[24];

@@ -96,7 +96,10 @@ static void take_server_account(inflight *f, const chunk_info *ci) {
     }
     if (ci->cached_tokens >= 0)
         r->cached_tokens = ci->cached_tokens;
-    if (ci->reasoning_tokens >= 0)
+    /* reasoning is part of the completion: a count above it cannot be
+     * true, and the tokens counted in the stream stand instead */
+    if (ci->reasoning_tokens >= 0 &&
+        (!ci->has_usage || ci->reasoning_tokens <= ci->completion_tokens))
         r->reasoning_server = ci->reasoning_tokens;
 }
 
@@ -124,8 +127,18 @@ static void take_usage(inflight *f, const chunk_info *ci) {
         f->usage_prompt = ci->prompt_tokens;
 }
 
+/* The most tokens a request's chunks may count for the bytes its events
+ * carried: a token is at least a byte of text, and an event's JSON around
+ * it makes the bound loose; the constant leaves room for a server that
+ * hides a little reasoning. A usage count that jumps past it (2^31-1 in one
+ * chunk, a counter kept across requests) is a lie, and each counted token
+ * becomes a gap in memory: such an answer is malformed. */
+#define TOKENS_A_BYTE 8
+#define TOKENS_SLACK 4096
+
 static void on_event(void *ud, const char *type, const char *data, size_t len) {
     inflight *f = ud;
+    f->event_bytes += (long long)len;
     chunk_info ci;
     chunk_parse(data, len, &ci);
     if (ci.done) {
@@ -156,6 +169,13 @@ static void on_event(void *ud, const char *type, const char *data, size_t len) {
             f->failed_parse = 1; /* no answer is that long: memory stays bounded */
             return;
         }
+        if (f->chunk_tokens + k > TOKENS_A_BYTE * f->event_bytes + TOKENS_SLACK) {
+            if (!f->failed_parse)
+                keep_words(f, ERR_MALFORMED, data, len);
+            f->failed_parse = 1;
+            return;
+        }
+        f->chunk_tokens += k;
         if (f->row.first_us < 0)
             f->row.first_us = t;
         note_answer(f, &ci, t, k);
@@ -252,6 +272,11 @@ static void take_whole_json(inflight *f) {
     take_usage(f, &ci);
     if (ci.has_output) {
         int32_t k = ci.has_usage && ci.completion_tokens > 0 ? (int32_t)ci.completion_tokens : 1;
+        if (k > TOKENS_A_BYTE * (long long)f->json_len + TOKENS_SLACK) {
+            keep_words(f, ERR_MALFORMED, f->json, f->json_len);
+            f->failed_parse = 1;
+            return;
+        }
         f->row.first_us = f->row.last_us = f->json_first_us;
         if (ci.has_answer)
             f->row.first_answer_us = f->json_first_us;

@@ -8,6 +8,7 @@
  * file), read straight from the mapping; only other forms are copied out,
  * NUL-terminated, for strtod. */
 #include "common/csv.h"
+#include "common/files.h"
 #include "common/mapfile.h"
 #include "common/util.h"
 
@@ -49,11 +50,10 @@ static char *block_take(csv_file *c, size_t n) {
 int csv_open(csv_file *c, const char *path) {
     memset(c, 0, sizeof *c);
     c->next_line = 1;
-    c->fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    c->fd = open_regular(path, &st);
     if (c->fd < 0)
         return errno == ENOENT ? 1 : -1;
-    struct stat st;
-    fstat(c->fd, &st);
     c->size = (size_t)st.st_size;
     c->map = "";
     if (c->size > 0) {
@@ -66,6 +66,7 @@ int csv_open(csv_file *c, const char *path) {
         }
         madvise(p, c->size, MADV_SEQUENTIAL);
         c->map = p;
+        mapfile_note(p, c->size, path);
     }
     c->p = c->map;
     c->end = c->map + c->size;
@@ -89,8 +90,10 @@ void csv_view(csv_file *c, const char *p, size_t n) {
 }
 
 void csv_close(csv_file *c) {
-    if (c->size)
+    if (c->size) {
+        mapfile_forget(c->map);
         munmap((void *)c->map, c->size);
+    }
     if (c->fd >= 0)
         close(c->fd);
     while (c->blocks) {

@@ -67,8 +67,11 @@ typedef struct csv_row {
 } csv_row;
 
 /* 0 when open, 1 when the file does not exist, -1 on another error (errno
- * says which); only an open file needs csv_close. An empty file opens and
- * has no rows. */
+ * says which, common/files.h's file_why in words: a FIFO, a device or a
+ * directory is refused, never waited on); only an open file needs
+ * csv_close. An empty file opens and has no rows. Read it under a
+ * mapfile_guard (common/mapfile.h): a file truncated while it is read is
+ * then an error, not a SIGBUS. */
 int csv_open(csv_file *c, const char *path);
 /* The next row into *row: 1, or 0 at the end of the file. Its unquoted
  * fields stay valid until csv_close, its quoted ones until the next call. */

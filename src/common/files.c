@@ -116,25 +116,29 @@ void dir_unlock(int fd) {
         close(fd);
 }
 
-/* Opened without waiting (a FIFO with no writer would block the open;
- * O_NONBLOCK changes nothing in reading a regular file), then read only
- * when it is a regular file: a FIFO, a device such as
- * /dev/zero or a directory where a file is expected is refused, and so
- * is a file that grows past READ_WHOLE_FILE_MAX while it is read. */
-char *read_whole_file(const char *path, size_t *len) {
+int open_regular(const char *path, struct stat *st) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return NULL;
-    struct stat st;
-    int bad = fstat(fd, &st) != 0    ? errno
-              : S_ISDIR(st.st_mode)  ? EISDIR
-              : !S_ISREG(st.st_mode) ? EINVAL
-                                     : 0;
+        return -1;
+    int bad = fstat(fd, st) != 0      ? errno
+              : S_ISDIR(st->st_mode)  ? EISDIR
+              : !S_ISREG(st->st_mode) ? EINVAL
+                                      : 0;
     if (bad) {
         close(fd);
         errno = bad;
-        return NULL;
+        return -1;
     }
+    return fd; /* O_NONBLOCK changes nothing in reading a regular file */
+}
+
+/* Read only when it is a regular file (open_regular), and refused when it
+ * grows past READ_WHOLE_FILE_MAX while it is read. */
+char *read_whole_file(const char *path, size_t *len) {
+    struct stat st;
+    int fd = open_regular(path, &st);
+    if (fd < 0)
+        return NULL;
     if (st.st_size > READ_WHOLE_FILE_MAX) {
         close(fd);
         errno = EFBIG;
@@ -168,7 +172,7 @@ char *read_whole_file(const char *path, size_t *len) {
     return b.s ? b.s : xstrdup("");
 }
 
-const char *read_whole_file_why(int e) {
+const char *file_why(int e) {
     return e == EINVAL  ? "not a regular file"
            : e == EFBIG ? "larger than " READ_WHOLE_FILE_MAX_TEXT
                         : strerror(e);

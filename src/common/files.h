@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* The most read_whole_file reads: a profile, a campaign, a doc. */
 #define READ_WHOLE_FILE_MAX (64L << 20)
@@ -16,8 +17,15 @@
  * regular file (a FIFO, a device), EISDIR for a directory, EFBIG when it
  * is larger than READ_WHOLE_FILE_MAX. It never waits on a FIFO. */
 char *read_whole_file(const char *path, size_t *len);
-/* read_whole_file's errno in words ("not a regular file", ...). */
-const char *read_whole_file_why(int e);
+/* path opened read-only, close-on-exec, without waiting (a FIFO with no
+ * writer would block the open), its status in *st: the descriptor, or -1
+ * with errno: EISDIR for a directory, EINVAL for what is not a regular file
+ * (a FIFO, a device such as /dev/zero, a socket). Every reader of a file
+ * servelab expects (read_whole_file, csv.h, mapfile.h) opens through it. */
+int open_regular(const char *path, struct stat *st);
+/* An errno of these readers in words: "not a regular file", "larger than
+ * 64 MiB", else strerror's. */
+const char *file_why(int e);
 /* mkdir -p; 0 or -1 with errno. */
 int mkdir_p(const char *path);
 /* DIR/NAME from obj, indented, with sorted keys and numbers to 12

@@ -3,6 +3,7 @@
  * request by request_id through a small open-addressing table. */
 #include "fit/fit_data.h"
 #include "rundir/summary_file.h"
+#include "common/files.h"
 #include "common/csv.h"
 #include "common/util.h"
 #include "rundir/columns.h"
@@ -10,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +107,7 @@ static int read_requests(fit_run *run, id_table *ids, char *err, size_t errlen) 
     snprintf(path, sizeof path, "%s/requests.csv", run->dir);
     csv_file f;
     if (csv_open(&f, path)) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot read: %s", path, file_why(errno));
         return -1;
     }
     csv_row h, r;
@@ -156,6 +158,10 @@ static int read_requests(fit_run *run, id_table *ids, char *err, size_t errlen) 
         q->cached = isfinite(cn) && cn > 0 ? (int)cn : isfinite(ct) && ct > 0 ? (int)ct : 0;
         q->ok = r.len[c_err] == 0 && isfinite(q->sent) && isfinite(q->first) && isfinite(q->last) &&
                 q->prompt > 0;
+        if (q->ok && !(q->first >= q->sent && q->last >= q->first)) {
+            q->ok = 0; /* times out of order: no clock of a run makes them */
+            run->disordered++;
+        }
         q->cut = (r.len[c_err] == 9 && !memcmp(r.f[c_err], "cancelled", 9)) ||
                  (r.len[c_err] == 7 && !memcmp(r.f[c_err], "timeout", 7));
         if (nk == kcap)
@@ -204,7 +210,7 @@ static int read_chunks(fit_run *run, const id_table *ids, char *err, size_t errl
     if (o == 1)
         return 0;
     if (o) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot read: %s", path, file_why(errno));
         return -1;
     }
     csv_row h, r;
@@ -309,7 +315,10 @@ static void read_meta(fit_run *run) {
     if (json_is_true(json_object_get(pred, "predicted")))
         hdr = "servelab predict";
     snprintf(run->server, sizeof run->server, "%s%s%s%s%s", hdr ? hdr : "unknown server",
-             build ? " build " : "", build ? build : "", sha ? " binary sha256 " : "",
+             build ? " build " : "", build ? build : "",
+             sha   ? " binary sha256 "
+             : ver ? " version "
+                   : "",
              sha   ? sha
              : ver ? ver
                    : "");
@@ -353,12 +362,14 @@ static void read_meta(fit_run *run) {
         run->block_size = 16;
         run->max_model_len = run->n_ctx;
         set_from(run->len_from, "llama.cpp /props n_ctx (a slot's context)");
-        run->kv_blocks = run->n_ctx * (run->slots > 0 ? run->slots : 1) / 16;
+        long long kb = (long long)run->n_ctx * (run->slots > 0 ? run->slots : 1) / 16;
+        run->kv_blocks = kb > INT_MAX ? INT_MAX : kb < 0 ? 0 : (int)kb; /* a product past int */
         set_from(run->kv_from, "llama.cpp /props n_ctx x total_slots, in blocks of 16");
     } else if (cc && json_object_get(cc, "num_gpu_blocks")) {
         const char *nb = json_string_value(json_object_get(cc, "num_gpu_blocks")),
                    *bs = json_string_value(json_object_get(cc, "block_size"));
-        run->kv_blocks = nb ? atoi(nb) : 0;
+        long long kb = nb ? strtoll(nb, NULL, 10) : 0;
+        run->kv_blocks = kb > INT_MAX ? INT_MAX : kb < 0 ? 0 : (int)kb;
         run->block_size = bs ? atoi(bs) : 16;
         set_from(run->kv_from, "vLLM's cache_config_info (num_gpu_blocks, block_size)");
     } else if (json_is_integer(json_object_get(eng, "kv_blocks"))) {
@@ -453,6 +464,19 @@ int fit_load(char *const *paths, int n_paths, fit_run **out, int *n_out, char *e
             read_meta(&runs[i]);
     }
     free(dirs);
+    size_t bad = 0, all = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        bad += runs[i].disordered;
+        all += runs[i].n_req;
+    }
+    if (!rc && bad * 10 > all) {
+        snprintf(err, errlen,
+                 "%zu of %zu rows have their first token before the request was sent, or the "
+                 "last before the first: these are not times a run's clock makes (rows edited, "
+                 "or clocks mixed?)",
+                 bad, all);
+        rc = -1;
+    }
     if (rc) {
         fit_runs_free(runs, n);
         return -1;

@@ -26,7 +26,8 @@ typedef struct fit_run {
     char *dir;
     fit_req *req;
     size_t n_req;
-    double *chunk_t; /* arrival, ms from t=0, grouped by request in index order */
+    size_t disordered; /* rows whose first token is before the send, or the last before it */
+    double *chunk_t;   /* arrival, ms from t=0, grouped by request in index order */
     int *chunk_tokens;
     size_t n_chunks;
     /* who served it: the Server header with the binary's hash or version */

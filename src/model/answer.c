@@ -16,7 +16,7 @@ void answer_init(capacity_answer *a, answer_source source) {
     a->at_in_flight = a->at_goodput_rps = a->at_tokens_per_s = a->wall_s = a->fail_load = NAN;
     a->below.load = a->above.load = NAN;
     a->requests_total = -1;
-    a->twin_load = a->twin_s = NAN;
+    a->twin_load = a->twin_s = a->twin_scale = NAN;
     a->probed_load = a->longest_s = a->overload_shown = a->tp_low = a->tp_high = NAN;
 }
 

@@ -99,6 +99,7 @@ typedef struct capacity_answer {
     int twin_probes;    /* the probes it was fitted to */
     char twin_why[240]; /* unfit or rejected: why */
     double twin_s;      /* the seconds its fits and virtual runs took (in wall_s) */
+    double twin_scale;  /* its step costs' factor to match the throughput probe; NAN: no twin */
     double wall_s;
     /* predicted */
     double fail_load;    /* the lowest load that failed above the answer (NAN: none) */

@@ -71,6 +71,7 @@ static void put_search(json_t *j, const capacity_answer *a) {
     json_object_set_new(j, "twin_probes", json_integer(a->twin_probes));
     json_object_set_new(j, "twin_why", a->twin_why[0] ? json_string(a->twin_why) : json_null());
     json_object_set_new(j, "twin_seconds", num(a->twin_s));
+    json_object_set_new(j, "twin_scale", num(a->twin_scale));
     json_object_set_new(j, "at_answer",
                         isfinite(a->at_in_flight) || isfinite(a->at_goodput_rps)
                             ? json_pack("{s:o,s:o,s:o}", "concurrency_in_flight",
@@ -179,6 +180,7 @@ static void read_search(const json_t *j, capacity_answer *a) {
     a->twin = answer_twin_of(json_string_value(json_object_get(j, "twin")));
     a->twin_load = get(j, "twin_load");
     a->twin_s = get(j, "twin_seconds");
+    a->twin_scale = get(j, "twin_scale");
     double twin_probes = get(j, "twin_probes");
     a->twin_probes = isfinite(twin_probes) ? (int)twin_probes : 0;
     copy_string(a->twin_why, sizeof a->twin_why, j, "twin_why");

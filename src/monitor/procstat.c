@@ -79,10 +79,8 @@ static proc_row *all_processes(size_t *n) {
     return rows;
 }
 
-int procstat_tree(pid_t root, procstat_sample *out) {
-    memset(out, 0, sizeof *out);
-    size_t n;
-    proc_row *rows = all_processes(&n);
+/* Marks root and its descendants in rows: whether root was found. */
+static int mark_tree(proc_row *rows, size_t n, pid_t root) {
     int found = 0;
     for (size_t i = 0; i < n; i++)
         if (rows[i].pid == root)
@@ -94,6 +92,14 @@ int procstat_tree(pid_t root, procstat_sample *out) {
                 if (rows[j].in_tree && rows[j].pid == rows[i].ppid)
                     rows[i].in_tree = grew = 1;
     }
+    return found;
+}
+
+int procstat_tree(pid_t root, procstat_sample *out) {
+    memset(out, 0, sizeof *out);
+    size_t n;
+    proc_row *rows = all_processes(&n);
+    int found = mark_tree(rows, n, root);
     for (size_t i = 0; i < n; i++) {
         if (!rows[i].in_tree)
             continue;
@@ -104,6 +110,21 @@ int procstat_tree(pid_t root, procstat_sample *out) {
     }
     free(rows);
     return found ? 0 : -1;
+}
+
+pid_t procstat_heaviest(pid_t root) {
+    size_t n;
+    proc_row *rows = all_processes(&n);
+    pid_t best = root;
+    double most = -1;
+    if (mark_tree(rows, n, root))
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].in_tree && rows[i].rss_bytes > most) {
+                most = rows[i].rss_bytes;
+                best = rows[i].pid;
+            }
+    free(rows);
+    return best;
 }
 
 void procstat_summary_add(procstat_summary *s, double t_ms, const procstat_sample *x) {
@@ -190,6 +211,37 @@ void procstat_limits_of(pid_t pid, procstat_limits *out) {
     }
     if (f)
         fclose(f);
+}
+
+/* The kB value of the line `key` of a /proc file, in bytes; NAN. */
+static double proc_kb(const char *path, const char *key) {
+    FILE *f = fopen(path, "r");
+    char line[256];
+    double v = NAN;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n) && line[n] == ':')
+            v = atof(line + n + 1) * 1024.0;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+double procstat_memory_room(const char **which) {
+    procstat_limits l;
+    procstat_limits_of(getpid(), &l);
+    double room = proc_kb("/proc/meminfo", "MemAvailable");
+    *which = "the machine's available memory";
+    double as = l.as_bytes - proc_kb("/proc/self/status", "VmSize");
+    if (!isnan(as) && (isnan(room) || as < room)) {
+        room = as;
+        *which = "RLIMIT_AS (ulimit -v)";
+    }
+    if (!isnan(l.cgroup_bytes) && (isnan(room) || l.cgroup_bytes < room)) {
+        room = l.cgroup_bytes;
+        *which = "the cgroup's memory limit";
+    }
+    return room;
 }
 
 long procstat_oom_kills(const procstat_limits *l) {

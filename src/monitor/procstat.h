@@ -46,6 +46,17 @@ typedef struct procstat_limits {
 } procstat_limits;
 
 void procstat_limits_of(pid_t pid, procstat_limits *out);
+/* The process of root's tree (root and its descendants) that holds the
+ * most memory: the server itself, when root is a shell or a start script
+ * that runs it as a child. root when it has no descendants or none can be
+ * read. */
+pid_t procstat_heaviest(pid_t root);
+/* The memory this process may still take, in bytes, and which bound that
+ * is into *which ("the machine's available memory", "RLIMIT_AS", "the
+ * cgroup's memory.max"): the least of /proc/meminfo's MemAvailable, the
+ * address-space limit less what is mapped now, and the cgroup's limit.
+ * NAN when none can be read. */
+double procstat_memory_room(const char **which);
 /* The cgroup's oom_kill count now; -1 when unknown. */
 long procstat_oom_kills(const procstat_limits *l);
 /* Whether the kernel's log (/dev/kmsg) says it killed `pid` for memory:

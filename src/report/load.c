@@ -5,6 +5,7 @@
  * that does not read is skipped. */
 #include "report/load.h"
 #include "report/vllm_import.h"
+#include "common/files.h"
 #include "common/csv.h"
 #include "rundir/columns.h"
 #include "rundir/summary_file.h"
@@ -252,7 +253,7 @@ static int load_requests(const char *path, rows_feed *f, char *err, int errlen) 
     csv_file c;
     int rc = csv_open(&c, path);
     if (rc) {
-        snprintf(err, errlen, "%s: %s", path, rc > 0 ? "missing" : strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, rc > 0 ? "missing" : file_why(errno));
         return -1;
     }
     csv_row row;
@@ -338,7 +339,7 @@ static int load_chunks(const char *path, rows_feed *f, int *present, char *err, 
     if (rc > 0)
         return 0;
     if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, file_why(errno));
         return -1;
     }
     csv_row row;

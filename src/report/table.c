@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct table {
     int cols, rows;
@@ -34,12 +35,26 @@ void table_free(table *t) {
     free(t);
 }
 
+/* A cell's text in a Markdown row: a '|' would end the cell and a line
+ * break the row (a metadata value, a run folder's name), so '|' is
+ * written \| and a CR or LF a space. */
+static void md_cell(strbuf *o, const char *s) {
+    for (; *s; s++) {
+        size_t n = strcspn(s, "|\r\n");
+        sb_putn(o, s, n);
+        s += n;
+        if (!*s)
+            break;
+        sb_puts(o, *s == '|' ? "\\|" : " ");
+    }
+}
+
 void table_markdown(strbuf *o, const table *t) {
     for (int r = 0; r <= t->rows; r++) {
         sb_puts(o, "|");
         for (int c = 0; c < t->cols; c++) {
             sb_puts(o, " ");
-            sb_puts(o, t->cell[r * t->cols + c]);
+            md_cell(o, t->cell[r * t->cols + c]);
             sb_puts(o, " |");
         }
         sb_puts(o, "\n");

@@ -93,7 +93,7 @@ static int read_requests(const char *dir, vrun *v, char *err, int errlen) {
     csv_file c;
     int rc = csv_open(&c, path);
     if (rc) {
-        snprintf(err, errlen, "%s: %s", path, rc > 0 ? "missing" : strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, rc > 0 ? "missing" : file_why(errno));
         return -1;
     }
     csv_row row;
@@ -150,7 +150,7 @@ static int read_chunks(const char *dir, vrun *v, char *err, int errlen) {
     if (rc > 0)
         return 0;
     if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, file_why(errno));
         return -1;
     }
     v->by_id = xmalloc((v->n ? v->n : 1) * sizeof *v->by_id);

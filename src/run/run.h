@@ -121,6 +121,7 @@ typedef struct run_result {
     double duration_s;
     double server_peak_rss_bytes; /* the server's tree at its largest (0: not sampled) */
     outcome done;                 /* how it ended (cli_exit_code gives `servelab run`'s code) */
+    int write_failed;             /* its rows or files could not all be written (error says) */
     char error[512];              /* why, when the run failed or did not start; "" otherwise */
     char out[3072];               /* the run's directory (--out, or the one chosen); "" before */
 } run_result;

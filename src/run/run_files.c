@@ -15,6 +15,7 @@
 #include "common/files.h"
 #include "common/hostinfo.h"
 #include "common/sha256.h"
+#include "monitor/procstat.h"
 #include "common/util.h"
 #include "model/slo.h"
 #include "analysis/spec_decode.h"
@@ -165,18 +166,30 @@ static json_t *stages_of_run(const run_ctx *x) {
 /* The server process's program (its /proc/PID/exe, the binary a wrapper
  * such as env exec'd): the path, size and SHA-256 that say which build was
  * measured when the server itself cannot (a build from a source snapshot
- * reports "b0-unknown"). NULL when there is no pid or it cannot be read. */
+ * reports "b0-unknown"). When the PID runs the server as a child (`sh -c
+ * 'a; b'`, a start script), the program is that of the process of its tree
+ * that holds the most memory, the server, and `wrapper` names the PID's
+ * own. NULL when there is no pid or it cannot be read. */
 static json_t *server_binary_json(int pid) {
     if (pid <= 0)
         return NULL;
-    char link[64], path[4096], hex[65];
-    snprintf(link, sizeof link, "/proc/%d/exe", pid);
+    pid_t server = procstat_heaviest(pid);
+    char link[64], path[4096], hex[65], wrapper[4096] = "";
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)server);
     ssize_t n = readlink(link, path, sizeof path - 1);
     long long bytes;
     if (n <= 0 || sha256_file(link, hex, &bytes))
         return NULL;
     path[n] = 0;
-    return json_pack("{s:s,s:I,s:s}", "path", path, "bytes", (json_int_t)bytes, "sha256", hex);
+    if (server != pid) {
+        snprintf(link, sizeof link, "/proc/%d/exe", pid);
+        ssize_t w = readlink(link, wrapper, sizeof wrapper - 1);
+        wrapper[w > 0 ? w : 0] = 0;
+    }
+    json_t *b = json_pack("{s:s,s:I,s:s}", "path", path, "bytes", (json_int_t)bytes, "sha256", hex);
+    if (wrapper[0] && strcmp(wrapper, path))
+        json_object_set_new(b, "wrapper", json_string(wrapper));
+    return b;
 }
 
 /* A prediction's server: the simulator's engine in virtual time, and its
@@ -509,6 +522,7 @@ outcome run_write_summary(run_ctx *x, int meta_rc, run_result *rr) {
     if (x->res.write_error || meta_rc || sum_rc) {
         snprintf(rr->error, sizeof rr->error, "writing results in %s failed: %s", o->out,
                  strerror(x->res.write_error ? x->res.write_error : errno));
+        rr->write_failed = 1;
         done = OUTCOME_FAILED;
     }
     /* A run whose every request failed measured nothing: that is a failure

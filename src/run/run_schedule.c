@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/notice.h"
 #include "common/util.h"
+#include "monitor/procstat.h"
 #include "run/run_ctx.h"
 #include "run/start_at.h"
 
@@ -141,12 +142,37 @@ static int prepare_shard(run_ctx *x, run_result *rr) {
     return 0;
 }
 
+/* Every request's row stays in memory until the run's summary is made (a
+ * req_rec, and the schedule's time and prompt besides), so a schedule whose
+ * rows cannot fit is refused before anything is made or sent, with the
+ * arithmetic, not aborted out of memory at its start (10^8 requests are
+ * 17 GB). Its inter-token gaps come on top: the bound is a floor. */
+#define ROW_BYTES (sizeof(req_rec) + 32)
+
+static int rows_fit(const run_opts *o, run_result *rr) {
+    double n = o->rate_plan ? 0 : o->have_duration ? o->rate * o->duration_s : (double)o->requests;
+    if (n > 1e8)
+        n = 1e8; /* arrivals_generate's own cap */
+    const char *which;
+    double room = procstat_memory_room(&which), need = n * (double)ROW_BYTES;
+    if (isnan(room) || need <= 0.8 * room)
+        return 0;
+    return run_fail(rr,
+                    "%.0f requests keep %.1f GB of rows in memory (%zu bytes each), more than "
+                    "%s leaves this process (%.1f GB): at most %.0f requests a run (split "
+                    "the schedule with --shard I/N across processes or machines)",
+                    n, need / 1e9, (size_t)ROW_BYTES, which, room / 1e9,
+                    floor(0.8 * room / (double)ROW_BYTES));
+}
+
 /* The workload and the schedule: bad prompts fail here. */
 int run_schedule_prepare(run_ctx *x, run_result *rr) {
     const run_opts *o = &x->o;
     char err[1024];
     if (o->replay)
         return prepare_replay(x, rr) || prepare_shard(x, rr);
+    if (rows_fit(o, rr))
+        return -1;
     if (workload_load(&x->w, o->prompts, o->mix, err, sizeof err))
         return run_fail(rr, "%s", err);
     x->w_loaded = 1;

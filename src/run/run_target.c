@@ -111,20 +111,21 @@ static int preconnect_count(const run_opts *o, size_t n) {
  * timeout, the limits on an answer. */
 static loadgen_config client_config(const run_ctx *x) {
     const run_opts *o = &x->o;
-    return (loadgen_config){.w = &x->w,
-                            .body = {.chat = !strcmp(o->api, "chat"),
-                                     .model = x->model,
-                                     .include_usage = 1,
-                                     .continuous_usage = x->cusage,
-                                     .ignore_eos = o->ignore_eos,
-                                     .max_tokens = (int)o->max_tokens,
-                                     .extra = x->extra_body},
-                            .concurrency = (int)o->concurrency,
-                            .preconnect = preconnect_count(o, x->n),
-                            .timeout_s = o->timeout_s,
-                            .max_event_bytes = (size_t)o->max_event_bytes,
-                            .max_chunks = (int)o->max_chunks,
-                            .answers = {x->answers.tools, x->answers.schema}};
+    return (loadgen_config){
+        .w = &x->w,
+        .body = {.chat = !strcmp(o->api, "chat"),
+                 .model = x->model,
+                 .include_usage = 1,
+                 .continuous_usage = x->cusage,
+                 .ignore_eos = o->ignore_eos,
+                 .max_tokens = (int)o->max_tokens,
+                 .extra = x->extra_body},
+        .concurrency = (int)o->concurrency,
+        .preconnect = preconnect_count(o, x->n),
+        .timeout_s = o->timeout_s,
+        .max_event_bytes = (size_t)o->max_event_bytes,
+        .max_chunks = (int)o->max_chunks,
+        .answers = {x->answers.tools, x->answers.schema, x->answers.tool_choice}};
 }
 
 /* `servelab predict`: no server to ask, nothing to sample; the model is

@@ -76,32 +76,42 @@ static int blocks_for(const engine *e, int tokens) {
     return (tokens + e->p.block_size - 1) / e->p.block_size;
 }
 
-engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen) {
-    const char *why = NULL;
+const char *engine_params_check(const engine_params *p) {
+    const double most = ENGINE_TERM_MOST_MS;
     if (p->max_num_seqs < 1)
-        why = "max_num_seqs must be at least 1";
-    else if (p->block_size < 1)
-        why = "block_size must be at least 1";
-    else if (p->kv_blocks < 1)
-        why = "kv_blocks must be at least 1";
-    else if (p->max_model_len < 2)
-        why = "max_model_len must be at least 2";
-    else if ((long long)p->kv_blocks * p->block_size < p->max_model_len)
-        why = "kv_blocks * block_size must hold at least max_model_len tokens";
-    else if (p->max_batched_tokens < 1)
-        why = "max_num_batched_tokens must be at least 1";
-    else if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0 ||
-             p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0 ||
-             p->mixed_per_seq_ms < 0)
-        why = "step cost terms must not be negative";
-    else if (p->spec_tokens < 0 || p->spec_tokens > ENGINE_SPEC_MAX)
-        why = "num_speculative_tokens must be 0 to 16";
-    else if (!(p->spec_accept >= 0 && p->spec_accept <= 1))
-        why = "spec_accept must be a probability, 0 to 1";
-    else if ((why = engine_step_table_check(p)))
-        ;
-    else if (p->jitter < 0 || p->jitter > 1)
-        why = "jitter must be in [0, 1]";
+        return "max_num_seqs must be at least 1";
+    if (p->block_size < 1)
+        return "block_size must be at least 1";
+    if (p->kv_blocks < 1)
+        return "kv_blocks must be at least 1";
+    if (p->max_model_len < 2)
+        return "max_model_len must be at least 2";
+    if ((long long)p->kv_blocks * p->block_size < p->max_model_len)
+        return "kv_blocks * block_size must hold at least max_model_len tokens";
+    if (p->max_batched_tokens < 1)
+        return "max_num_batched_tokens must be at least 1";
+    if (p->decode_base_ms < 0 || p->decode_per_seq_ms < 0 || p->prefill_per_token_ms < 0 ||
+        p->prefill_ctx_per_1k_ms < 0 || p->idle_wake_ms < 0 || p->idle_after_ms < 0 ||
+        p->mixed_per_seq_ms < 0)
+        return "step cost terms must not be negative";
+    if (!(p->decode_base_ms <= most && p->decode_per_seq_ms <= most &&
+          p->prefill_per_token_ms <= most && p->prefill_ctx_per_1k_ms <= most &&
+          p->idle_wake_ms <= most && p->idle_after_ms <= most && p->mixed_per_seq_ms <= most))
+        return "step cost terms must be at most 3600000 ms (an hour)";
+    if (p->spec_tokens < 0 || p->spec_tokens > ENGINE_SPEC_MAX)
+        return "num_speculative_tokens must be 0 to 16";
+    if (!(p->spec_accept >= 0 && p->spec_accept <= 1))
+        return "spec_accept must be a probability, 0 to 1";
+    const char *why = engine_step_table_check(p);
+    if (why)
+        return why;
+    if (!(p->jitter >= 0 && p->jitter <= 1))
+        return "jitter must be in [0, 1]";
+    return NULL;
+}
+
+engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen) {
+    const char *why = engine_params_check(p);
     if (why) {
         snprintf(err, errlen, "%s", why);
         return NULL;
@@ -362,7 +372,11 @@ int64_t engine_step_begin(engine *e, int64_t now_us) {
     if (e->p.idle_wake_ms > 0 &&
         (e->last_end_us < 0 || now_us - e->last_end_us >= llround(e->p.idle_after_ms * 1000.0)))
         ms += e->p.idle_wake_ms;
-    int64_t us = llround(ms * 1000.0);
+    /* terms are bounded, but their sum over a huge batch or prompt is not:
+     * a step past ENGINE_STEP_MOST_US is that long (every request times
+     * out), never a wrapped clock */
+    double u = ms * 1000.0;
+    int64_t us = u < (double)ENGINE_STEP_MOST_US ? llround(u) : ENGINE_STEP_MOST_US;
     e->in_step = 1;
     e->stats.steps++;
     return us < 1 ? 1 : us;
@@ -461,6 +475,8 @@ const char *engine_step_table_check(const engine_params *p) {
             return "the step table's batches must rise from 1";
         if (!(p->step_ms[i] >= 0) || !isfinite(p->step_ms[i]))
             return "the step table's costs must not be negative";
+        if (p->step_ms[i] > ENGINE_TERM_MOST_MS)
+            return "the step table's costs must be at most 3600000 ms (an hour)";
     }
     if (p->n_prefill_points < 0 || p->n_prefill_points > ENGINE_STEP_POINTS)
         return "the prefill table has too many points";
@@ -470,6 +486,8 @@ const char *engine_step_table_check(const engine_params *p) {
         if (!(p->prefill_ms[i] >= (i > 0 ? p->prefill_ms[i - 1] : 0)) ||
             !isfinite(p->prefill_ms[i]))
             return "the prefill table's costs must not fall as the prompt grows";
+        if (p->prefill_ms[i] > ENGINE_TERM_MOST_MS)
+            return "the prefill table's costs must be at most 3600000 ms (an hour)";
     }
     return NULL;
 }

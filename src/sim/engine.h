@@ -166,6 +166,15 @@ typedef struct engine_stats {
     uint64_t spec_accepted_per_pos[ENGINE_SPEC_MAX];
 } engine_stats;
 
+/* The most any step cost term (or table cost) may be: an hour. A step is
+ * never longer than ENGINE_STEP_MOST_US (about 31 years), whatever its
+ * terms add up to, so the engine's clock cannot wrap. */
+#define ENGINE_TERM_MOST_MS 3600000.0
+#define ENGINE_STEP_MOST_US 1000000000000000LL
+
+/* NULL, or why the parameters are impossible (engine_new's own check, for
+ * a command to refuse them before it makes anything). */
+const char *engine_params_check(const engine_params *p);
 /* Returns NULL and fills `err` when the parameters are impossible. */
 engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen);
 void engine_free(engine *e);

@@ -3,7 +3,14 @@
  * FreeKVCacheBlockQueue does, so taking a hit block out of the middle is
  * O(1). Names live in an open-address table with linear probing, at most
  * half full, and deletion shifts the following entries back (no
- * tombstones), so a lookup stops at the first empty slot. */
+ * tombstones), so a lookup stops at the first empty slot.
+ *
+ * Memory grows with the blocks used, not with the pool: a block never
+ * taken is not made. vLLM's queue starts as every block in order, and a
+ * block never taken is never named or held, so it only ever leaves from
+ * the head: the untouched blocks are the queue's first ones, in index
+ * order, and are made (b grown, the table grown with the names) when
+ * taken. A pool of 2^31-1 blocks then costs what a run touches of it. */
 #include "sim/kv_cache.h"
 #include "common/util.h"
 
@@ -25,7 +32,8 @@ typedef struct slot {
 struct kv_cache {
     kv_block *b;
     int n;
-    int head, tail, n_free; /* the free queue */
+    int made, cap;          /* blocks made (0..made-1, never taken: made..n-1), b's room */
+    int head, tail, n_free; /* the free queue of made blocks */
     slot *table;
     size_t mask; /* table size - 1 (a power of two) */
     int n_named;
@@ -60,23 +68,17 @@ static void queue_append(kv_cache *c, int i) {
         c->head = i;
     c->tail = i;
     c->n_free++;
-    assert(c->n_free <= c->n);
+    assert(c->n_free <= c->made);
 }
 
 kv_cache *kv_cache_new(int blocks) {
     kv_cache *c = xcalloc(1, sizeof *c);
     c->n = blocks;
-    c->b = xcalloc((size_t)blocks, sizeof *c->b);
     c->head = c->tail = -1;
-    for (int i = 0; i < blocks; i++)
-        queue_append(c, i);
-    size_t size = 16;
-    while (size < (size_t)blocks * 2)
-        size *= 2;
-    c->table = xmalloc(size * sizeof *c->table);
-    for (size_t i = 0; i < size; i++)
+    c->mask = 15;
+    c->table = xmalloc((c->mask + 1) * sizeof *c->table);
+    for (size_t i = 0; i <= c->mask; i++)
         c->table[i].block = -1;
-    c->mask = size - 1;
     return c;
 }
 
@@ -89,7 +91,7 @@ void kv_cache_free(kv_cache *c) {
 }
 
 int kv_cache_free_blocks(const kv_cache *c) {
-    return c->n_free;
+    return c->n_free + (c->n - c->made);
 }
 
 int kv_cache_named_blocks(const kv_cache *c) {
@@ -138,12 +140,26 @@ int kv_cache_is_free(const kv_cache *c, int block) {
 }
 
 void kv_cache_hold(kv_cache *c, int block) {
-    assert(block >= 0 && block < c->n);
+    assert(block >= 0 && block < c->made);
     if (c->b[block].refs++ == 0)
         queue_remove(c, block);
 }
 
+/* The next block never taken, made now (the queue's head before any
+ * made block). */
+static int make_block(kv_cache *c) {
+    if (c->made == c->cap) {
+        c->cap = c->cap ? (c->cap > c->n / 2 ? c->n : c->cap * 2) : (c->n < 64 ? c->n : 64);
+        c->b = xrealloc(c->b, (size_t)c->cap * sizeof *c->b);
+    }
+    int i = c->made++;
+    c->b[i] = (kv_block){.refs = 1, .prev = -1, .next = -1};
+    return i;
+}
+
 int kv_cache_take(kv_cache *c) {
+    if (c->made < c->n)
+        return make_block(c);
     int i = c->head;
     if (i < 0)
         return -1;
@@ -154,15 +170,32 @@ int kv_cache_take(kv_cache *c) {
 }
 
 void kv_cache_drop(kv_cache *c, int block) {
-    assert(block >= 0 && block < c->n && c->b[block].refs > 0); /* no drop of a free block */
+    assert(block >= 0 && block < c->made && c->b[block].refs > 0); /* no drop of a free block */
     if (--c->b[block].refs == 0)
         queue_append(c, block);
+}
+
+/* The table twice as large, every name placed again: kept at most half
+ * full as names are added. */
+static void table_grow(kv_cache *c) {
+    slot *old = c->table;
+    size_t old_size = c->mask + 1;
+    c->mask = 2 * old_size - 1;
+    c->table = xmalloc((c->mask + 1) * sizeof *c->table);
+    for (size_t i = 0; i <= c->mask; i++)
+        c->table[i].block = -1;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i].block >= 0)
+            c->table[slot_of(c, old[i].hash)] = old[i];
+    free(old);
 }
 
 void kv_cache_name(kv_cache *c, int block, uint64_t hash) {
     kv_block *k = &c->b[block];
     if (k->named)
         return;
+    if ((size_t)c->n_named + 1 > (c->mask + 1) / 2)
+        table_grow(c);
     size_t s = slot_of(c, hash);
     if (c->table[s].block >= 0)
         return; /* another block computed the same prefix first */

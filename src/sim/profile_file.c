@@ -227,7 +227,7 @@ int profile_file_read(const char *path, profile_doc *d, char *err, size_t errlen
     size_t len;
     char *buf = read_whole_file(path, &len);
     if (!buf) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, read_whole_file_why(errno));
+        snprintf(err, errlen, "%s: cannot read: %s", path, file_why(errno));
         return -1;
     }
     int rc = profile_file_parse(buf, len, path, d, err, errlen);

@@ -486,5 +486,10 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
         o->cfg.engine.step_ms[i] /= o->speedup;
     for (int i = 0; i < o->cfg.engine.n_prefill_points; i++)
         o->cfg.engine.prefill_ms[i] /= o->speedup;
+    const char *why = engine_params_check(&o->cfg.engine); /* before anything is made */
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
     return 0;
 }

@@ -1,8 +1,11 @@
 /* structured: tool calls and JSON answers made from their schemas. */
 #include "sim/structured.h"
+#include "common/json_schema.h"
 #include "common/rng.h"
 #include "common/util.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +22,86 @@ static const char *first_type(const json_t *s) {
     return json_object_get(s, "properties") ? "object" : "string";
 }
 
-static json_t *make_string(const json_t *s, rng *g) {
-    const json_t *lo = json_object_get(s, "minLength"), *hi = json_object_get(s, "maxLength");
-    size_t min = json_is_integer(lo) ? (size_t)json_integer_value(lo) : 1;
-    size_t max = json_is_integer(hi) ? (size_t)json_integer_value(hi) : 24;
-    char buf[256] = "";
-    size_t n = 0;
+/* The making of one answer: its random draws, the values it may still
+ * make (a schema can ask for 12 items 8 levels deep, or a billion items:
+ * the answer is cut at max_tokens anyway, so making stops at a budget and
+ * the request is served at once), and whether what was made matches the
+ * schema (ok: 0 when a bound could not be met, so the trace's ground truth
+ * says "invalid" and not "valid"). */
+typedef struct gen {
+    rng *g;
+    long budget;
+    int ok;
+} gen;
+
+#define GEN_VALUES 4096 /* values one answer is made of, at most */
+#define GEN_STRING 4096 /* a string's characters, at most */
+#define GEN_DEPTH 8     /* levels; deeper objects and arrays are left empty */
+
+/* A non-negative integer keyword, or def when absent or not one. */
+static long count_kw(const json_t *s, const char *key, long def) {
+    const json_t *v = json_object_get(s, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0 ? (long)json_integer_value(v) : def;
+}
+
+static json_t *make_string(const json_t *s, gen *m) {
+    long min = count_kw(s, "minLength", 1), max = count_kw(s, "maxLength", 24);
+    if (min > GEN_STRING || min > max) {
+        m->ok = 0; /* made short all the same: no answer is that long */
+        min = min > GEN_STRING ? GEN_STRING : min;
+    }
+    char buf[GEN_STRING + 16] = "";
+    long n = 0;
     while (n < min || n == 0) {
-        const char *w = words[rng_range(g, 0, 9)];
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? " " : "", w);
-        if (n >= sizeof buf - 16)
+        const char *w = words[rng_range(m->g, 0, 9)];
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", n ? " " : "", w);
+        if (n >= GEN_STRING)
             break;
     }
+    if (n > GEN_STRING)
+        n = GEN_STRING;
     if (max < n)
         n = max;
     buf[n] = 0;
     return json_string(buf);
 }
 
-static json_t *make_value(const json_t *s, rng *g, int depth) {
+static json_t *make_value(const json_t *s, gen *m, int depth);
+
+static json_t *make_object(const json_t *s, gen *m, int depth) {
+    json_t *o = json_object();
+    const char *k;
+    json_t *ps;
+    json_object_foreach((json_t *)json_object_get(s, "properties"), k, ps) {
+        if (depth < GEN_DEPTH && m->budget > 0)
+            json_object_set_new(o, k, make_value(ps, m, depth + 1));
+    }
+    const json_t *req = json_object_get(s, "required");
+    for (size_t i = 0; i < json_array_size(req); i++) {
+        const char *r = json_string_value(json_array_get(req, i));
+        if (r && !json_object_get(o, r))
+            m->ok = 0; /* too deep, past the budget, or not among the properties */
+    }
+    return o;
+}
+
+static json_t *make_array(const json_t *s, gen *m, int depth) {
+    json_t *arr = json_array();
+    long min = count_kw(s, "minItems", 0), max = count_kw(s, "maxItems", LONG_MAX);
+    long n = min > 2 ? min : 2;
+    if (n > max)
+        n = max;
+    if (min > max)
+        m->ok = 0;
+    for (long i = 0; i < n && depth < GEN_DEPTH && m->budget > 0; i++)
+        json_array_append_new(arr, make_value(json_object_get(s, "items"), m, depth + 1));
+    if ((long)json_array_size(arr) < min)
+        m->ok = 0;
+    return arr;
+}
+
+static json_t *make_value(const json_t *s, gen *m, int depth) {
+    m->budget--;
     const json_t *e = json_object_get(s, "enum"), *c = json_object_get(s, "const");
     if (c)
         return json_deep_copy(c);
@@ -47,33 +111,29 @@ static json_t *make_value(const json_t *s, rng *g, int depth) {
     const json_t *lo = json_object_get(s, "minimum"), *hi = json_object_get(s, "maximum");
     double a = json_is_number(lo) ? json_number_value(lo) : 0;
     double b = json_is_number(hi) ? json_number_value(hi) : a + 100;
-    if (!strcmp(t, "object")) {
-        json_t *o = json_object();
-        const char *k;
-        json_t *ps;
-        json_object_foreach((json_t *)json_object_get(s, "properties"), k, ps) {
-            if (depth < 8)
-                json_object_set_new(o, k, make_value(ps, g, depth + 1));
+    if (!strcmp(t, "object"))
+        return make_object(s, m, depth);
+    if (!strcmp(t, "array"))
+        return make_array(s, m, depth);
+    if (!strcmp(t, "integer")) {
+        double lo_i = ceil(a), hi_i = floor(b);
+        if (!(lo_i <= hi_i) || fabs(lo_i) > 9e15 || fabs(hi_i) > 9e15) {
+            m->ok = 0;
+            return json_integer(0);
         }
-        return o;
+        return json_integer(
+            (json_int_t)(lo_i + (double)rng_range(m->g, 0, (int64_t)(hi_i - lo_i))));
     }
-    if (!strcmp(t, "array")) {
-        json_t *arr = json_array();
-        const json_t *mi = json_object_get(s, "minItems");
-        long n = json_is_integer(mi) && json_integer_value(mi) > 1 ? json_integer_value(mi) : 2;
-        for (long i = 0; i < n && depth < 8; i++)
-            json_array_append_new(arr, make_value(json_object_get(s, "items"), g, depth + 1));
-        return arr;
+    if (!strcmp(t, "number")) {
+        if (!(a <= b))
+            m->ok = 0;
+        return json_real(a + (b - a) * rng_uniform(m->g));
     }
-    if (!strcmp(t, "integer"))
-        return json_integer((json_int_t)(a + (double)rng_range(g, 0, (int64_t)(b - a))));
-    if (!strcmp(t, "number"))
-        return json_real(a + (b - a) * rng_uniform(g));
     if (!strcmp(t, "boolean"))
         return json_true();
     if (!strcmp(t, "null"))
         return json_null();
-    return make_string(s, g);
+    return make_string(s, m);
 }
 
 /* The schema the answer must match, and (for a tool call) the tool. */
@@ -129,10 +189,14 @@ int structured_plan_make(const json_t *tools, const json_t *tool_choice,
         return 0; /* an ordinary answer */
     rng g;
     rng_seed(&g, mix64(seed ^ 0x57c0ULL));
-    json_t *v = schema ? make_value(schema, &g, 0) : json_object();
+    gen m = {&g, GEN_VALUES, 1};
+    json_t *v = schema ? make_value(schema, &m, 0) : json_object();
     if (!schema) /* json_object: an object of one word */
         json_object_set_new(v, "answer", json_string(words[rng_range(&g, 0, 9)]));
     p->valid = !(invalid_pct > 0 && rng_range(&g, 0, 99) < invalid_pct);
+    /* the ground truth is the checker's: what the maker cannot meet (a
+     * pattern, anyOf, a bound past its budget) is not called valid */
+    int made_ok = m.ok && (!schema || json_schema_check(schema, v, NULL, 0));
     const json_t *req = json_object_get(schema, "required");
     int cut = 0;
     if (!p->valid && json_is_object(v) && json_is_string(json_array_get(req, 0)))
@@ -143,6 +207,7 @@ int structured_plan_make(const json_t *tools, const json_t *tool_choice,
     json_decref(v);
     if (cut)
         p->text[strlen(p->text) / 2] = 0;
+    p->valid &= made_ok;
     if (name)
         snprintf(p->tool_name, sizeof p->tool_name, "%s", name);
     size_t len = strlen(p->text);

@@ -21,7 +21,8 @@
 typedef struct structured_plan {
     char *text;          /* the arguments of the call, or the JSON answer; NULL: neither */
     char tool_name[128]; /* the function called; "" for a JSON answer */
-    int valid;           /* 1: written to match; 0: made wrong on purpose */
+    int valid;           /* 1: written to match; 0: made wrong on purpose, or a bound of the
+                            schema it could not meet (too deep, too many items, min > max) */
     int n_pieces;        /* tokens of the text */
 } structured_plan;
 

@@ -458,7 +458,7 @@ int campaign_load(const char *path, campaign *c, char *err, int errlen) {
     char *buf = read_whole_file(path, &len);
     if (!buf) {
         if (err && errlen > 0)
-            snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, read_whole_file_why(errno));
+            snprintf(err, (size_t)errlen, "%s: cannot read: %s", path, file_why(errno));
         return -1;
     }
     int rc = load(buf, len, path, c, err, errlen);

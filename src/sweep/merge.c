@@ -27,6 +27,7 @@
 #include "analysis/summary.h"
 #include "common/csv.h"
 #include "common/files.h"
+#include "common/mapfile.h"
 #include "common/strbuf.h"
 #include "common/util.h"
 #include "report/load.h"
@@ -37,6 +38,7 @@
 #include "rundir/summary_file.h"
 #include "rundir/summary_keys.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <jansson.h>
@@ -77,7 +79,7 @@ static int gather(const shard_in *s, int n, const char *file, const char *const 
         if (rc == 1)
             continue;
         if (rc < 0) {
-            snprintf(err, errlen, "merge: %s: %s", p, strerror(errno));
+            snprintf(err, errlen, "merge: %s: %s", p, file_why(errno));
             return -1;
         }
         csv_row hdr, r;
@@ -444,33 +446,89 @@ static int write_all(const shard_in *s, int n, const merge_times *t, const char 
     return rc ? -1 : 0;
 }
 
-/* The merge written into a temporary directory inside --out and moved in;
- * on failure the temporary directory is removed, and --out too when this
- * merge made it. */
+/* What a merge that died (a signal, a power cut) left in dir: its
+ * .merge-XXXXXX directories. Called with dir locked, so none is another
+ * merge's at work. */
+static void remove_debris(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, ".merge-", 7) && strlen(e->d_name) == 13) {
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            struct stat st;
+            if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+                remove_tree(path);
+        }
+    closedir(d);
+}
+
+typedef struct merge_job {
+    const shard_in *s;
+    int n;
+    const merge_times *t;
+    const merge_opts *o;
+    const char *tmp;
+    char *err;
+    int errlen;
+} merge_job;
+
+static int merge_job_run(void *arg) {
+    merge_job *j = arg;
+    return write_all(j->s, j->n, j->t, j->tmp, j->err, j->errlen) ||
+                   move_in(j->tmp, j->o, j->err, j->errlen)
+               ? -1
+               : 0;
+}
+
+/* The merge written into a temporary directory inside --out (locked for
+ * it) and moved in; on failure (a shard cut short under its mapping, a stop
+ * signal included) the temporary directory is removed, and --out too when
+ * this merge made it. */
 static int write_merge(const shard_in *s, int n, const merge_times *t, const merge_opts *o,
                        char *err, int errlen) {
-    int made = access(o->out, F_OK) != 0;
+    int made = access(o->out, F_OK) != 0, lock = -1;
+    char why[4400];
     if (mkdir_p(o->out)) {
         snprintf(err, errlen, "merge: --out %s: cannot create directory: %s", o->out,
                  strerror(errno));
         return -1;
     }
+    if (dir_lock(o->out, &lock, why, sizeof why)) {
+        snprintf(err, errlen, "merge: --out %s", why);
+        if (made)
+            rmdir(o->out);
+        return -1;
+    }
+    remove_debris(o->out);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s/.merge-XXXXXX", o->out);
     int have_tmp = mkdtemp(tmp) != NULL, rc = -1;
     if (!have_tmp)
         snprintf(err, errlen, "merge: --out %s: cannot create a directory in it: %s", o->out,
                  strerror(errno));
-    else
-        rc = write_all(s, n, t, tmp, err, errlen) || move_in(tmp, o, err, errlen) ? -1 : 0;
+    else {
+        merge_job j = {s, n, t, o, tmp, err, errlen};
+        rc = mapfile_guard(merge_job_run, &j, why, sizeof why);
+        if (rc && !err[0])
+            snprintf(err, errlen, "merge: %s", why);
+    }
     if (rc && have_tmp)
         remove_tree(tmp); /* this merge's own: links in it are removed, not followed */
-    if (rc && made)
+    if (rc && made) {
+        char lockfile[4400];
+        snprintf(lockfile, sizeof lockfile, "%s/.servelab.lock", o->out);
+        unlink(lockfile);
         rmdir(o->out);
+    }
+    dir_unlock(lock);
     return rc;
 }
 
 int merge_shards(char *const *dirs, int n, const merge_opts *o, char *err, int errlen) {
+    err[0] = 0;
     shard_in *s = xcalloc((size_t)n, sizeof *s);
     for (int i = 0; i < n; i++)
         s[i].dir = dirs[i];

@@ -56,6 +56,8 @@ const char *const merge_schedule_keys[] = {"seed",
                                            "replay_start_s",
                                            "replay_duration_s",
                                            "replay_block_tokens",
+                                           "tools",
+                                           "response_format",
                                            NULL};
 
 /* Shards started further apart than this on the wall clock are refused:

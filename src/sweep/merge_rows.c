@@ -8,6 +8,7 @@
 #include "sweep/merge_rows.h"
 #include "sweep/merge_rows_internal.h"
 #include "common/csv.h"
+#include "common/files.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -53,25 +54,42 @@ static int take_header(merger *m, const csv_row *h, const char *path, char *err,
     return -1;
 }
 
-/* Every shard's header read (a shard without the file: only requests.csv
- * is refused). 0, or -1 with err. */
+/* Every shard's header read. Only requests.csv is required, but a file one
+ * shard has (chunks.csv) every shard must have: a shard that lost it would
+ * merge into a run whose chunk figures are of some requests only. 0, or -1
+ * with err. */
 static int read_headers(merger *m, char *err, int errlen) {
+    int have = -1, lack = -1;
     for (int k = 0; k < m->n_shards; k++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", m->s[k].dir, m->f->name);
         csv_file c;
         int rc = csv_open(&c, path);
-        if (rc > 0 && !m->f->once)
+        if (rc > 0 && !m->f->once) {
+            lack = lack < 0 ? k : lack;
             continue;
+        }
         if (rc) {
-            snprintf(err, errlen, "merge: %s: %s", path, rc > 0 ? "missing" : strerror(errno));
+            snprintf(err, errlen, "merge: %s: %s", path, rc > 0 ? "missing" : file_why(errno));
             return -1;
         }
         csv_row h;
-        rc = csv_next(&c, &h) && !h.error ? take_header(m, &h, path, err, errlen) : 0;
+        int any = csv_next(&c, &h);
+        rc = any && !h.error ? take_header(m, &h, path, err, errlen) : 0;
         csv_close(&c);
         if (rc)
             return -1;
+        if (any)
+            have = have < 0 ? k : have;
+        else
+            lack = lack < 0 ? k : lack;
+    }
+    if (have >= 0 && lack >= 0) {
+        snprintf(err, errlen,
+                 "merge: %s/%s is missing or empty while %s/%s is not: every run writes one "
+                 "(copy the shard whole, or run it again)",
+                 m->s[lack].dir, m->f->name, m->s[have].dir, m->f->name);
+        return -1;
     }
     return 0;
 }
@@ -90,6 +108,7 @@ int merge_rows_index(const shard_in *s, int n, const char *out, const merge_rows
     x->m = (merger){.s = s, .n_shards = n, .threads = thread_count(n), .f = f, .out = out};
     x->max = NAN;
     merger *m = &x->m;
+    m->ids = xcalloc((size_t)n, sizeof *m->ids);
     worker *w = xcalloc((size_t)m->threads, sizeof *w);
     int rc = read_headers(m, err, errlen);
     if (!rc && m->header)
@@ -116,6 +135,7 @@ void merge_index_free(merge_index *idx) {
         return;
     free(idx->e);
     free(idx->m.header);
+    free(idx->m.ids);
     free(idx);
 }
 

@@ -37,6 +37,9 @@ typedef struct merger {
     int header_fields; /* its fields, those past CSV_MAX_FIELDS counted too */
     int is_time[CSV_MAX_FIELDS], col;
     int max_col; /* f->max_of's column; -1: none */
+    /* Each shard's file as the first pass read it (all zero: missing or
+     * empty), for the second to check it reads the same bytes. */
+    mapfile_id *ids;
 } merger;
 
 /* One thread's share of the reading: shards id, id + threads, ... */

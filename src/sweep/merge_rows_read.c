@@ -8,7 +8,9 @@
 #include "sweep/merge_rows_internal.h"
 #include "common/bytescan.h"
 #include "common/csv.h"
+#include "common/files.h"
 #include "common/mapfile.h"
+#include "common/stop.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -119,12 +121,13 @@ static int index_shard(worker *w, int k) {
     mapfile src;
     int rc = mapfile_open(&src, path);
     if (rc > 0 && !m->f->once)
-        return 0;
+        return 0; /* merge_rows_index checks that every shard's is missing */
     if (rc) {
         snprintf(w->err, sizeof w->err, "merge: %s: %s", path,
-                 rc > 0 ? "missing" : strerror(errno));
+                 rc > 0 ? "missing or empty" : file_why(errno));
         return -1;
     }
+    m->ids[k] = src.id;
     const char *base = src.map, *end = base + src.size;
     csv_file v = {0};
     csv_row r;
@@ -142,6 +145,11 @@ static int index_shard(worker *w, int k) {
     rc = 0;
     while (!rc && p < end) {
         release_behind(&src, (uint64_t)(p - base));
+        if ((rows & 0xffff) == 0xffff && stop_signal()) {
+            snprintf(w->err, sizeof w->err, "merge: stopped by a signal");
+            rc = -1;
+            break;
+        }
         const char *start = p,
                    *next = fast ? plain_index_row(&fields, &lines, p, end, upto, &r) : NULL;
         int here = line;
@@ -202,13 +210,31 @@ static int index_shard(worker *w, int k) {
     return rc;
 }
 
+typedef struct shard_job {
+    worker *w;
+    int k;
+} shard_job;
+
+static int index_job(void *arg) {
+    shard_job *j = arg;
+    return index_shard(j->w, j->k);
+}
+
+/* Each shard read under a mapfile guard of this thread's own: a file cut
+ * short under its mapping is an error naming it, not a SIGBUS. */
 static void *work(void *arg) {
     worker *w = arg;
-    for (int k = w->id; k < w->m->n_shards; k += w->m->threads)
-        if (index_shard(w, k)) {
+    for (int k = w->id; k < w->m->n_shards; k += w->m->threads) {
+        shard_job j = {w, k};
+        char why[4400];
+        w->err[0] = 0;
+        if (mapfile_guard(index_job, &j, why, sizeof why)) {
+            if (!w->err[0])
+                snprintf(w->err, sizeof w->err, "merge: %s", why);
             w->err_shard = k;
             break;
         }
+    }
     return NULL;
 }
 

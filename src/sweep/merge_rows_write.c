@@ -10,8 +10,10 @@
 #include "sweep/merge_rows_internal.h"
 #include "common/bytescan.h"
 #include "common/csv.h"
+#include "common/files.h"
 #include "common/filesink.h"
 #include "common/mapfile.h"
+#include "common/stop.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -21,13 +23,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every shard's FILE mapped (one without it, or empty: none). 0, or -1. */
+/* Every shard's FILE mapped (one without it, or empty: none), each the
+ * file the first pass indexed, unchanged: its offsets are of those bytes.
+ * 0, or -1. */
 static int map_sources(const merger *m, mapfile *src, char *err, int errlen) {
     for (int k = 0; k < m->n_shards; k++) {
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", m->s[k].dir, m->f->name);
         if (mapfile_open(&src[k], path) < 0) {
-            snprintf(err, errlen, "merge: reading %s: %s", path, strerror(errno));
+            if (errno == ENOMEM)
+                snprintf(err, errlen,
+                         "merge: reading %s: no room for one more mapped file (%d shards: "
+                         "the kernel's vm.max_map_count may be lower than the merge needs; "
+                         "merge fewer shards at a time, or raise it)",
+                         path, m->n_shards);
+            else
+                snprintf(err, errlen, "merge: reading %s: %s", path, file_why(errno));
+            return -1;
+        }
+        if (!mapfile_same(&src[k].id, &m->ids[k])) {
+            snprintf(err, errlen,
+                     "merge: %s changed while the merge read it: merge again once nothing "
+                     "writes the shards",
+                     path);
             return -1;
         }
     }
@@ -177,6 +195,11 @@ static int write_out(const merger *m, const entry *e, size_t n, rows_feed *feed,
     size_t cap = 0;
     int out_line = 1;
     for (size_t i = 0; i < n && !rc && wrote; i++) {
+        if ((i & 0xffff) == 0xffff && stop_signal()) {
+            snprintf(err, errlen, "merge: stopped by a signal");
+            rc = -1;
+            break;
+        }
         if (i + PREFETCH_AHEAD < n) { /* the rows a few entries on: another shard's, mostly */
             const entry *a = &e[i + PREFETCH_AHEAD];
             const char *q = src[a->shard].map + a->off;

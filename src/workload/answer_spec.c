@@ -1,15 +1,41 @@
 /* answer_spec: --tools and --response-format, read and checked. */
 #include "workload/answer_spec.h"
+#include "common/files.h"
+#include "common/json_schema.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* The file read whole (a regular file only: a FIFO is never waited on). */
 static json_t *load(const char *flag, const char *path, char *why, size_t whylen) {
+    size_t len;
+    char *text = read_whole_file(path, &len);
+    if (!text) {
+        snprintf(why, whylen, "%s %s: cannot read: %s", flag, path, file_why(errno));
+        return NULL;
+    }
     json_error_t je;
-    json_t *v = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!v)
         snprintf(why, whylen, "%s %s: %s", flag, path, je.text);
     return v;
+}
+
+/* A schema answers can be checked against whole (common/json_schema.h):
+ * 0, or -1 with why naming what is not. */
+static int schema_usable(const char *flag, const char *path, const char *what, const json_t *schema,
+                         char *why, size_t whylen) {
+    char w[700];
+    if (json_schema_usable(schema, w, sizeof w))
+        return 0;
+    snprintf(why, whylen,
+             "%s %s: %s: %s (servelab would judge answers by part of it; docs/answers.md lists "
+             "what it checks)",
+             flag, path, what, w);
+    return -1;
 }
 
 /* Each tool a function with a unique non-empty name and, if any, an object
@@ -39,6 +65,10 @@ static int check_tools(const char *path, const json_t *tools, char *why, size_t 
             snprintf(why, whylen, "--tools %s: tool %zu %s", path, i, bad);
             return -1;
         }
+        char what[200];
+        snprintf(what, sizeof what, "the parameters of %.150s", name);
+        if (params && schema_usable("--tools", path, what, params, why, whylen))
+            return -1;
     }
     return 0;
 }
@@ -94,6 +124,8 @@ static int load_format(const char *path, answer_spec *s, char *why, size_t whyle
     if (type && !strcmp(type, "json_schema")) {
         json_t *schema = json_object_get(json_object_get(v, "json_schema"), "schema");
         if (json_is_object(schema)) {
+            if (schema_usable("--response-format", path, "its schema", schema, why, whylen))
+                return -1;
             s->schema = json_incref(schema);
             return 0;
         }

@@ -9,6 +9,7 @@
  * replay_read.h), here with the one format that needs it. */
 #include "workload/replay_read.h"
 #include "workload/replay_read_internal.h"
+#include "common/files.h"
 #include "common/csv.h"
 
 #include <ctype.h>
@@ -130,7 +131,7 @@ static int read_csv(replay_trace *t, const char *path, const csv_shape *s, char 
     int rc = csv_open(&c, path);
     if (rc) {
         snprintf(err, errlen, "--replay %s: cannot open: %s", path,
-                 rc > 0 ? "no such file" : strerror(errno));
+                 rc > 0 ? "no such file" : file_why(errno));
         return -1;
     }
     csv_row row;

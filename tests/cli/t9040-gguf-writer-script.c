@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { GGUF_U32 = 4, GGUF_I32 = 5, GGUF_F32 = 6, GGUF_BOOL = 7, GGUF_STR = 8, GGUF_ARR = 9 };
 enum { GGML_F32 = 0, GGML_F16 = 1, GGML_Q4_0 = 2, GGML_Q8_0 = 8, GGML_BF16 = 30 };
@@ -505,5 +506,50 @@ TEST(gguf_writer_real_tokenizer_and_its_quiet_tokens) {
     CHECK_MSG(code == 2 && strstr(out, "--tokenizer") && count_of(out, "\n") <= 1, "%s", out);
     free(out);
     CHECK(remove(path) == 0);
+    free(dir);
+}
+
+/* A tokenizer.json whose ids are not 0..n-1 each once, or whose parts are
+ * not the shapes tokenizers writes, is refused in one line and nothing is
+ * written (round 3's Q4: tracebacks, a 2^40-entry list, and a vocabulary
+ * of -1 ids or none at all written silently). */
+TEST(gguf_writer_refuses_a_malformed_tokenizer) {
+    require_python3();
+    char *dir = temp_dir(), cmd[4096], here[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && python3 - <<'PY'\n"
+             "import json, os, shutil\n"
+             "src = '%s/tests/data/tokenizer-bpe'\n"
+             "def case(name, edit):\n"
+             "    t = json.load(open(src + '/tokenizer.json'))\n"
+             "    edit(t)\n"
+             "    os.makedirs(name)\n"
+             "    json.dump(t, open(name + '/tokenizer.json', 'w'))\n"
+             "    shutil.copy(src + '/tokenizer_config.json', name)\n"
+             "case('huge-id', lambda t: t['model']['vocab'].__setitem__('zz', 2**40))\n"
+             "case('string-id', lambda t: t['model']['vocab'].__setitem__('zz', '5'))\n"
+             "case('negative-id', lambda t: t['model']['vocab'].__setitem__('zz', -1))\n"
+             "case('shared-id', lambda t: t['model']['vocab'].__setitem__('zz', 3))\n"
+             "case('vocab-list', lambda t: t['model'].__setitem__('vocab', []))\n"
+             "case('pre-list', lambda t: t.__setitem__('pre_tokenizer', ['x']))\n"
+             "PY",
+             dir, getcwd(here, sizeof here) ? here : ".");
+    int code;
+    free(run_capture(cmd, &code));
+    CHECK_INT(code, 0);
+    const char *cases[] = {"huge-id",   "string-id",  "negative-id",
+                           "shared-id", "vocab-list", "pre-list"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "python3 scripts/gguf_write.py tiny-100m q4_0 %s/%s.gguf --tokenizer %s/%s 2>&1",
+                 dir, cases[i], dir, cases[i]);
+        char *out = run_capture(cmd, &code);
+        CHECK_MSG(code == 2 && count_of(out, "\n") <= 1 && !strstr(out, "Traceback"), "%s: %d %s",
+                  cases[i], code, out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "%s/%s.gguf", dir, cases[i]);
+        struct stat st;
+        CHECK_MSG(stat(cmd, &st) != 0, "%s: a model was written", cases[i]);
+    }
     free(dir);
 }

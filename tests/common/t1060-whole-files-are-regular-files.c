@@ -20,7 +20,7 @@ TEST(read_whole_file_reads_regular_files_only) {
     size_t len = 7;
     errno = 0;
     CHECK(read_whole_file("/dev/zero", &len) == NULL && errno == EINVAL);
-    CHECK_STR(read_whole_file_why(EINVAL), "not a regular file");
+    CHECK_STR(file_why(EINVAL), "not a regular file");
     CHECK(read_whole_file(dir, &len) == NULL && errno == EISDIR);
     snprintf(path, sizeof path, "%s/fifo", dir);
     CHECK_INT(mkfifo(path, 0600), 0);

@@ -81,3 +81,46 @@ TEST(fit_profile_written_whole_or_not_at_all) {
     char left[256];
     CHECK_INT(files_with_prefix(dir, "p.yaml.tmp", left, sizeof left), 0); /* none left behind */
 }
+
+/* Rows whose first token comes before the request was sent (or whose last
+ * comes before the first) are no run's clock: a fit of mostly such rows is
+ * refused, not written with every residual 100% (round 3's Q3). */
+TEST(fit_refuses_rows_whose_times_are_out_of_order) {
+    char *dir = temp_dir(), run[1100], cmd[4096], *out;
+    snprintf(run, sizeof run, "%s/run", dir);
+    a_run(run);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import csv,sys; p=sys.argv[1]; r=list(csv.reader(open(p))); "
+             "i=r[0].index('first_token_ms'); "
+             "[x.__setitem__(i, '%%.3f' %% (float(x[i]) - 1000)) for x in r[1:] if x[i]]; "
+             "csv.writer(open(p, 'w'), lineterminator='\\n').writerows(r)\" %s/requests.csv",
+             run);
+    int code;
+    free(run_capture(cmd, &code));
+    CHECK_INT(code, 0);
+    snprintf(cmd, sizeof cmd, "fit %s --out %s/f.yaml --min-gaps 5", run, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 2);
+    CHECK_MSG(strstr(out, "first token before the request was sent") && count_of(out, "\n") == 1,
+              "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/f.yaml", dir);
+    CHECK(access(cmd, F_OK) != 0);
+}
+
+/* The server a fit names: its Server header and its version apart (round
+ * 3's M6: "servelab-sim/0.1.00.1.0-servelab-sim"). */
+TEST(fit_names_the_server_and_its_version_apart) {
+    char *dir = temp_dir(), cmd[4096], *out;
+    sim_proc p = sim_start("--profile tiny --max-num-seqs 4");
+    snprintf(cmd, sizeof cmd,
+             "run --quiet --url http://127.0.0.1:%d --api completions --ignore-eos --prompts "
+             "random:32:16 --requests 60 --rate 6 --out %s/run",
+             p.port, dir);
+    servelab_ok(cmd);
+    sim_stop(&p);
+    snprintf(cmd, sizeof cmd, "fit %s/run --out %s/f.yaml --min-gaps 5", dir, dir);
+    CHECK_INT(servelab_cmd(cmd, &out), 0);
+    const char *line = strstr(out, "server: ");
+    CHECK_MSG(line && strstr(line, " version ") && !strstr(out, "0.1.00.1.0"), "%s", out);
+    free(out);
+}

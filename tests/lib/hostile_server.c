@@ -182,6 +182,22 @@ static after answer_with_tail(conn *c, const char *tail) {
     return answer_stream(c, &(stream_shape){5, 1, 0, tail});
 }
 
+/* The script's own events, then [DONE]. */
+static after answer_events(conn *c) {
+    char ev[8192];
+    if (send_str(c, sse_chunked_head))
+        return CLOSE;
+    for (const char *const *e = c->script->events; e && *e; e++) {
+        sleep_ms(5);
+        snprintf(ev, sizeof ev, "data: %s\n\n", *e);
+        if (send_chunk(c, ev))
+            return CLOSE;
+    }
+    if (send_chunk(c, done_event) || send_str(c, "0\r\n\r\n"))
+        return CLOSE;
+    return KEEP;
+}
+
 static after answer_huge(conn *c, int many_lines) {
     if (send_str(c, sse_close_head))
         return CLOSE;
@@ -407,6 +423,7 @@ static after answer_completion(conn *c, hostile_mode m) {
     case HOSTILE_TWO_IN_ONE: return answer_two_in_one(c);
     case HOSTILE_TIMINGS: return answer_with_tail(c, timings_event);
     case HOSTILE_CACHED: return answer_with_tail(c, cached_usage_event);
+    case HOSTILE_EVENTS: return answer_events(c);
     case HOSTILE_N_MODES: break;
     }
     return CLOSE;

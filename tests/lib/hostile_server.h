@@ -46,19 +46,22 @@ typedef enum hostile_mode {
                              `timings` (cache_n 6, prompt_n 1, prompt_ms 9.37, predicted_n 4,
                              predicted_ms 126.96) and no usage, then [DONE] */
     HOSTILE_CACHED,       /* the GOOD stream with usage.prompt_tokens_details.cached_tokens 5 */
+    HOSTILE_EVENTS,       /* 200 chunked SSE: each of the script's events as `data: E`, 5 ms
+                             apart, then [DONE] */
     HOSTILE_N_MODES
 } hostile_mode;
 
 typedef struct hostile_script {
     hostile_mode modes[8]; /* request req-N is answered by modes[N % n_modes] */
     int n_modes;
-    size_t huge_bytes;   /* HUGE_LINE, HUGE_EVENT */
-    int trickle_ms;      /* TRICKLE */
-    int extra_ms;        /* TWO_ANSWERS: the pause between the answer and the unasked one */
-    long many_events;    /* MANY_EVENTS */
-    int models_status;   /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
-                            that status with a JSON error */
-    int picky_tokenizer; /* POST /tokenize: 1 token a word of 1-2 letters, 2 a longer one */
+    size_t huge_bytes;         /* HUGE_LINE, HUGE_EVENT */
+    int trickle_ms;            /* TRICKLE */
+    int extra_ms;              /* TWO_ANSWERS: the pause between the answer and the unasked one */
+    long many_events;          /* MANY_EVENTS */
+    int models_status;         /* GET /v1/models: 0 the list (model "m"), -1 never answered, else
+                                  that status with a JSON error */
+    int picky_tokenizer;       /* POST /tokenize: 1 token a word of 1-2 letters, 2 a longer one */
+    const char *const *events; /* EVENTS: each event's data (JSON), NULL-terminated */
 } hostile_script;
 
 /* What the server saw, shared with the test. */

@@ -139,3 +139,32 @@ TEST(input_dry_run_checks_workload_files) {
     campaign_refused(HEAD "workload: {mix: {short: 1, huge: 2}}\nruns: [{name: a}]\n",
                      "runs[0] (a): --mix: unknown class 'huge'");
 }
+
+/* A schedule whose rows cannot fit in the memory the process may use is
+ * refused before any traffic, with the arithmetic (round 3's C5: 10^8
+ * requests reserved 13.6 GB of rows up front and aborted under a 4 GB
+ * limit, in run and in predict). */
+TEST(input_a_schedule_whose_rows_cannot_fit_in_memory_refused) {
+    if (servelab_is_sanitized())
+        return; /* AddressSanitizer's shadow memory does not fit under ulimit -v */
+    int port, fd = listener(&port);
+    char *dir = temp_dir(), cmd[4096];
+    const char *how[] = {"run --url http://127.0.0.1:%d", "predict"};
+    for (int i = 0; i < 2; i++) {
+        char head[200];
+        snprintf(head, sizeof head, how[i], port);
+        snprintf(cmd, sizeof cmd,
+                 "ulimit -v 4000000; exec %s %s --quiet --requests 100000000 --rate 1000 --out "
+                 "%s/o%d 2>&1",
+                 servelab_bin(), head, dir, i);
+        int code;
+        char *out = run_capture(cmd, &code);
+        CHECK_MSG(code == 2 && strstr(out, "GB of rows") && strstr(out, "RLIMIT_AS") &&
+                      strchr(out, '\n') == strrchr(out, '\n'),
+                  "%s: exit %d: %s", how[i], code, out);
+        free(out);
+    }
+    CHECK(no_connection(fd));
+    close(fd);
+    free(dir);
+}

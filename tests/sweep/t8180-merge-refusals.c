@@ -3,9 +3,13 @@
  * shard first, a truncated shard, a failed merge leaving nothing behind
  * (D8), request ids repeated, of another shard, past the schedule, or a
  * shard short of rows (D9), and a t=0 that does not read, is the epoch or is
- * centuries off, and a shard index not below the count (M3). Each test
+ * centuries off, and a shard index not below the count (M3). Round 3's: a
+ * shard whose chunks.csv is missing, empty or /dev/zero (D2), shards that
+ * asked for other answers (D1), and what a merge killed mid-way left in
+ * --out (M2). Each test
  * makes real shards against the simulator, then copies and alters them the
  * way a truncated copy or a hand edit would. */
+#include "common/files.h"
 #include "csv_util.h"
 #include "support.h"
 #include "sweep/merge_check.h"
@@ -83,7 +87,7 @@ static void merge_refused(const char *args, const char *want, const char *want2)
 }
 
 static int exists(const char *dir, const char *name) {
-    char p[1200];
+    char p[4600];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     return access(p, F_OK) == 0;
 }
@@ -361,5 +365,92 @@ TEST(defects_merge_sharded_replays_share_one_salt) {
     CHECK_INT(servelab_cmd(cmd, &out), 2);
     CHECK_MSG(out && strstr(out, "its cache_bust_salt is"), "%s", out);
     free(out);
+    free(dir);
+}
+
+TEST(defects_merge_r3_d2_a_shard_without_its_chunks_is_refused) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096], p[4400];
+    shard(&sim, dir, "c0", 0, SHORT "--rate 40 --requests 10");
+    shard(&sim, dir, "c1", 1, SHORT "--rate 40 --requests 10");
+    sim_stop(&sim);
+    const char *how[][2] = {
+        {"rm '%s/%s/chunks.csv'", "missing or empty"},
+        {": > '%s/%s/chunks.csv'", "missing or empty"},
+        {"rm '%s/%s/chunks.csv' && ln -s /dev/zero '%s/%s/chunks.csv'", "not a regular file"}};
+    for (int i = 0; i < 3; i++) {
+        copy(dir, "c1", "x1");
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, how[i][0], dir, "x1", dir, "x1");
+        int code;
+        free(run_capture(cmd, &code));
+        CHECK_INT(code, 0);
+        snprintf(args, sizeof args, "%s/c0 %s/x1 --out %s/m%d", dir, dir, dir, i);
+        merge_refused(args, "x1/chunks.csv", how[i][1]);
+        snprintf(p, sizeof p, "m%d", i);
+        CHECK_MSG(!exists(dir, p), "a refused merge left %s", p);
+    }
+    free(dir);
+}
+
+TEST(defects_merge_r3_d1_shards_that_asked_for_other_answers_are_refused) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096], p[1200];
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    FILE *f = fopen(p, "w");
+    fputs("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+          "{\"type\":\"object\"}}}]",
+          f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/f.json", dir);
+    f = fopen(p, "w");
+    fputs("{\"type\":\"json_object\"}", f);
+    fclose(f);
+    char a0[1400], a1[1400];
+    snprintf(a0, sizeof a0, SHORT "--api chat --rate 40 --requests 10 --response-format %s/f.json",
+             dir);
+    snprintf(a1, sizeof a1, SHORT "--api chat --rate 40 --requests 10 --tools %s/t.json", dir);
+    shard(&sim, dir, "a0", 0, a0);
+    shard(&sim, dir, "a1", 1, a1);
+    sim_stop(&sim);
+    snprintf(args, sizeof args, "%s/a0 %s/a1 --out %s/m", dir, dir, dir);
+    merge_refused(args, "tools", NULL);
+    free(dir);
+}
+
+TEST(defects_merge_r3_m2_what_a_dead_merge_left_is_removed) {
+    sim_proc sim = sim_start("--profile tiny");
+    char *dir = temp_dir(), args[4096], p[4400], names[1000];
+    shard(&sim, dir, "d0", 0, SHORT "--rate 40 --requests 10");
+    shard(&sim, dir, "d1", 1, SHORT "--rate 40 --requests 10");
+    sim_stop(&sim);
+    /* a merge killed mid-way (a power cut) leaves its temporary directory */
+    snprintf(p, sizeof p, "%s/m/.merge-AbC123", dir);
+    CHECK_INT(mkdir_p(p), 0);
+    snprintf(p, sizeof p, "%s/m/.merge-AbC123/requests.csv", dir);
+    FILE *f = fopen(p, "w");
+    fputs("partial", f);
+    fclose(f);
+    snprintf(args, sizeof args, "merge %s/d0 %s/d1 --out %s/m", dir, dir, dir);
+    servelab_ok(args);
+    snprintf(p, sizeof p, "%s/m", dir);
+    CHECK_MSG(files_with_prefix(p, ".merge", names, sizeof names) == 0, "left: %s", names);
+    CHECK(exists(dir, "m/summary.json"));
+    /* SIGTERM to a merge: it ends 143 with no temporary directory left
+     * (or it finished first: then nothing is left either) */
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd,
+             "%s merge %s/d0 %s/d1 --out %s/m2 2>/dev/null & pid=$!; kill -TERM $pid; wait $pid; "
+             "echo $?",
+             servelab_bin(), dir, dir, dir);
+    int code;
+    char *out = run_capture(cmd, &code);
+    CHECK_MSG(strstr(out, "143") || strstr(out, "\n0\n") || !strncmp(out, "0", 1) ||
+                  strstr(out, "merged"),
+              "%s", out);
+    free(out);
+    snprintf(p, sizeof p, "%s/m2", dir);
+    if (exists(dir, "m2"))
+        CHECK_MSG(files_with_prefix(p, ".merge", names, sizeof names) == 0, "left: %s", names);
     free(dir);
 }
