@@ -10,6 +10,7 @@
 #include "test.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,4 +167,39 @@ TEST(readme_results_tables_are_made_from_the_results) {
         run_capture("python3 scripts/results_tables.py --check README.md docs/vllm.md 2>&1", &code);
     CHECK_MSG(code == 0, "%s", out);
     free(out);
+}
+
+/* The committed default search against llama.cpp of 2026
+ * (scripts/experiments.sh capacity-default, 2 slots): found and confirmed
+ * within --max-time's default 15 minutes; 3,000 requests at its answer met
+ * the goal on a fresh server, and 3,000 at 10% above it did not. */
+TEST(llamacpp_default_capacity_holds_for_3000_requests) {
+    const char *files[] = {"capacity-default/capacity.json", "capacity-at-answer/summary.json",
+                           "capacity-plus-10pct/summary.json"};
+    json_t *j[3];
+    for (int i = 0; i < 3; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "results/llamacpp-cpu-2026/%s", files[i]);
+        json_error_t je;
+        j[i] = json_load_file(path, 0, &je);
+        CHECK_MSG(j[i] != NULL, "%s: %s", path, je.text);
+    }
+    if (!j[0] || !j[1] || !j[2])
+        return;
+    double answer = json_number_value(json_object_get(j[0], "max_rate_rps"));
+    double goal = json_number_value(json_object_get(j[0], "goal"));
+    CHECK_STR(json_string_value(json_object_get(j[0], "status")), "found");
+    CHECK(json_is_true(json_object_get(j[0], "confirmed")));
+    CHECK(json_number_value(json_object_get(j[0], "wall_s")) <= 15 * 60);
+    double at = json_number_value(json_object_get(j[1], "offered_rps"));
+    double above = json_number_value(json_object_get(j[2], "offered_rps"));
+    CHECK(at == answer && fabs(above - 1.1 * answer) < 0.01);
+    CHECK(json_number_value(json_object_get(j[1], "requests")) >= 3000);
+    CHECK(json_number_value(json_object_get(j[2], "requests")) >= 3000);
+    double met_at = json_number_value(json_object_get(j[1], "goodput_fraction"));
+    double met_above = json_number_value(json_object_get(j[2], "goodput_fraction"));
+    CHECK_MSG(met_at >= goal, "at %g req/s: %.4f met", answer, met_at);
+    CHECK_MSG(met_above < goal, "at %g req/s: %.4f met", above, met_above);
+    for (int i = 0; i < 3; i++)
+        json_decref(j[i]);
 }
