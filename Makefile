@@ -17,7 +17,9 @@ GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # pkg-config is asked once, when first needed (after `deps` made sure it is here).
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS   = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
-ALL_CFLAGS = $(CFLAGS) -std=c17 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -Isrc $(PKG_CFLAGS) \
+# WERROR=-Werror (CI sets it): a warning fails the build.
+WERROR  ?=
+ALL_CFLAGS = $(CFLAGS) -std=c17 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -MMD -MP -Isrc $(PKG_CFLAGS) \
              -DSERVELAB_GIT_COMMIT='"$(GIT_COMMIT)"'
 LDLIBS  += $(PKG_LIBS) -lpthread -lm -ldl
 

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEPTH_MOST 256 /* schemas entered for one value: a $ref loop ends here */
+#define DEPTH_MOST 256         /* schemas entered for one value: a $ref loop ends here */
+#define PATTERN_DEPTH 8        /* groups nested in a pattern */
+#define PATTERN_MOST 512       /* a pattern's bytes */
+#define PATTERN_REPEATS 100000 /* its intervals' counts, multiplied */
 
 typedef struct ctx {
     const json_t *root;
@@ -22,9 +25,18 @@ typedef struct ctx {
     int depth;
 } ctx;
 
+/* A message of one line: a key or a value may hold any byte. */
+static void one_line(char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 static int fail(ctx *c, const char *path, const char *what) {
-    if (c->why && c->n)
+    if (c->why && c->n) {
         snprintf(c->why, c->n, "%s: %s", path, what);
+        one_line(c->why);
+    }
     return 0;
 }
 
@@ -116,14 +128,49 @@ static int in_enum(const json_t *e, const json_t *v) {
 /* An ECMA-262 pattern as POSIX extended: \d \w \s (and, outside brackets,
  * \D \W \S) as their classes, any other escaped character as itself. 0, or
  * -1 when it cannot be said so (a lookaround, a non-capturing group, a
- * backreference, a negated class inside brackets). */
+ * backreference, a negated class inside brackets), or when regcomp could
+ * not compile it in bounded memory (a pattern from a schema is outside
+ * input): longer than PATTERN_MOST bytes, groups nested past
+ * PATTERN_DEPTH, intervals whose counts multiply past PATTERN_REPEATS
+ * ({1,255} is fine, (a{100}){100} is not), or a quantifier on a quantifier (a syntax error in
+ * ECMA-262 too, but for a lazy '?', which POSIX lacks). */
 static int translate(const char *p, char *out, size_t cap) {
     size_t o = 0;
-    int in_brackets = 0;
+    int in_brackets = 0, depth = 0, quantified = 0;
+    double repeats = 1; /* the intervals' largest counts, multiplied */
+    if (strlen(p) > PATTERN_MOST)
+        return -1;
     for (; *p; p++) {
         const char *add = NULL;
         char one[3] = {0};
-        if (*p == '\\' && p[1]) {
+        size_t span = 1;
+        if (!in_brackets) {
+            int q = *p == '*' || *p == '+' || *p == '?' || *p == '{';
+            if (q && quantified)
+                return -1;
+            quantified = q;
+            if (*p == '(' && ++depth > PATTERN_DEPTH)
+                return -1;
+            if (*p == ')')
+                depth--;
+        }
+        if (*p == '{' && !in_brackets) { /* {m}, {m,}, {m,n}: copied whole */
+            const char *e = strchr(p, '}');
+            if (!e || (size_t)(e - p) > 16)
+                return -1;
+            long most = 0;
+            for (const char *d = p + 1; d < e; d++)
+                if (*d >= '0' && *d <= '9') {
+                    long v = strtol(d, (char **)&d, 10);
+                    most = v > most ? v : most;
+                    d--;
+                }
+            repeats *= most > 1 ? (double)most : 1;
+            if (repeats > PATTERN_REPEATS)
+                return -1; /* regcomp spells each repeat out */
+            span = (size_t)(e - p) + 1;
+            add = p;
+        } else if (*p == '\\' && p[1]) {
             char e = *++p;
             if (e == 'd')
                 add = in_brackets ? "0-9" : "[0-9]";
@@ -154,11 +201,13 @@ static int translate(const char *p, char *out, size_t cap) {
             one[0] = *p;
         }
         const char *s = add ? add : one;
-        size_t k = strlen(s);
+        size_t k = add == p ? span : strlen(s);
         if (o + k + 1 > cap)
             return -1;
         memcpy(out + o, s, k);
         o += k;
+        if (add == p)
+            p += span - 1;
     }
     out[o] = 0;
     return 0;
@@ -452,6 +501,7 @@ static int bad(char *why, size_t n, const char *path, const char *fmt, const cha
     char w[300];
     snprintf(w, sizeof w, fmt, what);
     snprintf(why, n, "%.250s: %.250s", path, w);
+    one_line(why);
     return 0;
 }
 

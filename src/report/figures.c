@@ -54,10 +54,11 @@ static void file_name_of(char *out, size_t cap, const char *in, int occurrence) 
             h = (h ^ *p) * 0x100000001b3ULL;
         snprintf(esc + cut, sizeof esc - cut, "~~%016llX", (unsigned long long)h);
     }
+    int room = cap > 16 ? (int)cap - 16 : 0; /* a name past the caller's room is cut */
     if (occurrence > 1)
-        snprintf(out, cap, "%s~~%d", esc, occurrence);
+        snprintf(out, cap, "%.*s~~%d", room, esc, occurrence);
     else
-        snprintf(out, cap, "%s", esc);
+        snprintf(out, cap, "%.*s", room, esc);
 }
 
 /* 1 for the first run of its name, 2 for the second, and so on. */
@@ -244,7 +245,7 @@ static void fig_latency_campaigns(const report *r, const line_runs *l, figure **
                     .n_rules = (size_t)nr,
                     .err_lo = lo,
                     .err_hi = hi};
-    char cap[1600];
+    char cap[2600];
     snprintf(cap, sizeof cap,
              "TTFT p50 (dashed) and p95 (solid) against offered load, one colour per campaign "
              "(at most %d), error bars: the 95%% bootstrap intervals; TPOT and the rest per "
@@ -273,7 +274,7 @@ static void fig_throughput_campaigns(const report *r, const line_runs *l, figure
                     .ylabel = "output tokens/s",
                     .y2label = "requests/s",
                     .ymin_zero = 1};
-    char cap[1200];
+    char cap[2600];
     snprintf(cap, sizeof cap,
              "Output tokens/s (solid, left) and achieved requests/s (dashed, right) over each "
              "run's arrival window shifted by its median time from scheduled arrival to end, "
@@ -334,7 +335,7 @@ static void fig_latency(const report *r, const line_runs *l, figure **figs, int 
                     .n_rules = (size_t)nr,
                     .err_lo = err_lo,
                     .err_hi = err_hi};
-    char cap[1600];
+    char cap[2600];
     int marked = nr > 0 && rules[nr - 1].vertical;
     snprintf(cap, sizeof cap,
              "TTFT and TPOT percentiles against offered load, one point per run; error bars: the "
@@ -384,7 +385,7 @@ static void fig_throughput(const report *r, const line_runs *l, figure **figs, i
                     .ymin_zero = 1,
                     .rules = &rule,
                     .n_rules = (size_t)nr};
-    char cap[1600];
+    char cap[2600];
     snprintf(cap, sizeof cap,
              "Output token throughput (left) and request rates (right), each over the run's "
              "arrival window (t=0 to the last scheduled arrival) shifted by the run's median "
@@ -416,7 +417,7 @@ static void fig_queueing(const line_runs *l, figure **figs, int *nf) {
                         .xlabel = "offered load (requests/s)",
                         .ylabel = "percent",
                         .ymin_zero = 1};
-        char cap[1600];
+        char cap[2600];
         snprintf(cap, sizeof cap,
                  "Share of the server's TTFT spent waiting in its queue (from vLLM's queue-time "
                  "and TTFT histograms) and peak KV-cache use, per run.%s",

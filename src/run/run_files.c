@@ -323,12 +323,12 @@ static void describe_delays(const client_check *k, client_verdict *v) {
     if (k->late_sent && k->slow_written)
         snprintf(kinds, sizeof kinds, "%zu sent late, %zu slow to write", k->late_sent,
                  k->slow_written);
-    snprintf(
-        v->delay_words, sizeof v->delay_words,
-        "%zu requests waited more than 1 ms for the client (at most %.2f ms; the worst: %s)%s%s%s",
-        k->delayed, k->max_delay_ms, v->named, kinds[0] ? ": " : "", kinds,
-        k->slow_written ? "; TTFT from send includes the time it took to write them"
-                        : "; TTFT from send is not affected, TTFT from the schedule is");
+    snprintf(v->delay_words, sizeof v->delay_words,
+             "%zu requests waited more than 1 ms for the client (at most %.2f ms; the worst: "
+             "%.200s)%s%s%s",
+             k->delayed, k->max_delay_ms, v->named, kinds[0] ? ": " : "", kinds,
+             k->slow_written ? "; TTFT from send includes the time it took to write them"
+                             : "; TTFT from send is not affected, TTFT from the schedule is");
 }
 
 /* The worst few of the delayed requests, in words (summary.json's

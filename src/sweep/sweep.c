@@ -272,7 +272,7 @@ static void server_failed(sweep *s, const campaign_run *cr, int k, const char *d
     run_result rr = {.done = OUTCOME_FAILED};
     /* a server that died while loading: how (killed, out of memory, its
      * exit code), as for one that dies during a run */
-    char how[256], why[1400];
+    char how[256], why[5000];
     json_t *death = sp == &s->managed ? server_death_of(sp, 0, how, sizeof how) : NULL;
     snprintf(why, sizeof why, "%s%s%s", err, death ? ": " : "", death ? how : "");
     record(s, cr, k, dir, stop_signal() ? "interrupted" : "server_start_failed", args, 1, &rr, why,

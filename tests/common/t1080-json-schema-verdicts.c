@@ -85,6 +85,10 @@ TEST(json_schemas_servelab_cannot_check_whole_are_named) {
         {"{\"properties\":{\"a\":{\"pattern\":\"^(?=x)\"}}}", "pattern '^(?=x)'"},
         {"{\"properties\":{\"a\":{\"$ref\":\"other.json#/x\"}}}", "$ref 'other.json#/x'"},
         {"{\"properties\":{\"a\":7}}", "a schema must be an object or a boolean"},
+        /* what regcomp cannot compile in bounded memory */
+        {"{\"pattern\":\"((((((((((a))))))))))\"}", "pattern '(((("},
+        {"{\"pattern\":\"(a{400}){400}\"}", "pattern '(a{400}){400}'"},
+        {"{\"pattern\":\"a++\"}", "pattern 'a++'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_t *s = json_loads(bad[i][0], 0, NULL);
@@ -93,6 +97,15 @@ TEST(json_schemas_servelab_cannot_check_whole_are_named) {
                   bad[i][0], why);
         json_decref(s);
     }
+    json_t *date = json_loads("{\"pattern\":\"^\\\\d{4}-\\\\d{2}-\\\\d{2}$\"}", 0, NULL);
+    json_t *day = json_string("2026-12-06"), *not_day = json_string("2026-1-06");
+    char w[512];
+    CHECK_MSG(json_schema_usable(date, w, sizeof w), "%s", w);
+    CHECK(json_schema_check(date, day, NULL, 0) == 1 &&
+          json_schema_check(date, not_day, NULL, 0) == 0);
+    json_decref(date);
+    json_decref(day);
+    json_decref(not_day);
     json_t *fine = json_loads(
         "{\"type\":\"object\",\"properties\":{\"when\":{\"type\":\"string\",\"format\":"
         "\"date-time\"},\"n\":{\"anyOf\":[{\"$ref\":\"#/$defs/n\"},{\"type\":\"null\"}]}},"

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int b = json_schema_check(schema, value, why2, sizeof why2);
             FUZZ_CHECK(a == b && !strcmp(why, why2));
             FUZZ_CHECK(a == 1 || a == 0);
-            FUZZ_CHECK(a || why[0] == '$');
+            FUZZ_CHECK(a || (why[0] == '$' && !strchr(why, '\n')));
         }
     }
     if (value) {

@@ -98,9 +98,9 @@ TEST(a_schema_bomb_is_answered_at_once_and_its_truth_is_invalid) {
     /* arrays of 12 items, 8 levels deep: 12^8 values if built whole */
     char nest[2048] = "{\"type\":\"integer\"}";
     for (int i = 0; i < 8; i++) {
-        char next[2048];
+        char next[4096];
         snprintf(next, sizeof next, "{\"type\":\"array\",\"minItems\":12,\"items\":%s}", nest);
-        snprintf(nest, sizeof nest, "%s", next);
+        snprintf(nest, sizeof nest, "%.2000s", next);
     }
     char fmt[4096];
     snprintf(fmt, sizeof fmt,
