@@ -31,6 +31,7 @@
 #include "common/util.h"
 #include "fit/fit.h"
 #include "fit/fit_data.h"
+#include "sim/engine.h"
 #include "model/record.h"
 
 #include <math.h>
@@ -108,19 +109,6 @@ static int fit_probes(search *s, profile_doc *doc, char *why, size_t n) {
     return 0;
 }
 
-/* The engine's step costs, every term and table point, times f. */
-static void scale_steps(engine_params *e, double f) {
-    e->decode_base_ms *= f;
-    e->decode_per_seq_ms *= f;
-    e->prefill_per_token_ms *= f;
-    e->prefill_ctx_per_1k_ms *= f;
-    e->mixed_per_seq_ms *= f;
-    for (int i = 0; i < e->n_step_points; i++)
-        e->step_ms[i] *= f;
-    for (int i = 0; i < e->n_prefill_points; i++)
-        e->prefill_ms[i] *= f;
-}
-
 /* The twin held to what the server completes. Fitted to probes that are
  * mostly below the limit, a twin can run faster at the limit than the
  * server (llama.cpp with 2 slots: 4.38 req/s proposed where the throughput
@@ -147,7 +135,7 @@ static void hold_to_throughput(search *s, virtual_target *vt) {
     if (!(f.rate_rps > t.high))
         return;
     s->twin_scale = f.rate_rps / t.point;
-    scale_steps(&vt->engine, s->twin_scale);
+    engine_divide_step_costs(&vt->engine, t.point / f.rate_rps);
 }
 
 /* The fitted engine's long-run capacity: 1 with *load, or 0 with why. */

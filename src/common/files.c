@@ -85,7 +85,7 @@ int remove_tree(const char *path) {
 
 int dir_lock(const char *dir, int *fd, char *err, size_t errlen) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/.servelab.lock", dir);
+    snprintf(path, sizeof path, "%s/" DIR_LOCK_FILE, dir);
     int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (f < 0) {
         snprintf(err, errlen, "%s: cannot create its lock file: %s", dir, strerror(errno));

@@ -43,6 +43,8 @@ int write_bytes_atomic(const char *path, const char *data, size_t n);
  * instead of refused. */
 #define OUT_DIR_MAX 3000
 
+/* The lock file's name in a locked directory. */
+#define DIR_LOCK_FILE ".servelab.lock"
 /* An exclusive lock on directory `dir` (the file DIR/.servelab.lock, which
  * holds the PID of its holder), held until dir_unlock or the end of the
  * process, however it ends. Two runs never write one directory at once.

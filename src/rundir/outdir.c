@@ -50,7 +50,7 @@ static void clear_run_dir(int dfd, int is_out) {
     for (const char *const *f = rundir_sweep_files; *f; f++)
         unlinkat(dfd, *f, 0);
     if (!is_out)
-        unlinkat(dfd, ".servelab.lock", 0);
+        unlinkat(dfd, DIR_LOCK_FILE, 0);
 }
 
 /* A walk of OUT: fn (when not NULL) on every run directory, with the

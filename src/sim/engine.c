@@ -110,6 +110,18 @@ const char *engine_params_check(const engine_params *p) {
     return NULL;
 }
 
+void engine_divide_step_costs(engine_params *p, double d) {
+    p->decode_base_ms /= d;
+    p->decode_per_seq_ms /= d;
+    p->prefill_per_token_ms /= d;
+    p->prefill_ctx_per_1k_ms /= d;
+    p->mixed_per_seq_ms /= d;
+    for (int i = 0; i < p->n_step_points; i++)
+        p->step_ms[i] /= d;
+    for (int i = 0; i < p->n_prefill_points; i++)
+        p->prefill_ms[i] /= d;
+}
+
 engine *engine_new(const engine_params *p, engine_emit_fn emit, void *ud, char *err, int errlen) {
     const char *why = engine_params_check(p);
     if (why) {

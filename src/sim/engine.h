@@ -172,6 +172,11 @@ typedef struct engine_stats {
 #define ENGINE_TERM_MOST_MS 3600000.0
 #define ENGINE_STEP_MOST_US 1000000000000000LL
 
+/* Every step cost (the decode and prefill terms, the mixed-step term, each
+ * point of the step and prefill tables) divided by d: --speedup's
+ * scaling, and the capacity twin's hold to a measured throughput. The idle
+ * terms are the caller's. */
+void engine_divide_step_costs(engine_params *p, double d);
 /* NULL, or why the parameters are impossible (engine_new's own check, for
  * a command to refuse them before it makes anything). */
 const char *engine_params_check(const engine_params *p);

@@ -475,17 +475,9 @@ int sim_opts_finish(sim_opts *o, char *err, int errlen) {
     o->cfg.engine.seed = o->cfg.seed;
     o->cfg.engine.spec_accept = o->spec_accept;
     /* after the flags: --speedup scales the step-cost flags given too */
-    o->cfg.engine.decode_base_ms /= o->speedup;
-    o->cfg.engine.decode_per_seq_ms /= o->speedup;
-    o->cfg.engine.prefill_per_token_ms /= o->speedup;
-    o->cfg.engine.prefill_ctx_per_1k_ms /= o->speedup;
+    engine_divide_step_costs(&o->cfg.engine, o->speedup);
     o->cfg.engine.idle_wake_ms /= o->speedup;
-    o->cfg.engine.mixed_per_seq_ms /= o->speedup;
     o->cfg.engine.idle_after_ms /= o->speedup;
-    for (int i = 0; i < o->cfg.engine.n_step_points; i++)
-        o->cfg.engine.step_ms[i] /= o->speedup;
-    for (int i = 0; i < o->cfg.engine.n_prefill_points; i++)
-        o->cfg.engine.prefill_ms[i] /= o->speedup;
     const char *why = engine_params_check(&o->cfg.engine); /* before anything is made */
     if (why) {
         snprintf(err, errlen, "%s", why);

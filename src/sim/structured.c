@@ -22,16 +22,16 @@ static const char *first_type(const json_t *s) {
     return json_object_get(s, "properties") ? "object" : "string";
 }
 
-/* The making of one answer: its random draws, the values it may still
+/* The making of one answer: its random draws, and the values it may still
  * make (a schema can ask for 12 items 8 levels deep, or a billion items:
  * the answer is cut at max_tokens anyway, so making stops at a budget and
- * the request is served at once), and whether what was made matches the
- * schema (ok: 0 when a bound could not be met, so the trace's ground truth
- * says "invalid" and not "valid"). */
+ * the request is served at once). A bound the maker cannot meet (too deep,
+ * past the budget, min over max) leaves a value that does not match, and
+ * the checker (common/json_schema.h) says so: the trace's ground truth is
+ * its verdict. */
 typedef struct gen {
     rng *g;
     long budget;
-    int ok;
 } gen;
 
 #define GEN_VALUES 4096 /* values one answer is made of, at most */
@@ -46,10 +46,8 @@ static long count_kw(const json_t *s, const char *key, long def) {
 
 static json_t *make_string(const json_t *s, gen *m) {
     long min = count_kw(s, "minLength", 1), max = count_kw(s, "maxLength", 24);
-    if (min > GEN_STRING || min > max) {
-        m->ok = 0; /* made short all the same: no answer is that long */
-        min = min > GEN_STRING ? GEN_STRING : min;
-    }
+    if (min > GEN_STRING)
+        min = GEN_STRING; /* made short all the same: no answer is that long */
     char buf[GEN_STRING + 16] = "";
     long n = 0;
     while (n < min || n == 0) {
@@ -76,12 +74,6 @@ static json_t *make_object(const json_t *s, gen *m, int depth) {
         if (depth < GEN_DEPTH && m->budget > 0)
             json_object_set_new(o, k, make_value(ps, m, depth + 1));
     }
-    const json_t *req = json_object_get(s, "required");
-    for (size_t i = 0; i < json_array_size(req); i++) {
-        const char *r = json_string_value(json_array_get(req, i));
-        if (r && !json_object_get(o, r))
-            m->ok = 0; /* too deep, past the budget, or not among the properties */
-    }
     return o;
 }
 
@@ -91,12 +83,8 @@ static json_t *make_array(const json_t *s, gen *m, int depth) {
     long n = min > 2 ? min : 2;
     if (n > max)
         n = max;
-    if (min > max)
-        m->ok = 0;
     for (long i = 0; i < n && depth < GEN_DEPTH && m->budget > 0; i++)
         json_array_append_new(arr, make_value(json_object_get(s, "items"), m, depth + 1));
-    if ((long)json_array_size(arr) < min)
-        m->ok = 0;
     return arr;
 }
 
@@ -117,18 +105,13 @@ static json_t *make_value(const json_t *s, gen *m, int depth) {
         return make_array(s, m, depth);
     if (!strcmp(t, "integer")) {
         double lo_i = ceil(a), hi_i = floor(b);
-        if (!(lo_i <= hi_i) || fabs(lo_i) > 9e15 || fabs(hi_i) > 9e15) {
-            m->ok = 0;
-            return json_integer(0);
-        }
+        if (!(lo_i <= hi_i) || fabs(lo_i) > 9e15 || fabs(hi_i) > 9e15)
+            return json_integer(0); /* no integer to draw: the checker calls it wrong */
         return json_integer(
             (json_int_t)(lo_i + (double)rng_range(m->g, 0, (int64_t)(hi_i - lo_i))));
     }
-    if (!strcmp(t, "number")) {
-        if (!(a <= b))
-            m->ok = 0;
+    if (!strcmp(t, "number"))
         return json_real(a + (b - a) * rng_uniform(m->g));
-    }
     if (!strcmp(t, "boolean"))
         return json_true();
     if (!strcmp(t, "null"))
@@ -189,14 +172,14 @@ int structured_plan_make(const json_t *tools, const json_t *tool_choice,
         return 0; /* an ordinary answer */
     rng g;
     rng_seed(&g, mix64(seed ^ 0x57c0ULL));
-    gen m = {&g, GEN_VALUES, 1};
+    gen m = {&g, GEN_VALUES};
     json_t *v = schema ? make_value(schema, &m, 0) : json_object();
     if (!schema) /* json_object: an object of one word */
         json_object_set_new(v, "answer", json_string(words[rng_range(&g, 0, 9)]));
     p->valid = !(invalid_pct > 0 && rng_range(&g, 0, 99) < invalid_pct);
     /* the ground truth is the checker's: what the maker cannot meet (a
      * pattern, anyOf, a bound past its budget) is not called valid */
-    int made_ok = m.ok && (!schema || json_schema_check(schema, v, NULL, 0));
+    int made_ok = !schema || json_schema_check(schema, v, NULL, 0);
     const json_t *req = json_object_get(schema, "required");
     int cut = 0;
     if (!p->valid && json_is_object(v) && json_is_string(json_array_get(req, 0)))

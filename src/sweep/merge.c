@@ -519,7 +519,7 @@ static int write_merge(const shard_in *s, int n, const merge_times *t, const mer
         remove_tree(tmp); /* this merge's own: links in it are removed, not followed */
     if (rc && made) {
         char lockfile[4400];
-        snprintf(lockfile, sizeof lockfile, "%s/.servelab.lock", o->out);
+        snprintf(lockfile, sizeof lockfile, "%s/" DIR_LOCK_FILE, o->out);
         unlink(lockfile);
         rmdir(o->out);
     }

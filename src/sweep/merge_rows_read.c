@@ -121,7 +121,7 @@ static int index_shard(worker *w, int k) {
     mapfile src;
     int rc = mapfile_open(&src, path);
     if (rc > 0 && !m->f->once)
-        return 0; /* merge_rows_index checks that every shard's is missing */
+        return 0; /* read_headers (merge_rows.c) checked that every shard's is missing */
     if (rc) {
         snprintf(w->err, sizeof w->err, "merge: %s: %s", path,
                  rc > 0 ? "missing or empty" : file_why(errno));
