@@ -14,8 +14,10 @@
  * served 19.9 requests/s instead of 20 (a queue at the knee that the model
  * does not have). Only a step that ends later than a tenth of its length
  * (at most STEP_LATE_US: the loop was held up, by its writes say) starts
- * the next one where it is. The timers run on the
- * engine's loop and take the engine lock. */
+ * the next one where it is, and the time it ran behind the model is
+ * counted (servelab_sim_step_late_seconds_total on /metrics: a simulator
+ * on a busy host says so). The timers run on the engine's loop and take
+ * the engine lock. */
 #include "sim/engine_clock.h"
 
 #include <time.h>
@@ -77,6 +79,8 @@ static void on_step(evutil_socket_t fd, short what, void *arg) {
      * the steps, as before (the writes are then the limit) */
     int64_t late = now - s->step_end_us, slack = s->step_len_us / 10;
     int64_t end = late <= (slack < STEP_LATE_US ? slack : STEP_LATE_US) ? s->step_end_us : now;
+    if (end == now && late > 0)
+        s->metrics.step_late_us += (uint64_t)late;
     engine_step_end(s->eng, end);
     hold_or_begin(s, end);
     eng_unlock(s);
@@ -87,7 +91,10 @@ static void on_hold(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     sim_server *s = arg;
     eng_lock(s);
-    hold_or_begin(s, now_rel(s));
+    int64_t now = now_rel(s), last_end = s->step_end_us;
+    hold_or_begin(s, now);
+    if (!s->held && now > last_end) /* the step held back since the last one ended */
+        s->metrics.step_late_us += (uint64_t)(now - last_end);
     eng_unlock(s);
 }
 

@@ -165,6 +165,10 @@ void sim_metrics_render(const sim_metrics *m, const engine_stats *st, const char
     sample(out, "vllm:num_requests_aborted_total", model, (double)m->requests_aborted_total);
     if (m->spec_tokens > 0)
         render_spec(out, m, st, model);
+    header(out, "servelab_sim_step_late_seconds_total", "counter",
+           "Time the simulator's engine steps ran behind its model (its loop held up by a busy "
+           "host or by its writes); 0 while it keeps the model's pace.");
+    sample(out, "servelab_sim_step_late_seconds_total", model, m->step_late_us / 1e6);
     render_hist(out, "vllm:time_to_first_token_seconds",
                 "Histogram of time to first token in seconds.", &m->ttft, model);
     render_hist(out, "vllm:request_queue_time_seconds",

@@ -35,6 +35,10 @@ typedef struct sim_metrics {
     sim_cache_config cache;
     int spec_tokens;   /* speculative decoding's draft length: its counters when > 0 */
     int64_t started_s; /* the server's start (Unix seconds): the counters' _created */
+    /* how long the engine's steps ran behind the model, in all: a step that
+     * ended later than its slack (the loop held up by a busy host or by its
+     * own writes) and a step held back for the writes (engine_clock.c) */
+    uint64_t step_late_us;
 } sim_metrics;
 
 void sim_metrics_init(sim_metrics *m);

@@ -1,13 +1,18 @@
 /* Simulator under load (one loop, and I/O threads behind the one engine):
  * 1,000 concurrent streaming requests all complete,
  * /metrics never shows more running than max_num_seqs, and the trace's
- * admitted..finished intervals never overlap more than that either. */
+ * admitted..finished intervals never overlap more than that either; a
+ * simulator held up by its host says for how long. */
+#include "common/proc.h"
 #include "support.h"
 #include "test.h"
 
 #include <curl/curl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 enum { N = 1000 }; /* concurrent streams in one run */
 
@@ -245,4 +250,33 @@ TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     CHECK_MSG(p95 < 3, "95%% of tokens within %.2f ms of the step grid (worst %.2f ms)", p95,
               offs[no - 1]);
     CHECK_MSG(offs[no / 2] < 1.5, "median token %.2f ms off the step grid", offs[no / 2]);
+}
+
+/* A simulator the host holds up (stopped for 300 ms mid-stream, as a busy
+ * machine would) counts the time its steps ran behind the model on
+ * /metrics, and one left alone counts next to none. */
+TEST_ALONE(sim_held_up_counts_its_late_steps) {
+    sim_proc p = sim_start("--decode-base-ms 20 --decode-per-seq-ms 0 --prefill-per-token-ms 0");
+    char *dir = temp_dir(), cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "exec %s run --url http://127.0.0.1:%d --prompts random:8:60 --ignore-eos --rate inf "
+             "--requests 4 --no-sampling --quiet --out %s/r",
+             servelab_bin(), p.port, dir);
+    pid_t run = spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
+    for (int i = 0; i < 300 && sim_metric(p.port, "vllm:num_requests_running") < 1; i++)
+        sleep_ms(10);
+    double before = sim_metric(p.port, "servelab_sim_step_late_seconds_total");
+    CHECK(kill(p.pid, SIGSTOP) == 0);
+    sleep_ms(300);
+    CHECK(kill(p.pid, SIGCONT) == 0);
+    int status = 0;
+    CHECK(waitpid(run, &status, 0) == run);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the run ended with status %d",
+              status);
+    double late = sim_metric(p.port, "servelab_sim_step_late_seconds_total");
+    sim_stop(&p);
+    /* 60 steps of 20 ms: the stop falls inside them */
+    CHECK_MSG(late - before >= 0.28 && late < 1.2, "late %.3f s (%.3f s before the stop)", late,
+              before);
+    free(dir);
 }
