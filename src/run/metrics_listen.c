@@ -9,7 +9,9 @@
  * turn, and the run's end never waits on it (a pipe wakes the poll, and nothing else blocks). The
  * answer is built from one snapshot, so its counters agree with each other; each histogram's
  * buckets are written cumulative (`le`), with _sum and _count, as the exposition format wants.
- * Label values are escaped (backslash, quote, newline). */
+ * Label values are escaped (backslash, quote, newline). The thread is a
+ * watcher (cpus_watcher_thread: the idle priority), so on busy cores the
+ * scrapes wait for them rather than the client for the scrapes. */
 #include "run/metrics_listen.h"
 #include "common/notice.h"
 #include "common/clock.h"
@@ -240,13 +242,18 @@ static int scrape_step(metrics_listen *m, scrape *s) {
 }
 
 /* A new connection into a free slot (the caller saw one); the next not
- * before 1/METRICS_LISTEN_RATE s from now. */
+ * before 1/METRICS_LISTEN_RATE s after this one was allowed. The accepts
+ * keep to that grid, so a thread the host woke late takes the ones it owes
+ * at once (at most METRICS_LISTEN_BURST of them): on a busy machine the
+ * flood is still answered at the rate, not at the rate less the lateness
+ * of every wake-up. */
 static void scrape_accept(metrics_listen *m, scrape *conns) {
     int fd = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
         return;
-    int64_t now = mono_us();
-    m->next_accept_us = now + 1000000 / METRICS_LISTEN_RATE;
+    int64_t now = mono_us(), period = 1000000 / METRICS_LISTEN_RATE;
+    int64_t next = m->next_accept_us + period, earliest = now - METRICS_LISTEN_BURST * period;
+    m->next_accept_us = next > earliest ? next : earliest;
     for (int i = 0; i < METRICS_LISTEN_CONNS; i++)
         if (conns[i].fd < 0) {
             conns[i] = (scrape){.fd = fd, .deadline_us = now + METRICS_LISTEN_DEADLINE_MS * 1000};

@@ -23,6 +23,9 @@
 /* The most scrapes answered a second (one each 5 ms): what a flood of
  * them may cost the client is bounded; Prometheus asks one every 15 s. */
 #define METRICS_LISTEN_RATE 200
+/* Taken at once when the thread was late, at most (1 + this in the first
+ * instant): over any window the rate holds, give or take these. */
+#define METRICS_LISTEN_BURST 4
 
 typedef struct metrics_listen metrics_listen;
 

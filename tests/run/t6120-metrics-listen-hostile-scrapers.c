@@ -200,10 +200,14 @@ TEST(defects_listen_run_port_0_says_where_and_a_slow_scraper_holds_no_run) {
 }
 
 /* A flood: 100 scrapes sent at once are answered at METRICS_LISTEN_RATE
- * a second, no faster (about half of them in the first 250 ms) and every
- * one within 2 s; close returns the thread's CPU time (what the run may
+ * a second, no faster (about half of them in the first 250 ms), and every
+ * one is answered; close returns the thread's CPU time (what the run may
  * leave out of the client's). Before, they were answered as fast as the
- * thread could make answers, ~0.15 ms each on the client's machine. */
+ * thread could make answers, ~0.15 ms each on the client's machine. On a
+ * quiet machine the 100 take half a second; the listener runs at the
+ * idle priority (it never takes the client's CPU), so on a machine whose
+ * cores are busy it answers only when they pause: 2 to 2.6 s here beside
+ * two busy loops, hence the 10 s allowed. */
 TEST(defects_listen_a_flood_of_scrapes_is_answered_at_a_bounded_rate) {
     enum { N = 100 };
     live_stats *l = live_new(4);
@@ -219,7 +223,7 @@ TEST(defects_listen_a_flood_of_scrapes_is_answered_at_a_bounded_rate) {
         fd[i] = tcp_open(port, 1000);
         CHECK(fd[i] >= 0 && send_within(fd[i], req, strlen(req), 1000) == strlen(req));
     }
-    while (answered < N && now_ms() - t0 < 3000) {
+    while (answered < N && now_ms() - t0 < 10000) {
         struct pollfd p[N];
         for (int i = 0; i < N; i++)
             p[i] = (struct pollfd){fd[i], POLLIN, 0};
@@ -240,9 +244,13 @@ TEST(defects_listen_a_flood_of_scrapes_is_answered_at_a_bounded_rate) {
     if (by_250ms < 0) /* all answered sooner */
         by_250ms = answered;
     double cpu_s = metrics_listen_close(m);
-    CHECK_MSG(answered == N && took < 2000, "%d of %d answered in %.0f ms", answered, N, took);
-    CHECK_MSG(by_250ms <= 250 * METRICS_LISTEN_RATE / 1000 + 5, "%d answered in the first 250 ms",
-              by_250ms);
+    CHECK_MSG(answered == N, "%d of %d answered in %.0f ms", answered, N, took);
+    /* no faster than the rate: the last answered no sooner than the rate
+     * allows, give or take the burst a late thread may take at once */
+    CHECK_MSG(took >= 1000.0 * (N - 1 - METRICS_LISTEN_BURST) / METRICS_LISTEN_RATE - 20,
+              "%d answered in %.0f ms", N, took);
+    CHECK_MSG(by_250ms <= 250 * METRICS_LISTEN_RATE / 1000 + 1 + METRICS_LISTEN_BURST,
+              "%d answered in the first 250 ms", by_250ms);
     CHECK_MSG(cpu_s > 0 && cpu_s < took / 1000, "listener CPU %g s", cpu_s);
     live_free(l);
 }
