@@ -62,11 +62,18 @@ $(BUILD)/test_runner: $(LIB_OBJ) $(TEST_OBJ)
 test-deps:
 	@sh scripts/deps.sh test
 
+# The allocation fault loop's LD_PRELOAD lever (tests/faults/failalloc.c):
+# built plain whatever the build's CFLAGS, since a sanitizer's runtime
+# must come first in a process and this library replaces malloc.
+$(BUILD)/failalloc.so: tests/faults/failalloc.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -g -std=c17 -Wall -Wextra $(WERROR) -shared -fPIC -o $@ $<
+
 # Tests run in parallel (TEST_JOBS=N to choose how many; tests/lib/test.h).
-test: deps test-deps servelab $(BUILD)/test_runner
+test: deps test-deps servelab $(BUILD)/test_runner $(BUILD)/failalloc.so
 	SERVELAB=./servelab $(BUILD)/test_runner $(TESTS)
 
-test-fast: deps test-deps servelab $(BUILD)/test_runner
+test-fast: deps test-deps servelab $(BUILD)/test_runner $(BUILD)/failalloc.so
 	SERVELAB=./servelab $(BUILD)/test_runner --fast $(TESTS)
 
 # The test against a real vLLM on this machine's CPU (tests/real/vllm.sh):

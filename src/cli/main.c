@@ -2,8 +2,11 @@
  * them. This file only dispatches to the subcommands (cli/commands.h), each
  * under a mapfile guard: a file truncated while a command reads its mapping
  * (a run rewritten under its report) ends the command with one line naming
- * the file, not a SIGBUS. */
+ * the file, not a SIGBUS. The libraries allocate through servelab's
+ * checked allocator (common/lib_alloc.h): out of memory is one line, then
+ * abort, wherever it happens. */
 #include "cli/commands.h"
+#include "common/lib_alloc.h"
 #include "common/mapfile.h"
 #include "common/util.h"
 
@@ -34,6 +37,7 @@ static int run_call(void *arg) {
 
 int main(int argc, char **argv) {
     notice_set_default(cli_notices());
+    lib_alloc_checked();
     if (argc < 2) {
         usage(stderr);
         return 2;

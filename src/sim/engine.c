@@ -167,7 +167,7 @@ void engine_add(engine *e, seq *s, int64_t now_us) {
     s->step_work = s->step_decode = 0;
     s->finish = FINISH_NONE;
     s->arrived_us = now_us;
-    s->admitted_us = s->first_token_us = s->finished_us = -1;
+    s->admitted_us = s->first_token_us = s->finished_us = s->emitted_us = -1;
     s->state = SEQ_WAITING;
     list_push_tail(&e->waiting, s);
 }
@@ -422,6 +422,7 @@ static int spec_accepted(engine *e, const seq *s) {
 static void emit_tokens(engine *e, seq *s, int n, int64_t now_us) {
     s->generated += n;
     s->step_tokens = n;
+    s->emitted_us = now_us;
     e->stats.generation_tokens_total += (uint64_t)n;
     if (s->first_token_us < 0)
         s->first_token_us = now_us;

@@ -135,7 +135,8 @@ typedef struct seq {
     finish_kind finish;
     uint64_t admit_order;
     int64_t arrived_us, admitted_us, first_token_us, finished_us; /* -1 until set */
-    struct seq *prev, *next;                                      /* waiting or running list */
+    int64_t emitted_us;      /* the last emission's time (its step's end); -1 until the first */
+    struct seq *prev, *next; /* waiting or running list */
     void *user;
 } seq;
 

@@ -309,7 +309,7 @@ static void stream_token(sim_request *r, const seq *sq, int from, int index, int
         r->first_write_us = wrote;
     r->last_write_us = wrote;
     for (int i = from; i <= index; i++) /* the tokens of one chunk left together */
-        trace_token(s, r, i, wrote);
+        trace_token(s, r, i, sq->emitted_us, wrote);
 }
 
 void deliver_token(sim_request *r, const seq *sq) {

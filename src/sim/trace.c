@@ -47,7 +47,7 @@ int trace_open(sim_server *s, char *err, int errlen) {
                      cfg->token_trace_path);
             return -1;
         }
-        fputs("request_id,index,t_ms\n", s->token_trace);
+        fputs("request_id,index,t_ms,step_ms\n", s->token_trace);
     }
     return 0;
 }
@@ -82,11 +82,13 @@ void trace_request(sim_server *s, const sim_request *r) {
     out_unlock(s);
 }
 
-void trace_token(sim_server *s, const sim_request *r, int index, int64_t wrote_us) {
+void trace_token(sim_server *s, const sim_request *r, int index, int64_t step_us,
+                 int64_t wrote_us) {
     if (!s->token_trace)
         return;
     out_lock(s);
-    fprintf(s->token_trace, "%s,%d,%.3f\n", r->request_id, index, wrote_us / 1000.0);
+    fprintf(s->token_trace, "%s,%d,%.3f,%.3f\n", r->request_id, index, wrote_us / 1000.0,
+            step_us / 1000.0);
     out_unlock(s);
 }
 

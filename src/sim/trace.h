@@ -13,7 +13,7 @@
 int trace_open(sim_server *s, char *err, int errlen);
 void trace_request(sim_server *s, const sim_request *r);
 /* Token `index` of `r` was written at `wrote_us` (server-relative). */
-void trace_token(sim_server *s, const sim_request *r, int index, int64_t wrote_us);
+void trace_token(sim_server *s, const sim_request *r, int index, int64_t step_us, int64_t wrote_us);
 /* Flushing and closing check the files: the first failed write is reported
  * on stderr at once and kept (trace_error). */
 void trace_flush(sim_server *s);

@@ -182,15 +182,26 @@ TEST_ALONE(sim_threads_1000_concurrent_streams_complete_within_max_num_seqs) {
     thousand_streams(3);
 }
 
+/* Where t falls in a step of `step` ms, in [-step/2, step/2). */
+static double step_phase(double t, double step) {
+    double d = fmod(t, step);
+    if (d < 0)
+        d += step;
+    return d < step / 2 ? d : d - step;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* With I/O threads the model is the same engine: 20 requests with a 20 ms
- * step and no per-sequence cost get their tokens 20 ms apart, and every
- * token leaves on the step grid (a whole number of steps after the first
- * token, give or take the timers' drift and the write). */
+ * step and no per-sequence cost get their tokens 20 ms apart. The trace's
+ * step_ms (when the step that made a token ended, the simulator's own
+ * record) is on the 20 ms grid to the microsecond, but for what a held-up
+ * host moved it by, which the simulator counts; every token is written
+ * after its step, half of them within 1.5 ms (the rest wait for the host:
+ * a loaded machine, AddressSanitizer). */
 TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     char *dir = temp_dir();
     char args[1024];
@@ -204,20 +215,25 @@ TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
              "random:8:12 --ignore-eos --no-sampling --out %s/run",
              p.port, dir);
     CHECK_INT(servelab_cmd(args, NULL), 0);
+    /* how far a held-up host moved the steps off the model's grid, as the
+     * simulator counted it of itself (0 on a quiet machine) */
+    double late_ms = 1000 * sim_metric(p.port, "servelab_sim_step_late_seconds_total");
     sim_stop(&p);
     snprintf(args, sizeof args, "%s/tokens.csv", dir);
     FILE *f = fopen(args, "r");
     CHECK(f != NULL);
-    static double t[20][12];
+    static double t[20][12], step[20][12];
     int seen = 0;
     char line[256];
     CHECK(fgets(line, sizeof line, f) != NULL);
+    CHECK_MSG(!strcmp(line, "request_id,index,t_ms,step_ms\n"), "header %s", line);
     while (fgets(line, sizeof line, f)) {
         int r, k;
-        double ms;
-        if (sscanf(line, "req-%d,%d,%lf", &r, &k, &ms) == 3 && r >= 0 && r < 20 && k >= 0 &&
-            k < 12) {
+        double ms, step_ms;
+        if (sscanf(line, "req-%d,%d,%lf,%lf", &r, &k, &ms, &step_ms) == 4 && r >= 0 && r < 20 &&
+            k >= 0 && k < 12) {
             t[r][k] = ms;
+            step[r][k] = step_ms;
             seen++;
         }
     }
@@ -231,25 +247,23 @@ TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
     qsort(gaps, (size_t)ng, sizeof *gaps, cmp_double);
     double med = gaps[ng / 2];
     CHECK_MSG(med > 19 && med < 21.5, "median token gap %.2f ms, step 20 ms", med);
-    double t0 = 1e18;
+    double s0 = 1e18, worst_step = 0, waits[20 * 12];
     for (int r = 0; r < 20; r++)
-        t0 = t[r][0] < t0 ? t[r][0] : t0;
-    /* A write the OS runs late (a loaded CI machine, AddressSanitizer) is
-     * one token off the grid, not the engine: an engine that drifted would
-     * move every later token, so the grid is judged on 95% of them and the
-     * worst is named. */
-    double offs[20 * 12];
-    int no = 0;
+        s0 = step[r][0] < s0 ? step[r][0] : s0;
+    int nw = 0;
     for (int r = 0; r < 20; r++)
         for (int k = 0; k < 12; k++) {
-            double d = fmod(t[r][k] - t0, 20.0);
-            offs[no++] = d < 10 ? d : 20 - d;
+            double off = fabs(step_phase(step[r][k] - s0, 20.0));
+            worst_step = off > worst_step ? off : worst_step;
+            waits[nw++] = t[r][k] - step[r][k];
         }
-    qsort(offs, (size_t)no, sizeof *offs, cmp_double);
-    double p95 = offs[(no * 95) / 100];
-    CHECK_MSG(p95 < 3, "95%% of tokens within %.2f ms of the step grid (worst %.2f ms)", p95,
-              offs[no - 1]);
-    CHECK_MSG(offs[no / 2] < 1.5, "median token %.2f ms off the step grid", offs[no / 2]);
+    CHECK_MSG(worst_step <= 0.002 + late_ms, "a step %.3f ms off the grid (steps %.3f ms late)",
+              worst_step, late_ms);
+    qsort(waits, (size_t)nw, sizeof *waits, cmp_double);
+    CHECK_MSG(waits[0] >= 0, "a token written %.3f ms before its step ended", -waits[0]);
+    CHECK_MSG(waits[nw / 2] < 1.5, "the median token written %.3f ms after its step (p95 %.3f)",
+              waits[nw / 2], waits[nw * 95 / 100]);
+    free(dir);
 }
 
 /* A simulator the host holds up (stopped for 300 ms mid-stream, as a busy
