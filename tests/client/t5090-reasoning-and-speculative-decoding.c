@@ -93,7 +93,11 @@ TEST_ALONE(reasoning_and_spec_decode_match_the_simulators_ground_truth) {
         double truth = token_time(trace, id, THINK);
         CHECK_MSG(!isnan(truth), "%s: no token %d in the trace", id, THINK);
         off[i] = csv_num(t, i, "first_answer_ms") - truth;
-        CHECK(csv_num(t, i, "first_answer_ms") > csv_num(t, i, "first_token_ms"));
+        /* the simulator wrote the answer after the reasoning began; the
+         * client saw it no sooner (at once, when a busy host had it read
+         * both in one go) */
+        CHECK(truth > token_time(trace, id, 0));
+        CHECK(csv_num(t, i, "first_answer_ms") >= csv_num(t, i, "first_token_ms"));
     }
     double sorted[80];
     memcpy(sorted, off, sizeof sorted);
