@@ -45,7 +45,7 @@ static long count_kw(const json_t *s, const char *key, long def) {
 }
 
 static json_t *make_string(const json_t *s, gen *m) {
-    long min = count_kw(s, "minLength", 1), max = count_kw(s, "maxLength", 24);
+    long min = count_kw(s, "minLength", 1), max = count_kw(s, "maxLength", GEN_STRING);
     if (min > GEN_STRING)
         min = GEN_STRING; /* made short all the same: no answer is that long */
     char buf[GEN_STRING + 16] = "";

@@ -112,7 +112,8 @@ TEST(a_schema_bomb_is_answered_at_once_and_its_truth_is_invalid) {
     snprintf(path, sizeof path, "%s/max.json", dir);
     write_text(path, "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"m\",\"schema\":"
                      "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"array\",\"maxItems\":"
-                     "1,\"items\":{\"type\":\"integer\"}}},\"required\":[\"a\"]}}}");
+                     "1,\"items\":{\"type\":\"integer\"}},\"s\":{\"type\":\"string\","
+                     "\"minLength\":30}},\"required\":[\"a\",\"s\"]}}}");
     snprintf(args, sizeof args, "--profile tiny --trace %s/trace.csv", dir);
     sim_proc p = sim_start(args);
     const char *files[] = {"nest.json", "max.json"};
@@ -129,7 +130,8 @@ TEST(a_schema_bomb_is_answered_at_once_and_its_truth_is_invalid) {
     http_result_free(&h);
     sim_stop(&p);
     /* the trace's truth and the client's verdict agree on every answer:
-     * the bomb cannot be met (too deep), a maxItems of 1 is now met */
+     * the bomb cannot be met (too deep), a maxItems of 1 is now met, and
+     * so is a minLength of 30 with no maxLength (cut to 24 before) */
     snprintf(path, sizeof path, "%s/trace.csv", dir);
     csv_table *t = csv_read(path);
     CHECK(t && t->n_rows == 4);
