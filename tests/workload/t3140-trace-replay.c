@@ -14,6 +14,7 @@
 #include "workload/replay_read.h"
 #include "workload/workload.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,10 +342,11 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
     CHECK_INT(t->n_rows, N);
     double worst = 0;
     /* Every send within 1 ms of its scaled time (5 ms for AddressSanitizer's
-     * slower code), except where this shared VM held the client off its
-     * CPU for a moment (2-4 ms, in about 1 run in 10 of this test, with or
-     * without sampling): then the run itself must have caught it and named
-     * the request (summary.json's client), and at most 2 of the 60. */
+     * slower code), except where the host held the client off its CPU for a
+     * moment (2-4 ms, in about 1 run in 10 of this test on a quiet machine,
+     * 1 to 3 of the 60 beside two busy loops): then the run itself must have
+     * caught it and named the request (summary.json's client), and counted
+     * it; and such sends stay a few, at most 6 of the 60. */
     double bound = servelab_is_sanitized() ? 5.0 : 1.0;
     snprintf(args, sizeof args, "%s/run/summary.json", dir);
     char *summary = read_file(args, NULL);
@@ -369,7 +371,13 @@ TEST_ALONE(replay_mooncake_arrivals_within_1ms_of_their_scaled_timestamps) {
         CHECK_INT((int)csv_num(t, r, "prompt_tokens"), in[i]);
         CHECK_INT((int)csv_num(t, r, "output_tokens"), out[i]);
     }
-    CHECK_MSG(excused <= 2, "%d of %d sends more than %.0f ms late", excused, N, bound);
+    CHECK_MSG(excused <= N / 10, "%d of %d sends more than %.0f ms late", excused, N, bound);
+    json_t *sj = json_loads(summary, 0, NULL);
+    json_t *late = json_object_get(json_object_get(sj, "client"), "late_sent_requests");
+    CHECK_MSG(json_is_integer(late) && json_integer_value(late) >= excused,
+              "%d sends more than %.0f ms late, the run counted %lld", excused, bound,
+              json_is_integer(late) ? (long long)json_integer_value(late) : -1LL);
+    json_decref(sj);
     free(summary);
     printf("worst lateness %.3f ms (%d late and named by the run)\n", worst, excused);
     csv_free(t);
