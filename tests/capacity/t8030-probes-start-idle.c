@@ -19,26 +19,12 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Another client: `servelab run` of n requests of 60 output tokens at once
- * against one sequence at a time, in the background. */
-static pid_t backlog(const sim_proc *sim, int n) {
-    char *dir = temp_dir(), cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "exec %s run --url http://127.0.0.1:%d --prompts random:16:60 --ignore-eos --rate inf "
-             "--requests %d --no-sampling --quiet --out %s/r",
-             servelab_bin(), sim->port, n, dir);
-    pid_t pid = spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
-    for (int i = 0; i < 300 && sim_metric(sim->port, "vllm:num_requests_running") < 1; i++)
-        sleep_ms(10);
-    return pid;
-}
-
 TEST_SLOW(capacity_probe_waits_for_an_idle_server) {
     /* cpu-1b decodes a token in about 30 ms: 60 tokens, one request at a time */
     sim_proc sim = sim_start("--profile cpu-1b --max-num-seqs 1");
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", sim.port);
-    pid_t other = backlog(&sim, 3);
+    pid_t other = sim_backlog(&sim, 3);
     CHECK_MSG(sim_metric(sim.port, "vllm:num_requests_running") >= 1, "the backlog did not start");
     drain_result r;
     drain_wait(url, NULL, 0, 0.3, &r); /* too short for three answers of 60 tokens */

@@ -79,6 +79,19 @@ void sim_stop(sim_proc *p) {
     p->pid = 0;
 }
 
+pid_t sim_backlog(const sim_proc *sim, int n) {
+    char *dir = temp_dir(), cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "exec %s run --url http://127.0.0.1:%d --prompts random:16:60 --ignore-eos --rate inf "
+             "--requests %d --no-sampling --quiet --out %s/r",
+             servelab_bin(), sim->port, n, dir);
+    free(dir);
+    pid_t pid = spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
+    for (int i = 0; i < 300 && sim_metric(sim->port, "vllm:num_requests_running") < 1; i++)
+        sleep_ms(10);
+    return pid;
+}
+
 static int connect_port(int port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {0};

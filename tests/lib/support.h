@@ -23,6 +23,11 @@ int servelab_is_sanitized(void);
 sim_proc sim_start(const char *args);
 /* SIGTERM and wait (the trace is flushed on the way out). */
 void sim_stop(sim_proc *p);
+/* Another client: `servelab run` of n requests of 60 output tokens sent at
+ * once to the simulator, in the background (its output dropped, its run
+ * in a folder of its own); returns its pid once the simulator's /metrics
+ * show a request running (or after 3 s). */
+pid_t sim_backlog(const sim_proc *sim, int n);
 
 typedef struct http_result {
     int status;

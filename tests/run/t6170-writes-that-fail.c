@@ -9,31 +9,13 @@
  * JSON or profile it leaves under its own name must be whole: a reader
  * never meets half a file. The counts of runs and failures are printed for
  * the note (what each loop found). */
+#include "fault_cases.h"
 #include "support.h"
 #include "test.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* Every JSON document directly in dir (those servelab writes whole) parses. */
-static void json_files_whole(const char *dir, const char *what, int blocks) {
-    const char *names[] = {"summary.json", "meta.json", "capacity.json", "campaign.json"};
-    for (int i = 0; i < 4; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        struct stat st;
-        if (stat(p, &st))
-            continue;
-        json_error_t je;
-        json_t *v = json_load_file(p, 0, &je);
-        CHECK_MSG(v != NULL, "%s at %d blocks: %s is half written (%s)", what, blocks, p, je.text);
-        json_decref(v);
-    }
-}
 
 /* `servelab ARGS` with writes limited to `blocks` x 512 bytes a file: its
  * exit code (0, or the failure's), after the checks every run gets. */
@@ -59,11 +41,10 @@ typedef struct loop_count {
     int runs, failed;
 } loop_count;
 
-/* Runs `fmt` (one %s: this try's output path, one %d: its number) at
+/* Runs `fmt` (one %s: this try's output path) at
  * limits of 1, 2, 4 ... blocks until one passes whole; `check` (may be
  * NULL) looks at what each try left. */
-static loop_count loop(const char *name, const char *dir, const char *fmt,
-                       void (*check)(const char *out, int code, int blocks)) {
+static loop_count loop(const char *name, const char *dir, const char *fmt, fault_check_fn check) {
     loop_count c = {0, 0};
     int code = -1;
     for (int blocks = 1, k = 0; blocks <= 1 << 16 && code != 0; blocks *= 2, k++) {
@@ -73,9 +54,11 @@ static loop_count loop(const char *name, const char *dir, const char *fmt,
         code = limited(args, blocks, NULL);
         c.runs++;
         c.failed += code != 0;
-        json_files_whole(out, name, blocks);
+        char when[64];
+        snprintf(when, sizeof when, "at %d blocks", blocks);
+        fault_json_whole(out, name, when);
         if (check)
-            check(out, code, blocks);
+            check(out, code, when);
     }
     CHECK_MSG(code == 0, "%s never passed, even with 32 MB a file", name);
     printf("  %s: %d runs, %d failed writing, each with a message, every JSON whole\n", name,
@@ -83,63 +66,13 @@ static loop_count loop(const char *name, const char *dir, const char *fmt,
     return c;
 }
 
-/* A fit's profile, when left, is one predict can read. */
-static void profile_whole(const char *out, int code, int blocks) {
-    struct stat st;
-    char yaml[4400], dir[4400], args[9000], *o = NULL;
-    snprintf(yaml, sizeof yaml, "%s.yaml", out);
-    if (stat(yaml, &st))
-        return;
-    snprintf(dir, sizeof dir, "%s.check", out);
-    snprintf(args, sizeof args, "predict --profile-file %s --requests 2 --out %s --quiet", yaml,
-             dir);
-    int rc = servelab_cmd(args, &o);
-    CHECK_MSG(rc == 0, "fit (exit %d) at %d blocks left a profile that does not read: %s", code,
-              blocks, o);
-    free(o);
-}
-
 TEST_SLOW(writes_that_fail_leave_no_half_file_under_the_users_name) {
-    char *dir = temp_dir(), args[8192];
+    char *dir = temp_dir();
+    fault_case cases[FAULT_CASES];
+    fault_cases_make(dir, cases);
     int total = 0;
-    /* a run (virtual: the same writers as a measured one) */
-    loop_count a =
-        loop("run", dir, "predict --requests 200 --rate 50 --chunks --quiet --out %s", NULL);
-    total += a.runs;
-    /* a report of a whole run */
-    snprintf(args, sizeof args, "predict --requests 200 --rate 50 --chunks --quiet --out %s/whole",
-             dir);
-    servelab_ok(args);
-    char fmt[8192];
-    snprintf(fmt, sizeof fmt, "report %s/whole --out %%s", dir);
-    total += loop("report", dir, fmt, NULL).runs;
-    /* a merge of two shards */
-    sim_proc sim = sim_start("--profile tiny");
-    for (int i = 0; i < 2; i++) {
-        snprintf(args, sizeof args,
-                 "run --quiet --no-sampling --url http://127.0.0.1:%d --seed 3 --prompts "
-                 "random:16:4 --max-tokens 4 --ignore-eos --rate 40 --requests 20 --shard %d/2 "
-                 "--out %s/s%d",
-                 sim.port, i, dir, i);
-        servelab_ok(args);
-    }
-    sim_stop(&sim);
-    snprintf(fmt, sizeof fmt, "merge %s/s0 %s/s1 --out %%s", dir, dir);
-    total += loop("merge", dir, fmt, NULL).runs;
-    /* a fit */
-    snprintf(args, sizeof args,
-             "predict --max-num-seqs 4 --api completions --ignore-eos --chunks --prompts "
-             "random:64:16 --requests 300 --rate 3 --quiet --out %s/fitrun",
-             dir);
-    servelab_ok(args);
-    snprintf(fmt, sizeof fmt, "fit %s/fitrun --min-gaps 5 --quiet --out %%s.yaml", dir);
-    total += loop("fit", dir, fmt, profile_whole).runs;
-    /* a capacity search, in virtual time */
-    total += loop("capacity", dir,
-                  "capacity --virtual --sim '--profile tiny --max-num-seqs 4' --slo ttft=1s "
-                  "--requests 100 --precision 0.2 --confirm off --twin off --quiet --out %s",
-                  NULL)
-                 .runs;
+    for (int i = 0; i < FAULT_CASES; i++)
+        total += loop(cases[i].name, dir, cases[i].fmt, cases[i].check).runs;
     printf("  %d commands run with failing writes\n", total);
     CHECK(total > 20);
     free(dir);

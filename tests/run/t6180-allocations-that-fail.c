@@ -12,10 +12,10 @@
  * by another signal, never in silence; and every JSON document or profile
  * it leaves under its own name must be whole. The counts of points, and of
  * each way the commands ended, are printed for the note. */
+#include "fault_cases.h"
 #include "support.h"
 #include "test.h"
 
-#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,23 +37,6 @@ static const char *failalloc_so(void) {
     struct stat st;
     CHECK_MSG(stat(path, &st) == 0, "no %s: `make test` builds it (make %s)", path, path);
     return path;
-}
-
-/* Every JSON document directly in dir (those servelab writes whole) parses. */
-static void json_files_whole(const char *dir, const char *what, long at) {
-    const char *names[] = {"summary.json", "meta.json", "capacity.json", "campaign.json"};
-    for (int i = 0; i < 4; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        struct stat st;
-        if (stat(p, &st))
-            continue;
-        json_error_t je;
-        json_t *v = json_load_file(p, 0, &je);
-        CHECK_MSG(v != NULL, "%s, allocation %ld failed: %s is half written (%s)", what, at, p,
-                  je.text);
-        json_decref(v);
-    }
 }
 
 typedef struct loop_count {
@@ -109,8 +92,7 @@ static long point(int k, long calls) {
 /* Runs `fmt` (one %s: this try's output path) once counting, then with
  * each chosen allocation failing; `check` (may be NULL) looks at what each
  * try left. */
-static loop_count loop(const char *name, const char *dir, const char *fmt,
-                       void (*check)(const char *out, int code, long at)) {
+static loop_count loop(const char *name, const char *dir, const char *fmt, fault_check_fn check) {
     loop_count c = {0};
     char out[4200], args[16384], count_file[4400];
     snprintf(out, sizeof out, "%s/%s-count", dir, name);
@@ -131,9 +113,11 @@ static loop_count loop(const char *name, const char *dir, const char *fmt,
         snprintf(args, sizeof args, fmt, out);
         int code = failing(args, at, NULL, name, &c);
         c.points++;
-        json_files_whole(out, name, at);
+        char when[64];
+        snprintf(when, sizeof when, "allocation %ld failed", at);
+        fault_json_whole(out, name, when);
         if (check)
-            check(out, code, at);
+            check(out, code, when);
     }
     printf("  %s: %ld allocations, %d failed one at a time: %d absorbed (exit 0), %d said what "
            "failed, %d out of memory (one line, abort)\n",
@@ -141,33 +125,15 @@ static loop_count loop(const char *name, const char *dir, const char *fmt,
     return c;
 }
 
-/* A fit's profile, when left, is one predict can read. */
-static void profile_whole(const char *out, int code, long at) {
-    struct stat st;
-    char yaml[4400], dir[4400], args[9000], *o = NULL;
-    snprintf(yaml, sizeof yaml, "%s.yaml", out);
-    if (stat(yaml, &st))
-        return;
-    snprintf(dir, sizeof dir, "%s.check", out);
-    snprintf(args, sizeof args, "predict --profile-file %s --requests 2 --out %s --quiet", yaml,
-             dir);
-    int rc = servelab_cmd(args, &o);
-    CHECK_MSG(rc == 0,
-              "fit (exit %d), allocation %ld failed, left a profile that does not read: %s", code,
-              at, o);
-    free(o);
-}
-
 /* A run, when it says it passed, has every row. */
-static void rows_whole(const char *out, int code, long at) {
+static void rows_whole(const char *out, int code, const char *when) {
     if (code != 0)
         return;
     char p[4400];
     snprintf(p, sizeof p, "%s/requests.csv", out);
     char *csv = read_file(p, NULL);
-    CHECK_MSG(csv && count_of(csv, "\n") == 1 + 30,
-              "run exit 0 with allocation %ld failed but %d lines in requests.csv", at,
-              csv ? count_of(csv, "\n") : -1);
+    CHECK_MSG(csv && count_of(csv, "\n") == 1 + 30, "run exit 0, %s, but %d lines in requests.csv",
+              when, csv ? count_of(csv, "\n") : -1);
     free(csv);
 }
 
@@ -177,7 +143,7 @@ TEST_SLOW(allocations_that_fail_end_in_one_line_and_leave_no_half_file) {
                "test\n");
         return;
     }
-    char *dir = temp_dir(), args[8192], fmt[8192];
+    char *dir = temp_dir(), fmt[8192];
     int points = 0;
     /* a run against a simulator (its client, its threads, its files) */
     sim_proc sim = sim_start("--profile tiny");
@@ -186,41 +152,12 @@ TEST_SLOW(allocations_that_fail_end_in_one_line_and_leave_no_half_file) {
              "--ignore-eos --rate 200 --requests 30 --out %%s",
              sim.port);
     points += loop("run", dir, fmt, rows_whole).points;
-    /* two shards of it, for the merge below */
-    for (int i = 0; i < 2; i++) {
-        snprintf(args, sizeof args,
-                 "run --quiet --no-sampling --url http://127.0.0.1:%d --seed 3 --prompts "
-                 "random:16:4 --max-tokens 4 --ignore-eos --rate 40 --requests 20 --shard %d/2 "
-                 "--out %s/s%d",
-                 sim.port, i, dir, i);
-        servelab_ok(args);
-    }
     sim_stop(&sim);
-    /* a virtual run, and a report of one */
-    points +=
-        loop("predict", dir, "predict --requests 200 --rate 50 --chunks --quiet --out %s", NULL)
-            .points;
-    snprintf(args, sizeof args, "predict --requests 200 --rate 50 --chunks --quiet --out %s/whole",
-             dir);
-    servelab_ok(args);
-    snprintf(fmt, sizeof fmt, "report %s/whole --out %%s", dir);
-    points += loop("report", dir, fmt, NULL).points;
-    snprintf(fmt, sizeof fmt, "merge %s/s0 %s/s1 --out %%s", dir, dir);
-    points += loop("merge", dir, fmt, NULL).points;
-    /* a fit */
-    snprintf(args, sizeof args,
-             "predict --max-num-seqs 4 --api completions --ignore-eos --chunks --prompts "
-             "random:64:16 --requests 300 --rate 3 --quiet --out %s/fitrun",
-             dir);
-    servelab_ok(args);
-    snprintf(fmt, sizeof fmt, "fit %s/fitrun --min-gaps 5 --quiet --out %%s.yaml", dir);
-    points += loop("fit", dir, fmt, profile_whole).points;
-    /* a capacity search, in virtual time */
-    points += loop("capacity", dir,
-                   "capacity --virtual --sim '--profile tiny --max-num-seqs 4' --slo ttft=1s "
-                   "--requests 100 --precision 0.2 --confirm off --twin off --quiet --out %s",
-                   NULL)
-                  .points;
+    /* a virtual run, a report, a merge, a fit, a capacity search */
+    fault_case cases[FAULT_CASES];
+    fault_cases_make(dir, cases);
+    for (int i = 0; i < FAULT_CASES; i++)
+        points += loop(cases[i].name, dir, cases[i].fmt, cases[i].check).points;
     printf("  %d commands run with one allocation failing\n", points);
     CHECK(points > 200);
     free(dir);

@@ -271,14 +271,7 @@ TEST_ALONE(sim_threads_keep_the_engine_step_exact) {
  * /metrics, and one left alone counts next to none. */
 TEST_ALONE(sim_held_up_counts_its_late_steps) {
     sim_proc p = sim_start("--decode-base-ms 20 --decode-per-seq-ms 0 --prefill-per-token-ms 0");
-    char *dir = temp_dir(), cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "exec %s run --url http://127.0.0.1:%d --prompts random:8:60 --ignore-eos --rate inf "
-             "--requests 4 --no-sampling --quiet --out %s/r",
-             servelab_bin(), p.port, dir);
-    pid_t run = spawn_sh(cmd, PROC_DEVNULL, PROC_DEVNULL);
-    for (int i = 0; i < 300 && sim_metric(p.port, "vllm:num_requests_running") < 1; i++)
-        sleep_ms(10);
+    pid_t run = sim_backlog(&p, 4);
     double before = sim_metric(p.port, "servelab_sim_step_late_seconds_total");
     CHECK(kill(p.pid, SIGSTOP) == 0);
     sleep_ms(300);
@@ -292,5 +285,4 @@ TEST_ALONE(sim_held_up_counts_its_late_steps) {
     /* 60 steps of 20 ms: the stop falls inside them */
     CHECK_MSG(late - before >= 0.28 && late < 1.2, "late %.3f s (%.3f s before the stop)", late,
               before);
-    free(dir);
 }
