@@ -93,7 +93,8 @@ static void on_hold(evutil_socket_t fd, short what, void *arg) {
     eng_lock(s);
     int64_t now = now_rel(s), last_end = s->step_end_us;
     hold_or_begin(s, now);
-    if (!s->held && now > last_end) /* the step held back since the last one ended */
+    /* a step held back since the last one ended (not an engine left idle) */
+    if (!s->held && engine_in_step(s->eng) && now > last_end)
         s->metrics.step_late_us += (uint64_t)(now - last_end);
     eng_unlock(s);
 }
